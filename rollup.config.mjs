@@ -1,0 +1,29 @@
+import { dts } from 'rollup-plugin-dts';
+import esbuild from 'rollup-plugin-esbuild';
+
+// One input per package entry; shared code lands in chunks. Dependencies stay external
+// (the user's bundler dedupes them); the mini-program bundle, which inlines them, is separate.
+// CJS output: ky is ESM-only, and require(esm) returns its namespace (__esModule: true), hence interop 'auto'.
+const input = { index: 'src/index.ts' };
+const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
+
+export default [
+  {
+    input,
+    external,
+    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
+    ],
+  },
+  {
+    input,
+    external,
+    plugins: [dts({ tsconfig: 'tsconfig.json' })],
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunks/[name]-[hash].d.ts' },
+      { dir: 'dist', format: 'es', entryFileNames: '[name].d.cts', chunkFileNames: 'chunks/[name]-[hash].d.cts' },
+    ],
+  },
+];

@@ -1,0 +1,127 @@
+import type { StandardSchemaV1 } from './standard-schema.js';
+
+/**
+ * The part of an `AbortSignal` the SDK uses. A real `AbortSignal` fits; on a host
+ * without `AbortController` (mini-programs) any object of this shape does.
+ */
+export interface SignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** What a transport is asked to send. Headers are lower-case; the body is already serialised. */
+export interface TransportRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Milliseconds this attempt may take; the transport rejects with `TimeoutError` after it. */
+  timeout: number;
+  signal?: SignalLike;
+}
+
+/** A response as the core reads it: any status, the body as text. */
+export interface TransportResponse {
+  status: number;
+  /** Case-insensitive lookup; a fetch `Headers` fits as it is. */
+  headers: { get(name: string): string | null | undefined };
+  body: string;
+}
+
+/**
+ * Sends one HTTP request. Resolves for every HTTP status; rejects only with
+ * `NetworkError`, `TimeoutError` or `AbortError` (anything else is treated as a network error).
+ */
+export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
+
+/** What `tokenProvider` receives. */
+export interface TokenProviderContext {
+  /**
+   * True after a 401 and for the refresh ahead of expiry: bypass any cache of your own and
+   * fetch a new token from your backend (the service keeps older tokens valid until they
+   * expire, so a cached one may be the very token that was just rejected).
+   */
+  forceRefresh: boolean;
+  /** Aborted when `tokenTimeout` passes. Present where the runtime has `AbortController`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Returns the user JWT: `access_token` from the token endpoint, the string itself,
+ * without `Bearer `. Usually calls your own backend, which calls the service.
+ */
+export type TokenProvider = (context: TokenProviderContext) => Promise<string> | string;
+
+/** Transient-failure retry policy. */
+export interface RetryOptions {
+  /** Retries after the first attempt. @default 2 */
+  limit?: number;
+  /** Methods that may be retried (idempotent only, as a rule). @default ['GET','HEAD','PUT','DELETE','OPTIONS'] */
+  methods?: string[];
+  /** Statuses treated as transient. @default [408, 429, 500, 502, 503, 504] */
+  statusCodes?: number[];
+  /** Delay before retry number `n` (1-based), in ms. @default n => 300 * 2 ** (n - 1), capped at 10 s, with jitter */
+  delay?: (retry: number) => number;
+  /** Longest `Retry-After` honoured, in ms; a longer one ends the retries. @default 60000 */
+  maxRetryAfter?: number;
+}
+
+/** Query parameters; `undefined` values are left out, arrays repeat the key. */
+export type SearchParams =
+  | string
+  | Record<string, string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>>;
+
+/** Options of one request. */
+export interface RequestOptions<T = unknown> {
+  /** @default 'GET' */
+  method?: string;
+  /** Extra headers for this request. `Authorization` is the SDK's own and may not be set. */
+  headers?: Record<string, string>;
+  /** Query parameters appended to the path. */
+  searchParams?: SearchParams;
+  /** A value sent as JSON (sets `content-type: application/json`). */
+  json?: unknown;
+  /** A body sent as it is; use `json` for JSON. */
+  body?: string;
+  /** Validates `data` (any Standard Schema, e.g. zod); failure gives `ResponseError` listing the issues. */
+  schema?: StandardSchemaV1<unknown, T>;
+  /** Resolve to the parsed JSON body as it came, without the `{ code, data }` envelope check. @default false */
+  raw?: boolean;
+  /** Cancels the request at any stage, including while it waits for a token. */
+  signal?: SignalLike;
+  /** Milliseconds per attempt; overrides the client's `timeout`. */
+  timeout?: number;
+  /** Overrides the client's `retry` for this request. */
+  retry?: number | RetryOptions;
+}
+
+/** Options of one request made through a method helper (`get`, `post`, ...). */
+export type MethodOptions<T = unknown> = Omit<RequestOptions<T>, 'method'>;
+
+/** Options shared by both client entries. */
+export interface CoreClientOptions {
+  /** Absolute http(s) URL that request paths are resolved against. Required. */
+  baseUrl: string;
+  /** Returns the access_token string. Required. See {@link TokenProvider}. */
+  tokenProvider: TokenProvider;
+  /** Milliseconds per attempt. @default 10000 */
+  timeout?: number;
+  /** Milliseconds `tokenProvider` may take before `TokenProviderError`. @default 10000 */
+  tokenTimeout?: number;
+  /**
+   * Seconds before expiry to refresh ahead (never more than half the token's lifetime);
+   * `0` turns expiry tracking off, so tokens are refreshed only on 401. @default 60
+   */
+  refreshLeeway?: number;
+  /** Headers sent with every request. `Authorization` is the SDK's own and may not be set. */
+  headers?: Record<string, string>;
+  /** Transient-failure retries: a number (the limit) or {@link RetryOptions}. @default 2 */
+  retry?: number | RetryOptions;
+  /** Clock in epoch ms, for tests. @default Date.now */
+  now?: () => number;
+}
+
+/** Why a token was requested. */
+export type TokenReason = 'initial' | 'expired' | 'proactive' | 'unauthorized' | 'manual';

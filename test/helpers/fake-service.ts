@@ -1,0 +1,143 @@
+import type { ServerResponse } from 'node:http';
+import { sendJson, startServer, type TestServer } from './server.js';
+
+/** A clock shared by the fake service and (optionally skewed) clients. */
+export interface Clock {
+  now(): number;
+  advance(ms: number): void;
+}
+
+export function createClock(start = Date.UTC(2026, 0, 1)): Clock {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+export function base64url(value: string): string {
+  return Buffer.from(value).toString('base64url');
+}
+
+/** A JWT-shaped token with `iat`/`exp` (the signature is random: this fake checks tokens by identity). */
+export function makeJwt(claims: Record<string, unknown>): string {
+  return `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}.${base64url(Math.random().toString(36))}`;
+}
+
+export interface Hit {
+  method: string;
+  path: string;
+  token: string | undefined;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+  status: number;
+}
+
+export interface FakeServiceOptions {
+  /** Token lifetime in seconds. @default 900 */
+  ttl?: number;
+  /** Each new token revokes all older ones (stricter than the real service). */
+  strictRotation?: boolean;
+  clock?: Clock;
+}
+
+/**
+ * A stand-in for the service over real HTTP. Data routes (any path) require a valid Bearer
+ * token and answer `{ code: 0, data: { method, path, body } }`. Special paths:
+ * `/status/<n>` answers n; `/envelope/<code>` answers a non-zero envelope; `/text` a non-JSON 200;
+ * `/plain` a 200 JSON body without envelope; `/slow/<ms>` answers after ms; `/late401/<ms>` checks the token again after ms;
+ * `/retry-after/<s>` answers 503 with that Retry-After; `/flaky/<n>` fails
+ * its first n hits per body with 503; `/drop/<n>` destroys the socket for its first n hits.
+ */
+export interface FakeService {
+  url: string;
+  hits: Hit[];
+  /** Tokens issued so far, in order. */
+  issued: string[];
+  issue(userId?: string): string;
+  /** Every token issued so far now gets 401. */
+  expireAll(): void;
+  /** The next n data calls answer 401 whatever the token. */
+  rejectNext(n: number): void;
+  /** Every call answers 401 from now on. */
+  rejectAll(value: boolean): void;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+export async function startFakeService(options: FakeServiceOptions = {}): Promise<FakeService> {
+  const ttl = options.ttl ?? 900;
+  const clock = options.clock ?? { now: () => Date.now(), advance: () => {} };
+  const valid = new Map<string, number>(); // token -> exp (epoch s)
+  const issued: string[] = [];
+  const hits: Hit[] = [];
+  const counters = new Map<string, number>();
+  let rejectNext = 0;
+  let rejectAll = false;
+
+  const server: TestServer = await startServer(async (req, res) => {
+    const path = req.url ?? '/';
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    const answer = (status: number, write: (r: ServerResponse) => void) => {
+      hits.push({ method: req.method ?? '', path, token, body: req.body, headers: req.headers, status });
+      write(res);
+    };
+    const isValid = () => {
+      const exp = token === undefined ? undefined : valid.get(token);
+      return exp !== undefined && clock.now() / 1000 < exp;
+    };
+    const unauthorized = () => answer(401, (r) => sendJson(r, 401, { code: 401, message: 'invalid or expired token' }));
+    if (rejectAll || rejectNext > 0 || !isValid()) {
+      if (rejectNext > 0) rejectNext--;
+      return unauthorized();
+    }
+    const [, kind, arg] = path.split('?')[0].split('/');
+    const n = Number(arg);
+    const seen = (counters.get(path + req.body) ?? 0) + 1;
+    counters.set(path + req.body, seen);
+    switch (kind) {
+      case 'status':
+        return answer(n, (r) => sendJson(r, n, { error: 'status ' + n }, n === 429 || n === 503 ? { 'retry-after': '0' } : {}));
+      case 'envelope':
+        return answer(200, (r) => sendJson(r, 200, { code: n, message: 'business rule ' + n + ' failed' }));
+      case 'text':
+        return answer(200, (r) => r.writeHead(200, { 'content-type': 'text/html' }).end('<html>not json</html>'));
+      case 'plain':
+        return answer(200, (r) => sendJson(r, 200, { hello: 'world' }));
+      case 'retry-after':
+        return answer(503, (r) => sendJson(r, 503, { error: 'later' }, { 'retry-after': arg }));
+      case 'late401':
+        // Checks the token again after n ms, as a server whose check comes late would.
+        await new Promise((resolve) => setTimeout(resolve, n));
+        if (!isValid()) return unauthorized();
+        break;
+      case 'slow':
+        await new Promise((resolve) => setTimeout(resolve, n));
+        break;
+      case 'flaky':
+        if (seen <= n) return answer(503, (r) => sendJson(r, 503, { error: 'busy' }));
+        break;
+      case 'drop':
+        if (seen <= n) return answer(0, (r) => r.socket?.destroy());
+        break;
+    }
+    return answer(200, (r) => sendJson(r, 200, { code: 0, data: { method: req.method, path, body: req.body } }));
+  });
+
+  return {
+    url: server.url,
+    hits,
+    issued,
+    clock,
+    issue(userId = 'user-1') {
+      const iat = Math.floor(clock.now() / 1000);
+      const token = makeJwt({ sub: userId, iat, exp: iat + ttl, jti: issued.length + 1 });
+      if (options.strictRotation) valid.clear();
+      valid.set(token, iat + ttl);
+      issued.push(token);
+      return token;
+    },
+    expireAll: () => valid.clear(),
+    rejectNext: (count) => void (rejectNext = count),
+    rejectAll: (value) => void (rejectAll = value),
+    close: () => server.close(),
+  };
+}

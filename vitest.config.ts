@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+// Client code runs under happy-dom (a browser-like global scope); server-side code under node.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'client',
+          environment: 'happy-dom',
+          include: ['test/core/**/*.test.ts', 'test/transports/**/*.test.ts', 'test/conformance/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/package/**/*.test.ts', 'test/server/**/*.test.ts'],
+        },
+      },
+    ],
+    testTimeout: 20_000,
+  },
+});
