@@ -4,7 +4,9 @@ import esbuild from 'rollup-plugin-esbuild';
 // One input per package entry; shared code lands in chunks. Dependencies stay external
 // (the user's bundler dedupes them); the mini-program bundle, which inlines them, is separate.
 // CJS output: ky is ESM-only, and require(esm) returns its namespace (__esModule: true), hence interop 'auto'.
-const input = { index: 'src/index.ts' };
+const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts' };
+// Both server builds share one declaration file: their exports are identical.
+const typesInput = { index: 'src/index.ts', server: 'src/server.ts' };
 const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
 
 export default [
@@ -18,7 +20,7 @@ export default [
     ],
   },
   {
-    input,
+    input: typesInput,
     external,
     plugins: [dts({ tsconfig: 'tsconfig.json' })],
     output: [

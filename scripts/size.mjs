@@ -22,6 +22,8 @@ const cases = [
     code: "export { createClient } from 'channel-sdk';",
     overKy: BROWSER_OVER_KY,
   },
+  // What an edge function bundles (Web Crypto build, zod/mini schemas included); reported, not budgeted.
+  { name: 'channel-sdk/server (edge build, all exports)', code: "export * from 'channel-sdk/server';" },
 ];
 
 async function measure(code) {

@@ -11,3 +11,6 @@ export type { SchemaIssue } from './ResponseError.js';
 export { NetworkError } from './NetworkError.js';
 export { TimeoutError } from './TimeoutError.js';
 export { AbortError } from './AbortError.js';
+export { WebhookSignatureError } from './WebhookSignatureError.js';
+export { WebhookPayloadError } from './WebhookPayloadError.js';
+export { TokenExchangeError } from './TokenExchangeError.js';

@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import vm from 'node:vm';
@@ -11,6 +12,22 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
 
 const run = promisify(execFile);
+
+/** Loads a built CJS file and its relative chunks inside a fresh vm context (another realm). */
+function loadInNewRealm(entry: string): unknown {
+  const context = vm.createContext({ setTimeout, clearTimeout });
+  const cache = new Map<string, { exports: unknown }>();
+  const load = (file: string): unknown => {
+    const hit = cache.get(file);
+    if (hit) return hit.exports;
+    const module = { exports: {} };
+    cache.set(file, module);
+    const wrapper = vm.runInContext(`(function (exports, require, module) {${readFileSync(file, 'utf8')}\n})`, context);
+    wrapper(module.exports, (id: string) => (id.startsWith('.') ? load(resolve(dirname(file), id)) : require(id)), module);
+    return module.exports;
+  };
+  return load(entry);
+}
 const require = createRequire(import.meta.url);
 
 describe('built package', () => {
@@ -41,18 +58,41 @@ describe('built package', () => {
     });
   }
 
+  for (const [kind, flag, load] of [
+    ['ESM import', '--input-type=module', "import * as server from 'channel-sdk/server'; const where = import.meta.resolve('channel-sdk/server');"],
+    ['CJS require', '--input-type=commonjs', "const server = require('channel-sdk/server'); const where = require.resolve('channel-sdk/server');"],
+  ]) {
+    test(`${kind} of "channel-sdk/server" resolves to the node:crypto build and verifies the GitHub vector`, async () => {
+      const code = `${load}
+        server.verifyWebhookSignature('Hello, World!', '757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17', "It's a Secret to Everybody")
+          .then((ok) => console.log(JSON.stringify({ ok, where: where.slice(where.lastIndexOf('/dist/') + 6), exchange: typeof server.createTokenExchange })));`;
+      const { stdout } = await run(process.execPath, [flag, '-e', code]);
+      expect(JSON.parse(stdout)).toEqual({ ok: true, where: kind.startsWith('ESM') ? 'server-node.js' : 'server-node.cjs', exchange: 'function' });
+    });
+  }
+
   test('isChannelError recognises an error made in another realm; instanceof does not', () => {
-    const code = readFileSync(require.resolve('channel-sdk'), 'utf8');
-    const sandbox: Record<string, unknown> = { module: { exports: {} }, require, setTimeout, clearTimeout };
-    sandbox.exports = (sandbox.module as { exports: object }).exports;
-    vm.runInNewContext(code, sandbox);
-    const foreign = (sandbox.module as { exports: Record<string, new (m: string) => Error> }).exports;
+    const foreign = loadInNewRealm(require.resolve('channel-sdk')) as Record<string, new (m: string) => Error>;
     const error = new foreign.UnauthorizedError('from another realm');
     const host = require('channel-sdk') as typeof import('../../src/index.js');
     expect(error instanceof host.ChannelError).toBe(false);
     expect(host.isChannelError(error)).toBe(true);
     expect(host.isChannelError(new Error('plain'))).toBe(false);
     expect(host.isChannelError({ code: 'UNAUTHORIZED' })).toBe(false);
+  });
+
+  test('the edge build of channel-sdk/server imports nothing from node:*', () => {
+    const files = [resolve('dist/server.js'), resolve('dist/server.cjs')];
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const code = readFileSync(file, 'utf8');
+      expect(code).not.toMatch(/from ['"]node:|require\(['"]node:/);
+      for (const [, rel] of code.matchAll(/(?:from |require\()['"](\.\/[^'"]+)['"]/g)) visit(resolve(dirname(file), rel));
+    };
+    files.forEach(visit);
+    expect(seen.size).toBeGreaterThan(2);
   });
 
   test('package.json names the entries it ships', () => {

@@ -1,0 +1,28 @@
+// What both server entries export besides the crypto-bound functions; named one by one.
+export { toNodeHandler } from './node-handler.js';
+export type { NodeRequest } from './node-handler.js';
+export { compareLogistics, latestEventTime, isLogisticsUpdated, SIGNATURE_HEADER } from './webhook.js';
+export type { ParseWebhookInput, RawBody } from './webhook.js';
+export type { HeadersLike } from './headers.js';
+export type { WebhookContext, WebhookErrorInfo, WebhookHandlerOptions } from './handler.js';
+export { createMemoryTokenCache, MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './token-exchange.js';
+export type { ExchangedToken, TokenCache, TokenExchange, TokenExchangeOptions } from './token-exchange.js';
+export type { SignFunction, SignInput } from './signing.js';
+export type { Secret } from './crypto.js';
+export {
+  logisticsSchema,
+  logisticsUpdatedSchema,
+  shipmentSchema,
+  trackingEventSchema,
+  tokenResponseSchema,
+} from '../schemas/logistics.js';
+export type { Logistics, LogisticsUpdatedEvent, Shipment, TrackingEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
+export {
+  ChannelError,
+  isChannelError,
+  ConfigError,
+  TokenExchangeError,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../errors/index.js';
+export type { ChannelErrorCode } from '../errors/index.js';
