@@ -4,9 +4,9 @@ import esbuild from 'rollup-plugin-esbuild';
 // One input per package entry; shared code lands in chunks. Dependencies stay external
 // (the user's bundler dedupes them); the mini-program bundle, which inlines them, is separate.
 // CJS output: ky is ESM-only, and require(esm) returns its namespace (__esModule: true), hence interop 'auto'.
-const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts' };
+const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts', testing: 'src/testing.ts' };
 // Both server builds share one declaration file: their exports are identical.
-const typesInput = { index: 'src/index.ts', server: 'src/server.ts' };
+const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts' };
 const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
 
 export default [
@@ -18,6 +18,13 @@ export default [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
     ],
+  },
+  // The CLI: ESM only, with a shebang.
+  {
+    input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
+    external,
+    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', banner: '#!/usr/bin/env node' },
   },
   {
     input: typesInput,
