@@ -6,7 +6,7 @@ import esbuild from 'rollup-plugin-esbuild';
 // CJS output: ky is ESM-only, and require(esm) returns its namespace (__esModule: true), hence interop 'auto'.
 const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts', testing: 'src/testing.ts' };
 // Both server builds share one declaration file: their exports are identical.
-const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts' };
+const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts', miniprogram: 'src/miniprogram.ts' };
 const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
 
 export default [
@@ -17,6 +17,17 @@ export default [
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
+    ],
+  },
+  // uni-app and Taro bundle this one (ES2017 syntax, dependencies left to their bundler);
+  // WeChat's npm build takes miniprogram_dist/ instead (scripts/build-miniprogram.mjs).
+  {
+    input: { miniprogram: 'src/miniprogram.ts' },
+    external,
+    plugins: [esbuild({ target: 'es2017', tsconfig: 'tsconfig.json' })],
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
     ],
   },
   // The CLI: ESM only, with a shebang.

@@ -2,6 +2,7 @@
 // would (esbuild, minified, every dependency inlined) and gzipped; the browser entry is
 // judged by what it adds on top of the ky it needs anyway.
 import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 const KB = 1024;
@@ -9,6 +10,8 @@ const KB = 1024;
 // today (see README "Size"). The enforced budget sits just above what we ship so that any
 // growth fails the suite; lowering it toward 2.5 KB is open work, not a met target.
 const BROWSER_OVER_KY = 5.5 * KB;
+// The mini-program bundle's target is 4 KB all-in; it measures 7.3 KB today (same core).
+const MINIPROGRAM_ALL_IN = 7.5 * KB;
 const cases = [
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },
   { name: 'mitt alone (reference)', code: "export { default } from 'mitt';" },
@@ -42,6 +45,14 @@ async function measure(code) {
 }
 
 const rows = [];
+// miniprogram_dist/index.js is measured as shipped: already bundled with mitt and minified.
+{
+  const bytes = readFileSync('miniprogram_dist/index.js');
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  const ok = gz <= MINIPROGRAM_ALL_IN;
+  rows.push(`| miniprogram_dist/index.js (WeChat npm build, all-in) | ${(bytes.length / KB).toFixed(2)} KB | ${(gz / KB).toFixed(2)} KB | budget ${(MINIPROGRAM_ALL_IN / KB).toFixed(2)} KB ${ok ? 'ok' : 'OVER BUDGET'} |`);
+  if (!ok) process.exitCode = 1;
+}
 let ky;
 let failed = false;
 for (const c of cases) {

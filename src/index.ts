@@ -36,35 +36,5 @@ export function createClient(options: ClientOptions): Client {
   ]);
 }
 
-export type { Client } from './core/client.js';
-export type { ClientEvents, RequestInfo } from './core/events.js';
-export type {
-  CoreClientOptions,
-  MethodOptions,
-  RequestOptions,
-  RetryOptions,
-  SearchParams,
-  SignalLike,
-  TokenProvider,
-  TokenProviderContext,
-  TokenReason,
-  Transport,
-  TransportRequest,
-  TransportResponse,
-} from './core/types.js';
-export type { StandardSchemaV1 } from './core/standard-schema.js';
 export type { KyPassThrough } from './transports/fetch.js';
-export {
-  ChannelError,
-  isChannelError,
-  ConfigError,
-  TokenProviderError,
-  UnauthorizedError,
-  HttpError,
-  ApiError,
-  ResponseError,
-  NetworkError,
-  TimeoutError,
-  AbortError,
-} from './errors/index.js';
-export type { ChannelErrorCode, ErrorContext, SchemaIssue } from './errors/index.js';
+export * from './client-exports.js';

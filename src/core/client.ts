@@ -44,7 +44,7 @@ export interface Client {
 export interface Platform {
   transport: Transport;
   /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
-  createAbortController?: () => AbortController;
+  createAbortController?: () => { signal: AbortSignal; abort(): void };
 }
 
 /**
@@ -73,13 +73,13 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     const url = buildUrl(config.base, path, o.searchParams);
     const context = { method, url };
     const { signal, raw = false } = o;
-    let headers = o.headers ? { ...config.headers, ...normalizeHeaders(o.headers, 'headers') } : config.headers;
+    let headers = o.headers ? Object.assign({}, config.headers, normalizeHeaders(o.headers, 'headers')) : config.headers;
     let body = o.body;
     if (body !== undefined && typeof body !== 'string') throw new ConfigError('body must be a string; pass objects as json: value');
     if (o.json !== undefined) {
       if (body !== undefined) throw new ConfigError('pass either json or body, not both');
       body = JSON.stringify(o.json);
-      if (!headers['content-type']) headers = { ...headers, 'content-type': 'application/json' };
+      if (!headers['content-type']) headers = Object.assign({}, headers, { 'content-type': 'application/json' });
     }
     const timeout = o.timeout === undefined ? config.timeout : milliseconds('timeout', o.timeout);
     const policy = o.retry === undefined ? config.retry : retryPolicy(o.retry, config.retry);
@@ -92,7 +92,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     let attempt = 0;
     const note = <K extends 'request' | 'response' | 'unauthorized' | 'retry'>(type: K, extra: Omit<ClientEvents[K], keyof RequestInfo>) =>
       // A retry is numbered as the attempt it announces.
-      events.emit(type, { method, url, attempt: type === 'retry' ? attempt + 1 : attempt, ...extra } as ClientEvents[K]);
+      events.emit(type, Object.assign({ method, url, attempt: type === 'retry' ? attempt + 1 : attempt }, extra) as ClientEvents[K]);
     for (;;) {
       attempt++;
       if (signal && signal.aborted) throw abortError(signal, context);
@@ -102,7 +102,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       let failure: ChannelError | undefined;
       try {
         // A fresh request object per attempt: nothing consumed by an earlier attempt is reused.
-        response = await transport({ method, url, headers: { ...headers, authorization: 'Bearer ' + held.token }, body, timeout, signal });
+        response = await transport({ method, url, headers: Object.assign({}, headers, { authorization: 'Bearer ' + held.token }), body, timeout, signal });
       } catch (error) {
         failure = transportError(error, signal, context);
       }
@@ -111,7 +111,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       let wait: number | undefined;
       if (!response) {
         failure = failure as ChannelError;
-        if (failure.code === 'ABORTED' || !retryable || retries >= policy.limit) throw failure;
+        // Only a lost or late response is transient; an abort or a host's configuration error is not.
+        if ((failure.code !== 'NETWORK_ERROR' && failure.code !== 'TIMEOUT') || !retryable || retries >= policy.limit) throw failure;
         reason = failure.code === 'TIMEOUT' ? 'timeout' : 'network';
       } else {
         status = response.status;
@@ -163,7 +164,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   const withMethod =
     (method: string) =>
     <T>(path: string, o?: MethodOptions<T>): Promise<T> =>
-      request<T>(path, o ? { ...o, method } : { method });
+      request<T>(path, Object.assign({}, o, { method }));
 
   return {
     request,
@@ -185,9 +186,8 @@ function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike | undefi
 
 function transportError(error: unknown, signal: SignalLike | undefined, context: { method: string; url: string }): ChannelError {
   if (signal && signal.aborted) return abortError(signal, context);
-  if (isChannelError(error) && (error.code === 'NETWORK_ERROR' || error.code === 'TIMEOUT' || error.code === 'ABORTED')) return error;
-  return new NetworkError('request failed before a response arrived (' + (error instanceof Error ? error.message : 'unknown error') + ')', {
-    ...context,
+  if (isChannelError(error)) return error;
+  return new NetworkError('request failed before a response arrived (' + (error instanceof Error ? error.message : 'unknown error') + ')', Object.assign({
     cause: error,
-  });
+  }, context));
 }

@@ -36,29 +36,26 @@ export function readResponse(
   if (!raw && isEnvelope(value) && value.code !== 0 && value.code !== '0') {
     const text = typeof value.message === 'string' ? value.message : typeof value.msg === 'string' ? value.msg : '';
     const apiCode = value.code as number | string;
-    throw new ApiError('the service answered code ' + String(apiCode) + (text ? ': ' + redact(text, token) : '') + ' (HTTP ' + status + ')', {
-      ...context,
+    throw new ApiError('the service answered code ' + String(apiCode) + (text ? ': ' + redact(text, token) : '') + ' (HTTP ' + status + ')', Object.assign({
       status,
       apiCode,
       body: value,
-    });
+    }, context));
   }
   if (!ok) {
-    throw new HttpError('HTTP ' + status + ' from ' + context.method + ' ' + context.url, {
-      ...context,
+    throw new HttpError('HTTP ' + status + ' from ' + context.method + ' ' + context.url, Object.assign({
       status,
       body: redact(body.slice(0, 1000), token),
-    });
+    }, context));
   }
   if (value === unparsed || (!raw && value === undefined)) {
-    throw new ResponseError('the response body is not JSON (HTTP ' + status + '); expected { "code": 0, "data": ... }', { ...context, status });
+    throw new ResponseError('the response body is not JSON (HTTP ' + status + '); expected { "code": 0, "data": ... }', Object.assign({ status }, context));
   }
   if (raw) return value;
   if (!isEnvelope(value)) {
-    throw new ResponseError('the response is not a { "code": 0, "data": ... } envelope; pass raw: true for endpoints that answer without one', {
-      ...context,
+    throw new ResponseError('the response is not a { "code": 0, "data": ... } envelope; pass raw: true for endpoints that answer without one', Object.assign({
       status,
-    });
+    }, context));
   }
   return value.data;
 }
@@ -72,7 +69,7 @@ export async function validate<T>(schema: StandardSchemaV1<unknown, T>, data: un
     path: issue.path && issue.path.map((segment) => (typeof segment === 'object' ? segment.key : segment)),
   }));
   const list = issues.map((issue) => (issue.path && issue.path.length ? issue.path.join('.') + ': ' : '') + issue.message).join('; ');
-  throw new ResponseError('the response data does not match the schema: ' + list, { ...context, status, issues });
+  throw new ResponseError('the response data does not match the schema: ' + list, Object.assign({ status, issues }, context));
 }
 
 export function redact(text: string, token: string): string {

@@ -26,7 +26,7 @@ export function retryPolicy(value: number | RetryOptions | undefined, base: Retr
   const o = typeof value === 'number' ? { limit: value } : value;
   if (typeof o !== 'object' || o === null) throw new ConfigError(shape);
   checkKeys(o, Object.keys(defaults), 'retry option');
-  const policy = { ...base, ...o };
+  const policy: RetryPolicy = Object.assign({}, base, o);
   const { limit, methods, statusCodes, delay, maxRetryAfter } = policy;
   if (
     !(limit >= 0 && limit <= 100 && limit % 1 === 0) ||

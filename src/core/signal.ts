@@ -3,7 +3,7 @@ import type { ErrorContext } from '../errors/ChannelError.js';
 import type { SignalLike } from './types.js';
 
 export function abortError(signal: SignalLike, context: ErrorContext): AbortError {
-  return new AbortError('request aborted through its signal', { ...context, cause: signal.reason });
+  return new AbortError('request aborted through its signal', Object.assign({ cause: signal.reason }, context));
 }
 
 /**
@@ -36,7 +36,7 @@ export function sleep(ms: number, signal: SignalLike | undefined, context: Error
     timer = setTimeout(resolve, ms);
   });
   return raceSignal(wait, signal, context).then(undefined, (error: unknown) => {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
     throw error;
   });
 }

@@ -20,7 +20,7 @@ export interface TokenManagerOptions {
   refreshLeeway: number;
   now: () => number;
   /** Creates the controller whose signal the provider receives; absent on hosts without one. */
-  createAbortController?: () => AbortController;
+  createAbortController?: () => { signal: AbortSignal; abort(): void };
   onToken: (reason: TokenReason, held: HeldToken) => void;
   onError: (reason: TokenReason, error: TokenProviderError) => void;
 }

@@ -36,6 +36,13 @@ export interface TransportResponse {
  */
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
+// Declared here so that the core type-checks without the DOM lib (mini-program build):
+// where the DOM lib is present this merges with the real AbortSignal.
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface AbortSignal extends SignalLike {}
+}
+
 /** What `tokenProvider` receives. */
 export interface TokenProviderContext {
   /**
@@ -44,7 +51,10 @@ export interface TokenProviderContext {
    * expire, so a cached one may be the very token that was just rejected).
    */
   forceRefresh: boolean;
-  /** Aborted when `tokenTimeout` passes. Present where the runtime has `AbortController`. */
+  /**
+   * Aborted when `tokenTimeout` passes. A real `AbortSignal` where the runtime has
+   * `AbortController` (browsers, Node); absent on mini-program hosts.
+   */
   signal?: AbortSignal;
 }
 

@@ -1,0 +1,41 @@
+import type { SignalLike } from './types.js';
+
+/** A cancel handle for hosts without `AbortController` (mini-programs). */
+export interface CancelToken {
+  /** Pass as a request's `signal`. */
+  readonly signal: SignalLike;
+  /** Cancels every request given this token's signal; `reason` becomes the AbortError's `cause`. */
+  cancel(reason?: unknown): void;
+}
+
+/**
+ * A small stand-in for `AbortController` where the host has none.
+ * @example
+ * const token = createCancelToken();
+ * client.get('/open/api/v1/sdk/orders', { signal: token.signal });
+ * onUnload() { token.cancel('page closed'); }
+ */
+export function createCancelToken(): CancelToken {
+  let listeners: Array<() => void> = [];
+  const signal = {
+    aborted: false,
+    reason: undefined as unknown,
+    addEventListener(_type: 'abort', listener: () => void) {
+      listeners.push(listener);
+    },
+    removeEventListener(_type: 'abort', listener: () => void) {
+      listeners = listeners.filter((l) => l !== listener);
+    },
+  };
+  return {
+    signal,
+    cancel(reason?: unknown) {
+      if (signal.aborted) return;
+      signal.aborted = true;
+      signal.reason = reason;
+      const current = listeners;
+      listeners = [];
+      for (const listener of current) listener();
+    },
+  };
+}

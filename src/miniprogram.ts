@@ -1,0 +1,81 @@
+/**
+ * channel-sdk for mini-programs (WeChat, Alipay, Douyin, Baidu, QQ, uni-app, Taro): the same
+ * `createClient` as the browser entry, over the host's `request()`. No fetch, no ky.
+ * @packageDocumentation
+ */
+import { createCoreClient, type Client } from './core/client.js';
+import type { CoreClientOptions } from './core/types.js';
+import { ConfigError } from './errors/ConfigError.js';
+import { createMiniProgramTransport, type HostRequest } from './transports/miniprogram.js';
+
+// The hosts' globals, looked up with typeof so that a missing one is not a ReferenceError.
+declare const wx: { request?: HostRequest } | undefined;
+declare const my: { request?: HostRequest } | undefined;
+declare const tt: { request?: HostRequest } | undefined;
+declare const swan: { request?: HostRequest } | undefined;
+declare const qq: { request?: HostRequest } | undefined;
+declare const uni: { request?: HostRequest } | undefined;
+declare const Taro: { request?: HostRequest } | undefined;
+
+/** Options of the mini-program `createClient`. */
+export interface MiniProgramClientOptions extends CoreClientOptions {
+  /**
+   * The host's request function, e.g. `wx.request`, `my.request`, `uni.request`, `Taro.request`.
+   * @default the first of wx, my, tt, swan, qq, uni, Taro found
+   */
+  request?: HostRequest;
+  /** Requests in flight at once; more wait in a queue instead of failing (WeChat allows 10). @default 10 */
+  concurrency?: number;
+}
+
+function hosts(): Array<[string, { request?: HostRequest } | undefined]> {
+  return [
+    ['wx', typeof wx !== 'undefined' ? wx : undefined],
+    ['my', typeof my !== 'undefined' ? my : undefined],
+    ['tt', typeof tt !== 'undefined' ? tt : undefined],
+    ['swan', typeof swan !== 'undefined' ? swan : undefined],
+    ['qq', typeof qq !== 'undefined' ? qq : undefined],
+    ['uni', typeof uni !== 'undefined' ? uni : undefined],
+    ['Taro', typeof Taro !== 'undefined' ? Taro : undefined],
+  ];
+}
+
+/**
+ * Creates a client over the mini-program host's `request()`; options, behaviour, events and
+ * errors are those of the browser entry.
+ * @example
+ * const client = createClient({
+ *   baseUrl: 'https://api.example.com',
+ *   tokenProvider: ({ forceRefresh }) => new Promise((resolve, reject) => wx.request({
+ *     url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
+ *     success: (r) => resolve(r.data.access_token), fail: reject,
+ *   })),
+ * });
+ */
+export function createClient(options: MiniProgramClientOptions): Client {
+  const o = options || ({} as MiniProgramClientOptions);
+  let request = o.request;
+  let name = 'request option';
+  if (request === undefined) {
+    const found = hosts().filter(([, host]) => host && typeof host.request === 'function')[0];
+    if (!found) {
+      throw new ConfigError('no mini-program request() found: looked for wx, my, tt, swan, qq, uni and Taro; pass request (e.g. request: wx.request) explicitly');
+    }
+    name = found[0];
+    const host = found[1] as { request: HostRequest };
+    // Bound: some hosts' request needs its object as `this`.
+    request = (opts) => host.request(opts);
+  } else if (typeof request !== 'function') {
+    throw new ConfigError('request must be the host request function, e.g. request: wx.request');
+  } else {
+    name = hosts().filter(([, host]) => host && host.request === request)[0]?.[0] ?? name;
+  }
+  const { concurrency = 10 } = o;
+  if (!(concurrency >= 1 && concurrency % 1 === 0)) throw new ConfigError('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
+  // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
+  const dataType = name === 'tt' || name === 'swan' ? 'string' : 'text';
+  return createCoreClient(o, { transport: createMiniProgramTransport({ request, dataType, concurrency }) }, ['request', 'concurrency']);
+}
+
+export type { HostHeaders, HostRequest, HostRequestOptions, HostResult } from './transports/miniprogram.js';
+export * from './client-exports.js';
