@@ -2,7 +2,7 @@ import { isChannelError } from '../errors/ChannelError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
 import type { Secret } from './crypto.js';
-import { isLogisticsUpdated, SIGNATURE_HEADER, type ParseWebhookInput } from './webhook.js';
+import { isLogisticsUpdated, isSecret, SIGNATURE_HEADER, type ParseWebhookInput } from './webhook.js';
 
 /** What a callback receives besides the event. */
 export interface WebhookContext {
@@ -57,7 +57,7 @@ export function createHandlerFactory(
   return function createWebhookHandler(options: WebhookHandlerOptions): (request: Request) => Promise<Response> {
     const { secret, allowUnsigned = false, maxBodyBytes = 1024 * 1024, onLogisticsUpdated, onEvent, slowCallbackMs = 7000 } = options || ({} as WebhookHandlerOptions);
     if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
-    if (!(typeof secret === 'string' ? secret : secret instanceof Uint8Array ? secret.length : '') && !allowUnsigned) {
+    if (!isSecret(secret) && !allowUnsigned) {
       throw new ConfigError('createWebhookHandler: secret is empty; pass the webhook secret from the integration configuration, or allowUnsigned: true if it has none');
     }
     if (!(maxBodyBytes > 0)) throw new ConfigError('maxBodyBytes must be a positive number of bytes');

@@ -1,3 +1,4 @@
+import { normalizeBaseUrl } from '../core/url.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { TokenExchangeError } from '../errors/TokenExchangeError.js';
 import { describeIssues, tokenResponseSchema } from '../schemas/logistics.js';
@@ -80,15 +81,16 @@ export function createMemoryTokenCache(maxEntries = 10000): TokenCache {
   };
 }
 
-/** Code points, so that a CJK or emoji id counts as the characters a person sees (surrogate pairs once). */
-export function checkExternalUserId(value: unknown): string {
-  if (typeof value !== 'string') throw new ConfigError('externalUserId must be a string (your user id); got ' + (value === null ? 'null' : typeof value));
-  if (value === '') throw new ConfigError('externalUserId must not be empty');
+/**
+ * What is wrong with an external user id, or undefined when it is fine (spec §2.1). Length is
+ * in code points, so that a CJK or emoji id counts as the characters a person sees.
+ * Shared by `getToken` and the sandbox's token endpoint.
+ */
+export function externalUserIdProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return 'must be a string (your user id); got ' + (value === null ? 'null' : typeof value);
+  if (value === '') return 'must not be empty';
   const length = Array.from(value).length;
-  if (length > MAX_EXTERNAL_USER_ID) {
-    throw new ConfigError('externalUserId is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID);
-  }
-  return value;
+  return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
 }
 
 export function createTokenExchangeFactory(defaultSign: SignFunction) {
@@ -103,12 +105,9 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
    */
   return function createTokenExchange(options: TokenExchangeOptions): TokenExchange {
     const o = options || ({} as TokenExchangeOptions);
-    if (typeof o.baseUrl !== 'string' || !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(o.baseUrl)) {
-      throw new ConfigError('baseUrl must be the absolute http(s) URL of the service, e.g. "https://channel.example.com"');
-    }
     if (typeof o.accessKey !== 'string' || !o.accessKey) throw new ConfigError('accessKey must be the non-empty access key from the integration configuration');
     if (typeof o.secretKey !== 'string' || !o.secretKey) throw new ConfigError('secretKey must be the non-empty secret key from the integration configuration');
-    const url = o.baseUrl.replace(/\/+$/, '') + TOKEN_PATH;
+    const url = normalizeBaseUrl(o.baseUrl) + TOKEN_PATH;
     const path = url.replace(/^https?:\/\/[^/]+/i, '');
     const sign = o.sign || defaultSign;
     const doFetch = o.fetch || ((input, init) => fetch(input, init));
@@ -154,7 +153,8 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
 
     return {
       async getToken(externalUserId, { forceRefresh = false, signal } = {}) {
-        checkExternalUserId(externalUserId);
+        const problem = externalUserIdProblem(externalUserId);
+        if (problem) throw new ConfigError('externalUserId ' + problem);
         const key = o.accessKey + ':' + externalUserId;
         if (!forceRefresh) {
           const cached = await cache.get(key);

@@ -26,7 +26,8 @@ function isRawBody(value: unknown): value is RawBody {
   return typeof value === 'string' || value instanceof Uint8Array || value instanceof ArrayBuffer;
 }
 
-function isSecret(value: unknown): value is Secret {
+/** A usable secret: a non-empty string or non-empty bytes. */
+export function isSecret(value: unknown): value is Secret {
   return (typeof value === 'string' && value !== '') || (value instanceof Uint8Array && value.length > 0);
 }
 

@@ -6,7 +6,8 @@ import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
 import { nodeCrypto } from '../server/crypto-node.js';
 import { createReferenceSigning, REFERENCE_WINDOW_SECONDS } from '../server/signing.js';
-import { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from '../server/token-exchange.js';
+import { externalUserIdProblem, TOKEN_PATH } from '../server/token-exchange.js';
+import { getHeader } from '../server/headers.js';
 import { SIGNATURE_HEADER } from '../server/webhook.js';
 import { demoLogistics } from './demo-data.js';
 
@@ -172,10 +173,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       send(res, status, { code, message: reason });
     };
     if (req.method !== 'POST') return reject(405, SANDBOX_CODES.methodNotAllowed, 'use POST');
-    const header = (name: string) => {
-      const value = req.headers[name];
-      return Array.isArray(value) ? value[0] : value;
-    };
+    const header = (name: string) => getHeader(req.headers, name);
     const reason = await verifyReferenceSignature({
       method: 'POST',
       path: req.url ?? '',
@@ -200,10 +198,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     } catch {
       return reject(400, SANDBOX_CODES.badRequest, 'body is not JSON');
     }
-    if (typeof userId !== 'string' || userId === '' || Array.from(userId).length > MAX_EXTERNAL_USER_ID) {
-      return reject(400, SANDBOX_CODES.invalidUserId, 'external_user_id must be a non-empty string of at most 128 characters');
-    }
-    send(res, 200, { code: 0, data: { access_token: await issueToken(userId), expires_in: tokenTtlSeconds, token_type: 'Bearer' } });
+    const problem = externalUserIdProblem(userId);
+    if (problem) return reject(400, SANDBOX_CODES.invalidUserId, 'external_user_id ' + problem);
+    send(res, 200, { code: 0, data: { access_token: await issueToken(userId as string), expires_in: tokenTtlSeconds, token_type: 'Bearer' } });
   }
 
   /** undefined when the Bearer token is good, else why not. */

@@ -2,7 +2,8 @@ import { AbortError } from '../errors/AbortError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
-import type { Transport, TransportRequest, TransportResponse } from '../core/types.js';
+import { abortError } from '../core/signal.js';
+import type { SignalLike, Transport, TransportRequest, TransportResponse } from '../core/types.js';
 
 // Written for the mini-program hosts: no fetch, Headers, AbortController, TextDecoder, URL,
 // Object.entries or Promise.prototype.finally here (see README "Mini-program hosts").
@@ -99,7 +100,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
       };
       // Settle first, then abort the task: hosts answer abort() with a synchronous fail('abort').
       const onAbort = () => {
-        finish(() => reject(new AbortError('request aborted through its signal', Object.assign({ cause: signal && signal.reason }, context))));
+        finish(() => reject(abortError(signal as SignalLike, context)));
         abortTask();
       };
 
@@ -125,7 +126,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
       }
 
       if (signal) {
-        if (signal.aborted) return reject(new AbortError('request aborted through its signal', Object.assign({ cause: signal.reason }, context)));
+        if (signal.aborted) return reject(abortError(signal, context));
         signal.addEventListener('abort', onAbort, { once: true });
       }
       if (active < concurrency) start();

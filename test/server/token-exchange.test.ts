@@ -179,7 +179,7 @@ test('a custom sign function replaces the reference scheme', async () => {
 });
 
 test('bad options -> ConfigError naming the option', () => {
-  expect(() => createTokenExchange({ baseUrl: 'channel.example.com', accessKey, secretKey })).toThrow(/baseUrl must be the absolute/);
+  expect(() => createTokenExchange({ baseUrl: 'channel.example.com', accessKey, secretKey })).toThrow(/baseUrl must be an absolute http\(s\) URL/);
   expect(() => createTokenExchange({ baseUrl: 'https://c.example', accessKey: '', secretKey })).toThrow(/accessKey/);
   expect(() => createTokenExchange({ baseUrl: 'https://c.example', accessKey, secretKey: '' })).toThrow(/secretKey/);
 });
