@@ -45,16 +45,16 @@ async function measure(code) {
 }
 
 const rows = [];
+let failed = false;
 // miniprogram_dist/index.js is measured as shipped: already bundled with mitt and minified.
 {
   const bytes = readFileSync('miniprogram_dist/index.js');
   const gz = gzipSync(bytes, { level: 9 }).length;
   const ok = gz <= MINIPROGRAM_ALL_IN;
   rows.push(`| miniprogram_dist/index.js (WeChat npm build, all-in) | ${(bytes.length / KB).toFixed(2)} KB | ${(gz / KB).toFixed(2)} KB | budget ${(MINIPROGRAM_ALL_IN / KB).toFixed(2)} KB ${ok ? 'ok' : 'OVER BUDGET'} |`);
-  if (!ok) process.exitCode = 1;
+  failed ||= !ok;
 }
 let ky;
-let failed = false;
 for (const c of cases) {
   const size = await measure(c.code);
   if (c.name.startsWith('ky alone')) ky = size;

@@ -8,7 +8,7 @@ import { createEvents, type ClientEvents, type RequestInfo } from './events.js';
 import { milliseconds, normalizeHeaders, resolveOptions } from './options.js';
 import { retryAfterMs, retryPolicy } from './retry.js';
 import { abortError, raceSignal, sleep } from './signal.js';
-import { createTokenManager, type HeldToken } from './token-manager.js';
+import { createTokenManager, type HeldToken, type TokenManagerOptions } from './token-manager.js';
 import type { CoreClientOptions, MethodOptions, RequestOptions, SignalLike, Transport, TransportResponse } from './types.js';
 import { buildUrl } from './url.js';
 
@@ -44,7 +44,7 @@ export interface Client {
 export interface Platform {
   transport: Transport;
   /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
-  createAbortController?: () => { signal: AbortSignal; abort(): void };
+  createAbortController?: TokenManagerOptions['createAbortController'];
 }
 
 /**
