@@ -5,8 +5,10 @@
 import { build } from 'esbuild';
 import { pathToFileURL } from 'node:url';
 
+const entry = 'src/miniprogram.ts';
+
 export const miniprogramBuild = {
-  entryPoints: ['src/miniprogram.ts'],
+  entryPoints: [entry],
   outfile: 'miniprogram_dist/index.js',
   bundle: true,
   format: 'cjs',
@@ -22,4 +24,24 @@ export const miniprogramBuild = {
   logLevel: 'warning',
 };
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) await build(miniprogramBuild);
+/**
+ * The entry's runtime exports assigned to `module.exports` in one object literal. esbuild's
+ * own ESM-to-CJS conversion defines a getter per export through helpers (0.2 KB gz more);
+ * mini-programs need no live bindings.
+ */
+async function buildPlainCommonJs() {
+  const probe = await build({ ...miniprogramBuild, format: 'esm', minify: false, write: false, metafile: true });
+  const names = Object.values(probe.metafile.outputs)[0].exports;
+  await build({
+    ...miniprogramBuild,
+    entryPoints: undefined,
+    stdin: {
+      contents: `import { ${names.join(', ')} } from './${entry}';\nmodule.exports = { ${names.join(', ')} };`,
+      resolveDir: process.cwd(),
+      sourcefile: 'miniprogram-cjs-entry.js',
+      loader: 'js',
+    },
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) await buildPlainCommonJs();

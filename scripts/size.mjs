@@ -11,8 +11,8 @@ const KB = 1024;
 // today (see README "Size"). The enforced budget sits just above what we ship so that any
 // growth fails the suite; lowering it toward 2.5 KB is open work, not a met target.
 const BROWSER_OVER_KY = 5.5 * KB;
-// The mini-program bundle's target is 4 KB all-in; it measures 7.3 KB today (same core).
-const MINIPROGRAM_ALL_IN = 7.5 * KB;
+// The mini-program bundle's target is 4 KB all-in; it measures 6.9 KB today (same core).
+const MINIPROGRAM_ALL_IN = 7 * KB;
 const cases = [
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },
   { name: 'mitt alone (reference)', code: "export { default } from 'mitt';" },

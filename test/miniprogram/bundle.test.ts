@@ -10,6 +10,7 @@ import { parse } from 'acorn';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
 import { createHost } from '../helpers/hosts.js';
+import * as source from '../../src/miniprogram.js';
 
 const code = readFileSync('miniprogram_dist/index.js', 'utf8');
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
@@ -38,6 +39,13 @@ test.each([
   ['fetch / XMLHttpRequest / AbortController / TextDecoder / URL', /\b(fetch|XMLHttpRequest|AbortController|TextDecoder|TextEncoder|URLSearchParams)\b|\bnew URL\b/],
 ])('uses no %s', (_label, pattern) => {
   expect(code.match(pattern)?.[0]).toBeUndefined();
+});
+
+test('exports exactly what the channel-sdk/miniprogram entry exports, as plain values', () => {
+  const module = { exports: {} as Record<string, unknown> };
+  new Function('module', 'exports', code)(module, module.exports);
+  const kinds = (exports: Record<string, unknown>) => Object.keys(exports).toSorted().map((name) => name + ': ' + typeof exports[name]);
+  expect(kinds(module.exports)).toEqual(kinds(source));
 });
 
 let service: FakeService;
