@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { dts } from 'rollup-plugin-dts';
 import esbuild from 'rollup-plugin-esbuild';
 
@@ -7,6 +8,10 @@ import esbuild from 'rollup-plugin-esbuild';
 const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts', testing: 'src/testing.ts' };
 // Both server builds share one declaration file: their exports are identical.
 const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts', miniprogram: 'src/miniprogram.ts' };
+// Chunk names carry a content hash, so every build starts from an empty dist/: stale chunks
+// would otherwise pile up and ship in the package (test/package checks none does).
+rmSync('dist', { recursive: true, force: true });
+
 const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
 
 export default [

@@ -6,7 +6,7 @@
 import { nodeCrypto } from './server/crypto-node.js';
 import { bindServer } from './server/index.js';
 
-// The functions carry their own JSDoc (src/server/webhook.ts, handler.ts, token-exchange.ts, signing.ts).
+// Same exports as src/server.ts, whose JSDoc and .d.ts serve both builds.
 export const { verifyWebhookSignature, signWebhookBody, parseWebhook, dedupKey, createWebhookHandler, createTokenExchange, referenceSign } =
   bindServer(nodeCrypto);
 

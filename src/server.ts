@@ -6,8 +6,65 @@
 import { webCrypto } from './server/crypto-web.js';
 import { bindServer } from './server/index.js';
 
-// The functions carry their own JSDoc (src/server/webhook.ts, handler.ts, token-exchange.ts, signing.ts).
-export const { verifyWebhookSignature, signWebhookBody, parseWebhook, dedupKey, createWebhookHandler, createTokenExchange, referenceSign } =
-  bindServer(webCrypto);
+// The package's server types come from this file alone (package.json maps both the node and
+// the default condition to dist/server.d.ts), so the public JSDoc lives here.
+const server = bindServer(webCrypto);
+
+/**
+ * True when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret` (either case).
+ * Never throws: any malformed input (a missing or non-hex signature, an empty secret,
+ * a body that is not bytes or text) is `false`.
+ * @example
+ * const ok = await verifyWebhookSignature(rawBody, request.headers.get(SIGNATURE_HEADER), secret);
+ */
+export const verifyWebhookSignature = server.verifyWebhookSignature;
+
+/** Lower-case hex HMAC-SHA256 of the body, as the service sends it (for tests and tools). */
+export const signWebhookBody = server.signWebhookBody;
+
+/**
+ * Verifies, then parses and validates a push. Resolves to `{ event: 'logistics.updated', logistics }`,
+ * or, for another `event`, to the body as received. Throws `WebhookSignatureError` or
+ * `WebhookPayloadError`.
+ * @example
+ * const event = await parseWebhook({ body: rawBody, headers: request.headers, secret });
+ * if (isLogisticsUpdated(event)) await save(event.logistics);
+ */
+export const parseWebhook = server.parseWebhook;
+
+/**
+ * A key that is the same for byte-identical bodies: the hex SHA-256 of the raw body.
+ * Pushes carry no id, so use it to skip a body you have already processed.
+ */
+export const dedupKey = server.dedupKey;
+
+/**
+ * A Fetch-style handler, `(request: Request) => Promise<Response>`, for Next.js route
+ * handlers, Hono, Deno.serve, Bun, Workers; `toNodeHandler` adapts it to node:http and Express.
+ * Answers 200 after the callback succeeded, 401 bad or missing signature, 400 bad JSON or
+ * shape, 405 not POST, 413 too large, 500 the callback threw.
+ * @example
+ * const handler = createWebhookHandler({ secret, onLogisticsUpdated: async ({ logistics }) => save(logistics) });
+ * export const POST = handler; // or http.createServer(toNodeHandler(handler))
+ */
+export const createWebhookHandler = server.createWebhookHandler;
+
+/**
+ * Exchanges your own user ids for user JWTs at `POST {baseUrl}/open/api/v1/sdk/tokens`.
+ * @example
+ * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey });
+ * app.get('/channel-token', async (req, res) => {
+ *   const { accessToken } = await exchange.getToken(req.user.id, { forceRefresh: req.query.force === '1' });
+ *   res.json({ access_token: accessToken });
+ * });
+ */
+export const createTokenExchange = server.createTokenExchange;
+
+/**
+ * The reference scheme shared with the sandbox: HMAC-SHA256 (secret key, UTF-8) over
+ * `METHOD\nPATH\nACCESS_KEY\nTIMESTAMP\nNONCE\nhex(SHA-256(body))`, lower-case hex;
+ * timestamp in whole Unix seconds; nonce 32 lower-case hex characters.
+ */
+export const referenceSign = server.referenceSign;
 
 export * from './server/exports.js';

@@ -48,12 +48,7 @@ export function createHandlerFactory(
   parse: (input: ParseWebhookInput) => Promise<WebhookEvent>,
   dedupKey: (body: Uint8Array) => Promise<string>,
 ) {
-  /**
-   * A Fetch-style handler, `(request: Request) => Promise<Response>`, for Next.js route
-   * handlers, Hono, Deno.serve, Bun, Workers; `toNodeHandler` adapts it to node:http and Express.
-   * Answers 200 after the callback succeeded, 401 bad or missing signature, 400 bad JSON or
-   * shape, 405 not POST, 413 too large, 500 the callback threw.
-   */
+  // Documented where it is exported: src/server.ts.
   return function createWebhookHandler(options: WebhookHandlerOptions): (request: Request) => Promise<Response> {
     const { secret, allowUnsigned = false, maxBodyBytes = 1024 * 1024, onLogisticsUpdated, onEvent, slowCallbackMs = 7000 } = options || ({} as WebhookHandlerOptions);
     if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');

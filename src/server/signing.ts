@@ -28,11 +28,7 @@ export function referenceStringToSign(method: string, path: string, accessKey: s
 }
 
 export function createReferenceSigning(crypto: Crypto, now: () => number = Date.now) {
-  /**
-   * The reference scheme shared with the sandbox: HMAC-SHA256 (secret key, UTF-8) over
-   * `METHOD\nPATH\nACCESS_KEY\nTIMESTAMP\nNONCE\nhex(SHA-256(body))`, lower-case hex;
-   * timestamp in whole Unix seconds; nonce 32 lower-case hex characters.
-   */
+  // Documented where it is exported: src/server.ts.
   async function referenceSign(input: SignInput): Promise<Record<string, string>> {
     const timestamp = String(Math.floor(now() / 1000));
     const nonce = crypto.randomHex(16);

@@ -94,15 +94,7 @@ export function externalUserIdProblem(value: unknown): string | undefined {
 }
 
 export function createTokenExchangeFactory(defaultSign: SignFunction) {
-  /**
-   * Exchanges your own user ids for user JWTs at `POST {baseUrl}/open/api/v1/sdk/tokens`.
-   * @example
-   * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey });
-   * app.get('/channel-token', async (req, res) => {
-   *   const { accessToken } = await exchange.getToken(req.user.id, { forceRefresh: req.query.force === '1' });
-   *   res.json({ access_token: accessToken });
-   * });
-   */
+  // Documented where it is exported: src/server.ts.
   return function createTokenExchange(options: TokenExchangeOptions): TokenExchange {
     const o = options || ({} as TokenExchangeOptions);
     if (typeof o.accessKey !== 'string' || !o.accessKey) throw new ConfigError('accessKey must be the non-empty access key from the integration configuration');

@@ -32,11 +32,7 @@ export function isSecret(value: unknown): value is Secret {
 }
 
 export function createWebhookTools(crypto: Crypto) {
-  /**
-   * True when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret` (either case).
-   * Never throws: any malformed input (a missing or non-hex signature, an empty secret,
-   * a body that is not bytes or text) is `false`.
-   */
+  // Documented where it is exported: src/server.ts.
   function verifyWebhookSignature(rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> {
     if (!isSignatureHex(signature) || !isSecret(secret) || !isRawBody(rawBody)) return no;
     let result: boolean | Promise<boolean>;
@@ -49,25 +45,18 @@ export function createWebhookTools(crypto: Crypto) {
     return typeof result === 'boolean' ? Promise.resolve(result) : result.then(undefined, () => false);
   }
 
-  /** Lower-case hex HMAC-SHA256 of the body, as the service sends it (for tests and tools). */
+  // Documented where it is exported: src/server.ts.
   async function signWebhookBody(rawBody: RawBody, secret: Secret): Promise<string> {
     if (!isSecret(secret)) throw new ConfigError('signWebhookBody needs a non-empty secret');
     return crypto.hmacHex(secret, bytes(rawBody));
   }
 
-  /**
-   * A key that is the same for byte-identical bodies: the hex SHA-256 of the raw body.
-   * Pushes carry no id, so use it to skip a body you have already processed.
-   */
+  // Documented where it is exported: src/server.ts.
   function dedupKey(rawBody: RawBody): Promise<string> {
     return crypto.sha256Hex(bytes(rawBody));
   }
 
-  /**
-   * Verifies, then parses and validates a push. Resolves to `{ event: 'logistics.updated', logistics }`,
-   * or, for another `event`, to the body as received. Throws `WebhookSignatureError` or
-   * `WebhookPayloadError`.
-   */
+  // Documented where it is exported: src/server.ts.
   async function parseWebhook(input: ParseWebhookInput): Promise<WebhookEvent> {
     const { body, secret, allowUnsigned = false } = input;
     const signature = input.signature !== undefined ? input.signature : getHeader(input.headers, SIGNATURE_HEADER);

@@ -3,7 +3,7 @@
  * a missing file or a CJS/ESM mismatch fails here. Needs `npm run build` first (npm test does it).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
@@ -30,7 +30,59 @@ function loadInNewRealm(entry: string): unknown {
 }
 const require = createRequire(import.meta.url);
 
+/** Every file reachable from package.json's entry points: relative imports, requires, source maps. */
+function reachableFromEntries(): Set<string> {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+  const pending: string[] = [pkg.main, pkg.module, pkg.types, ...Object.values(pkg.bin as Record<string, string>)];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') pending.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(pkg.exports);
+  const seen = new Set<string>();
+  while (pending.length > 0) {
+    const file = resolve(pending.pop() as string);
+    if (seen.has(file) || !file.startsWith(resolve('dist'))) continue;
+    seen.add(file);
+    if (file.endsWith('.map')) continue;
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      // A declaration file's './x.js' / './x.cjs' means './x.d.ts' / './x.d.cts'.
+      const target = /\.d\.c?ts$/.test(file) ? match[1].replace(/\.(c?)js$/, '.d.$1ts') : match[1];
+      pending.push(resolve(dirname(file), target));
+    }
+    const map = /sourceMappingURL=(\S+)/.exec(text);
+    if (map) pending.push(resolve(dirname(file), map[1]));
+  }
+  return seen;
+}
+
 describe('built package', () => {
+  test('dist/ holds only files an entry point reaches (no stale chunks from earlier builds)', () => {
+    const files = (readdirSync('dist', { recursive: true, withFileTypes: true }) as Array<{ isFile(): boolean; parentPath: string; name: string }>)
+      .filter((entry) => entry.isFile())
+      .map((entry) => resolve(entry.parentPath, entry.name));
+    const reachable = reachableFromEntries();
+    expect(files.filter((file) => !reachable.has(file))).toEqual([]);
+    expect([...reachable].filter((file) => !files.includes(file))).toEqual([]);
+  });
+
+  test('every function, constant and class in the published .d.ts files carries JSDoc (editor hovers)', () => {
+    const undocumented: string[] = [];
+    for (const file of reachableFromEntries()) {
+      if (!file.endsWith('.d.ts')) continue;
+      const lines = readFileSync(file, 'utf8').split('\n');
+      lines.forEach((line, i) => {
+        const name = /^(?:export )?declare (?:const|function|class) (\w+)/.exec(line)?.[1];
+        if (!name) return;
+        let previous = i - 1;
+        while (previous >= 0 && lines[previous].trim() === '') previous--;
+        if (!lines[previous]?.trim().endsWith('*/')) undocumented.push(name);
+      });
+    }
+    expect(undocumented).toEqual([]);
+  });
+
   let service: FakeService;
   beforeAll(async () => {
     service = await startFakeService();
