@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { miniprogramBuild } from './build-miniprogram.mjs';
 
 const KB = 1024;
-// The target for the browser entry is 2.5 KB over ky; the SDK measures 5.2-5.3 KB over
+// The target for the browser entry is 2.5 KB over ky; the SDK measures 5.3-5.4 KB over
 // today (see README "Size"). The enforced budget sits just above what we ship so that any
 // growth fails the suite; lowering it toward 2.5 KB is open work, not a met target.
 const BROWSER_OVER_KY = 5.5 * KB;
