@@ -32,7 +32,8 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     timeout: milliseconds('timeout', timeout),
     tokenTimeout: milliseconds('tokenTimeout', tokenTimeout),
     refreshLeeway: refreshLeeway >= 0 && refreshLeeway < Infinity ? refreshLeeway : fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway)),
-    headers: normalizeHeaders(options.headers, 'headers'),
+    // The service answers JSON; without this ky would ask for text/* (its .text() default).
+    headers: Object.assign({ accept: 'application/json' }, normalizeHeaders(options.headers, 'headers')),
     retry: retryPolicy(options.retry),
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
   };

@@ -7,10 +7,10 @@ import type { Transport } from '../core/types.js';
 /** ky options the SDK owns; everything else (hooks, credentials, ...) passes through. */
 export type KyPassThrough = Omit<
   KyOptions,
-  'method' | 'json' | 'body' | 'headers' | 'searchParams' | 'retry' | 'timeout' | 'throwHttpErrors' | 'signal' | 'prefix' | 'baseUrl' | 'fetch'
+  'method' | 'json' | 'body' | 'headers' | 'searchParams' | 'retry' | 'timeout' | 'totalTimeout' | 'throwHttpErrors' | 'signal' | 'prefix' | 'baseUrl' | 'fetch'
 >;
 
-const owned = ['method', 'json', 'body', 'headers', 'searchParams', 'retry', 'timeout', 'throwHttpErrors', 'signal', 'prefix', 'baseUrl', 'prefixUrl', 'fetch'];
+const owned = ['method', 'json', 'body', 'headers', 'searchParams', 'retry', 'timeout', 'totalTimeout', 'throwHttpErrors', 'signal', 'prefix', 'baseUrl', 'prefixUrl', 'fetch'];
 
 /**
  * A transport over ky. ky's own retry is off (the core retries, with the same policy on
@@ -23,30 +23,20 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
   }
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
   return async ({ method, url, headers, body, timeout, signal }) => {
-    const deadline = Date.now() + timeout;
-    const timedOut = () => new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
-    let response: Response;
+    // One deadline for the headers and the body (totalTimeout; ky retries nothing here). ky's
+    // own body read enforces it and aborts the connection when it passes; a timer of ours
+    // could only stop waiting, as the stream is locked by the read by then.
+    const pending = api(url, { method, headers, body, timeout, totalTimeout: timeout, signal: signal as AbortSignal | undefined });
     try {
-      response = await api(url, { method, headers, body, timeout, signal: signal as AbortSignal | undefined });
+      const text = await pending.text();
+      const response = await pending;
+      return { status: response.status, headers: response.headers, body: text };
     } catch (error) {
       if (signal && signal.aborted) throw error; // the core turns this into AbortError
-      if (isTimeoutError(error)) throw timedOut();
+      if (isTimeoutError(error)) throw new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
       // ky's errors hold the Request, and with it the Authorization header: keep only the cause.
       const cause = isKyError(error) ? error.cause : error;
       throw new NetworkError('network error: ' + messageOf(cause), { method, url, cause });
-    }
-    // ky's timeout stops at the headers; the body must arrive within the same attempt budget.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        response.body?.cancel().catch(() => {});
-        reject(timedOut());
-      }, Math.max(0, deadline - Date.now()));
-    });
-    try {
-      return { status: response.status, headers: response.headers, body: await Promise.race([response.text(), stalled]) };
-    } finally {
-      clearTimeout(timer);
     }
   };
 }

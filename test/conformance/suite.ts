@@ -64,6 +64,14 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       expect(service.hits.map((h) => h.method)).toEqual(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
     });
 
+    test('asks for JSON (Accept: application/json) unless the caller sets its own Accept', async () => {
+      const service = await start();
+      const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service) });
+      await client.get('/a');
+      await client.get('/b', { headers: { Accept: 'application/vnd.channel+json' } });
+      expect(service.hits.map((h) => h.headers.accept)).toEqual(['application/json', 'application/vnd.channel+json']);
+    });
+
     test('50 concurrent first calls make 1 provider call', async () => {
       const service = await start();
       const provider = providerFor(service, 20);

@@ -59,14 +59,19 @@ test('refuses ky options the SDK owns, naming the option to use', () => {
   );
 });
 
-test('a body that stalls after the headers times out within the attempt budget', async () => {
+test('a body that stalls after the headers times out within the attempt budget, and the connection is dropped', async () => {
   const service = await startFakeService();
   closers.push(service);
+  let dropped: () => void = () => {};
+  const connectionClosed = new Promise<void>((resolve) => (dropped = resolve));
   const stalling = await startServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"code":0,');
+    // The client gave up on the body: it must close the connection, not leave it reading.
+    res.on('close', () => dropped());
   });
   closers.push(stalling);
   const client = createClient({ baseUrl: stalling.url, tokenProvider: () => service.issue(), timeout: 100, retry: 0 });
   await expect(client.get('/x')).rejects.toBeInstanceOf(TimeoutError);
+  await connectionClosed;
 });
