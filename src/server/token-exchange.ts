@@ -5,10 +5,12 @@ import { describeIssues, tokenResponseSchema } from '../schemas/logistics.js';
 import type { SignFunction } from './signing.js';
 import {
   cacheTtl,
+  coarseNow,
   copyToken,
   createMemoryTokenCache,
   isFresh,
   tokenCacheKey,
+  tokenCacheKeyPart,
   type ExchangedToken,
   type TokenCache,
   type TokenCacheErrorInfo,
@@ -76,6 +78,7 @@ export interface TokenExchange {
 export function externalUserIdProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return 'must be a string (your user id); got ' + (value === null ? 'null' : typeof value);
   if (value === '') return 'must not be empty';
+  if (value.length <= MAX_EXTERNAL_USER_ID) return undefined; // code points never outnumber UTF-16 units
   const length = Array.from(value).length;
   return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
 }
@@ -85,6 +88,8 @@ const MAX_TIMER = 2147483647;
 /** What a bounded cache call resolves to when it failed or timed out. */
 const FAILED = Symbol('cache call failed');
 type Outcome<T> = T | typeof FAILED;
+/** A cache read: synchronous for a synchronous cache. */
+type CacheRead = Outcome<ExchangedToken | undefined> | Promise<Outcome<ExchangedToken | undefined>>;
 
 const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
 const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
@@ -157,6 +162,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
     const shared = new Map<string, Promise<ExchangedToken>>();
     const forced = new Map<string, Promise<ExchangedToken>>();
     const context = { method: 'POST', url };
+    const keyPrefix = tokenCacheKey(baseUrl, o.accessKey, '');
 
     /** Cuts the secret key and anything JWT-shaped out of text that goes into an error or report. */
     function redact(text: string): string {
@@ -213,7 +219,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       return token;
     }
     /** A copy of what the cache holds (undefined for none or for junk), or FAILED. */
-    function readCache(key: string, ms: number): Outcome<ExchangedToken | undefined> | Promise<Outcome<ExchangedToken | undefined>> {
+    function readCache(key: string, ms: number): CacheRead {
       const got = callCache('get', () => cache.get(key), ms);
       return isThenable<Outcome<ExchangedToken | undefined>>(got) ? got.then((v) => (v === FAILED ? v : checked(v))) : got === FAILED ? got : checked(got);
     }
@@ -242,12 +248,17 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       return token;
     }
 
-    /** A cache miss: with a lock, one instance asks the service while the others watch the cache. */
-    async function lookup(key: string, externalUserId: string, cacheAnswered: boolean): Promise<ExchangedToken> {
-      if (!cacheAnswered || !cache.lock) return fromService(key, externalUserId, undefined);
-      const deadline = Date.now() + timeout;
+    /**
+     * One flight per user covers the cache read, the lock and the wait, all within `timeout` of
+     * its start, then the service: a caller never waits longer than `timeout` plus the token call.
+     * With a lock, one instance asks the service while the others watch the cache.
+     */
+    async function lookup(key: string, externalUserId: string, firstRead: CacheRead, deadline: number): Promise<ExchangedToken> {
+      const cached = await firstRead;
+      if (cached !== FAILED && cached && isFresh(cached, margin)) return cached;
+      if (cached === FAILED || !cache.lock) return fromService(key, externalUserId, undefined);
       let pause = 10;
-      for (let left = timeout; left > 0; left = deadline - Date.now()) {
+      for (let left = deadline - Date.now(); left > 0; left = deadline - Date.now()) {
         const lock = await callCache('lock', () => (cache.lock as NonNullable<TokenCache['lock']>)(key, lockTtl), left);
         if (lock === FAILED) break;
         if (lock) {
@@ -290,16 +301,23 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       return flight;
     }
 
-    async function cachedOrShared(key: string, externalUserId: string, signal: AbortSignal | undefined): Promise<ExchangedToken> {
-      const inFlight = forced.get(key) || shared.get(key);
-      if (inFlight) return inFlight;
-      let cached = readCache(key, timeout);
-      if (isThenable<Outcome<ExchangedToken | undefined>>(cached)) cached = await cached;
-      if (cached !== FAILED && cached && isFresh(cached, margin)) return cached;
-      const joined = forced.get(key) || shared.get(key);
-      if (joined) return joined;
-      if (signal?.aborted) throw aborted(signal);
-      return startFlight(shared, key, () => lookup(key, externalUserId, cached !== FAILED));
+    /** The shared flight, copied for this caller; `signal` detaches this caller only. */
+    function forCaller(flight: Promise<ExchangedToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
+      if (!signal) return flight.then((token) => ({ ...token }));
+      return new Promise<ExchangedToken>((resolve, reject) => {
+        const onAbort = () => reject(aborted(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+        flight.then(
+          (token) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve({ ...token });
+          },
+          (error: unknown) => {
+            signal.removeEventListener('abort', onAbort);
+            reject(error);
+          },
+        );
+      });
     }
 
     function aborted(signal: AbortSignal): TokenExchangeError {
@@ -374,24 +392,16 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
           return Promise.reject(new ConfigError('signal must be an AbortSignal; got ' + shown(signal)));
         }
         if (signal?.aborted) return Promise.reject(aborted(signal));
-        const key = tokenCacheKey(baseUrl, o.accessKey, externalUserId);
-        const work = forceRefresh ? forced.get(key) || startFlight(forced, key, () => refresh(key, externalUserId)) : cachedOrShared(key, externalUserId, signal);
-        if (!signal) return work.then((token) => ({ ...token }));
-        // This caller's signal detaches this caller only: the flight goes on for the others.
-        return new Promise<ExchangedToken>((resolve, reject) => {
-          const onAbort = () => reject(aborted(signal));
-          signal.addEventListener('abort', onAbort, { once: true });
-          work.then(
-            (token) => {
-              signal.removeEventListener('abort', onAbort);
-              resolve({ ...token });
-            },
-            (error: unknown) => {
-              signal.removeEventListener('abort', onAbort);
-              reject(error);
-            },
-          );
-        });
+        const key = keyPrefix + tokenCacheKeyPart(externalUserId);
+        if (forceRefresh) return forCaller(forced.get(key) || startFlight(forced, key, () => refresh(key, externalUserId)), signal);
+        const joined = forced.get(key) || shared.get(key);
+        if (joined) return forCaller(joined, signal);
+        const started = coarseNow();
+        const read = readCache(key, timeout);
+        // A synchronous cache (the default) answers a hit here: no flight, no timer. What it
+        // hands out is already a copy.
+        if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) return Promise.resolve(read);
+        return forCaller(startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout)), signal);
       },
     };
   };

@@ -187,6 +187,18 @@ test('with a lock: two exchanges on one cache make one service call; the waiter 
   await vi.waitFor(() => expect(locks.size).toBe(0)); // released after the token was stored
 });
 
+test('concurrent callers for one user share one cache read, and a hit from an async cache is shared too', async () => {
+  const service = await endpoint({ delayMs: 20 });
+  const { cache } = recordingCache();
+  let reads = 0;
+  const counting: TokenCache = { ...cache, get: (key) => (reads++, cache.get(key)) };
+  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: counting });
+  await Promise.all(Array.from({ length: 20 }, () => exchange.getToken('u')));
+  expect([reads, service.calls.length]).toEqual([1, 1]);
+  await Promise.all(Array.from({ length: 20 }, () => exchange.getToken('u')));
+  expect([reads, service.calls.length]).toEqual([2, 1]);
+});
+
 test('a lock holder that never delivers: the waiter asks the service itself after `timeout`', async () => {
   const service = await endpoint();
   const { cache } = recordingCache({ lock: true });

@@ -8,6 +8,8 @@ export interface InstanceConfig {
   latencyMs?: number;
   timeout?: number;
   prefix?: string;
+  /** false: the Redis cache without its lock (get and set only). @default true */
+  lock?: boolean;
 }
 
 export interface InstanceResult {

@@ -1,6 +1,6 @@
 // One backend instance, as a child process: its own token exchange over its own Redis client
 // (the built package, imported by name). Used by multi-process.test.ts and test/bench/token-cache.mjs.
-// argv[2]: JSON { client, redisUrl, baseUrl, accessKey, secretKey, latencyMs?, timeout?, prefix? }.
+// argv[2]: JSON { client, redisUrl, baseUrl, accessKey, secretKey, latencyMs?, timeout?, prefix?, lock? }.
 // IPC: sends { type: 'ready' }; on { type: 'run', users, concurrency } fires concurrency
 // getToken calls per user at once and answers { type: 'result', ... }; on { type: 'exit' } quits.
 import { performance } from 'node:perf_hooks';
@@ -26,12 +26,15 @@ async function connect(name, url) {
 
 const redis = await connect(config.client, config.redisUrl);
 const cacheErrors = [];
+const redisCache = createRedisTokenCache(redis.client, config.prefix ? { prefix: config.prefix } : {});
+// lock: false is the cache a user writes from the option table (get and set only), for comparison.
+const cache = config.lock === false ? { get: redisCache.get, set: redisCache.set } : redisCache;
 const exchange = createTokenExchange({
   baseUrl: config.baseUrl,
   accessKey: config.accessKey,
   secretKey: config.secretKey,
   timeout: config.timeout ?? 10000,
-  cache: createRedisTokenCache(redis.client, config.prefix ? { prefix: config.prefix } : {}),
+  cache,
   onCacheError: (info) => cacheErrors.push(info),
   // Latency added on the way to the service, for a sandbox that answers at once.
   ...(config.latencyMs ? { fetch: async (input, init) => (await sleep(config.latencyMs), fetch(input, init)) } : {}),
