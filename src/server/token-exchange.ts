@@ -146,9 +146,9 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
     const cache = o.cache || createMemoryTokenCache();
     const timeout = o.timeout ?? 10000;
     const margin = (o.cacheMargin ?? 60) * 1000;
-    // The holder of a cross-instance lock calls the service and then stores the token, each
-    // bounded by `timeout`; a holder that died lets go when the lock expires.
-    const lockTtl = Math.min(2 * timeout, MAX_TIMER);
+    // The holder of a cross-instance lock calls the service (bounded by `timeout`), stores the
+    // token and lets go; a holder that died lets go when the lock expires.
+    const lockTtl = Math.min(timeout + 1000, MAX_TIMER);
     let warned = false;
     const onCacheError =
       o.onCacheError ||
@@ -200,7 +200,11 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         result.then(
           (value) => {
             clearTimeout(timer);
-            if (!settled) resolve(value);
+            if (!settled) return resolve(value);
+            // A lock granted after we gave up on it (a frozen Redis thawed, a command resent
+            // after a reconnect): give it back, or it would hold off every instance until it expires.
+            const late = value as Partial<TokenCacheLock> | undefined;
+            if (operation === 'lock' && typeof late?.release === 'function') release(late as TokenCacheLock);
           },
           (error: unknown) => {
             clearTimeout(timer);

@@ -208,6 +208,20 @@ test('a lock holder that never delivers: the waiter asks the service itself afte
   expect(service.calls).toHaveLength(1);
 });
 
+test('a lock granted after the exchange gave up on it is given back at once', async () => {
+  const service = await endpoint();
+  let released = 0;
+  const cache: TokenCache = {
+    get: async () => undefined,
+    set: async () => {},
+    lock: () => new Promise((resolve) => setTimeout(() => resolve({ release: () => void released++ }), 250)),
+  };
+  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache, timeout: 100, onCacheError: () => {} });
+  await exchange.getToken('u');
+  expect(released).toBe(0);
+  await vi.waitFor(() => expect(released).toBe(1));
+});
+
 test('forceRefresh never answers from the cache, and non-forced callers join a forced refresh', async () => {
   const service = await endpoint({ delayMs: 30 });
   const { cache } = recordingCache({ lock: true });
