@@ -54,7 +54,7 @@ if (built ? !only : !tarball || !existsSync(tarball)) {
   process.exit(2);
 }
 const tgz = tarball && resolve(tarball);
-const progress = (text) => writeSync(2, `[miniprogram-frameworks] ${text}\n`);
+const progress = (text) => writeSync(2, `[miniprogram-frameworks ${(performance.now() / 1000).toFixed(0)}s] ${text}\n`);
 
 /** Runs a command in `cwd`, its output to `log`; resolves to { code, seconds }. */
 function run(cwd, command, commandArgs, log) {
@@ -264,6 +264,7 @@ async function runFramework(framework, emulator) {
     row.total = ((performance.now() - started) / 1000).toFixed(0);
     if (keep || row.failures.length > 0) progress(`${framework.id}: work directory kept: ${work}`);
     else rmSync(work, { recursive: true, force: true });
+    progress(`${framework.id}: done`);
   }
 }
 
