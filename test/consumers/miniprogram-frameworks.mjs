@@ -49,7 +49,8 @@ const keep = args.includes('--keep');
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const built = args.includes('--built') ? resolve(args[args.indexOf('--built') + 1]) : undefined;
 const tarball = args.find((arg) => arg.endsWith('.tgz'));
-if (built ? !only : !tarball || !existsSync(tarball)) {
+const known = only === undefined || FRAMEWORKS.some((f) => f.id === only);
+if (!known || (built ? !only : !tarball || !existsSync(tarball))) {
   process.stderr.write('usage: node test/consumers/miniprogram-frameworks.mjs <path-to-channel-sdk.tgz> [--keep] [--only taro|uniapp [--built DIR]]\n(make one with `npm run build && npm pack`)\n');
   process.exit(2);
 }
