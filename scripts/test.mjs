@@ -38,8 +38,8 @@ for (const [script, what] of stages) {
     const summary = output.split('\n').filter((line) => /^\s*(Test Files|Tests|Errors)\s/.test(line));
     process.stdout.write(summary.map((line) => '    ' + line.trim()).join('\n') + '\n');
     // A skip is visible, with its name: on a set-up machine there should be none.
-    const skipped = output.split('\n').filter((line) => line.includes('↓'));
-    if (skipped.length) process.stdout.write(skipped.map((line) => '    skipped: ' + line.replace('↓', '').trim()).join('\n') + '\n');
+    const skipped = output.split('\n').filter((line) => line.includes('↓') || /\d+ skipped\)/.test(line));
+    if (skipped.length) process.stdout.write(skipped.map((line) => '    skipped in: ' + line.replace('↓', '').trim()).join('\n') + '\n');
   }
   if (script === 'size') process.stdout.write(output.split('\n').filter((line) => line.startsWith('|')).map((line) => '    ' + line).join('\n') + '\n');
 }
