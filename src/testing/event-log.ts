@@ -5,15 +5,17 @@ const HISTORY = 1000;
 
 /** The sandbox's events: numbered, timed, kept for late subscribers, handed to every listener. */
 export function createEventLog(clock: () => number) {
-  const history: SandboxEvent[] = [];
+  const history: SandboxEvent[] = []; // a ring: event n sits at n % HISTORY
   const subscribers = new Set<(event: SandboxEvent) => void>();
   let seq = 0;
 
   return {
+    /** Stamps `body` (a fresh object from the caller) with its seq and time, keeps it and hands it out. */
     emit(body: SandboxEventBody): SandboxEvent {
-      const event = { ...body, seq: ++seq, at: clock() } as SandboxEvent;
-      history.push(event);
-      if (history.length > HISTORY) history.shift();
+      const event = body as SandboxEvent;
+      event.seq = ++seq;
+      event.at = clock();
+      history[seq % HISTORY] = event;
       for (const listener of subscribers) {
         try {
           listener(event);
@@ -31,7 +33,11 @@ export function createEventLog(clock: () => number) {
       return () => void subscribers.delete(listener);
     },
     /** The kept events after `seq`, oldest first. */
-    since: (after: number): SandboxEvent[] => history.filter((event) => event.seq > after),
+    since(after: number): SandboxEvent[] {
+      const out: SandboxEvent[] = [];
+      for (let n = Math.max(after + 1, seq - HISTORY + 1, 1); n <= seq; n++) out.push(history[n % HISTORY]);
+      return out;
+    },
   };
 }
 

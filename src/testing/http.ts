@@ -2,13 +2,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Largest request body the sandbox reads, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The body, or `undefined` when it is larger than `limit`. The cap holds while reading: a
  * declared Content-Length over it is refused unread, and a chunked body stops being kept at
  * the first byte over it (the rest is discarded as it arrives, so the 413 still reaches the client).
  */
-export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer | undefined> {
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer | undefined> | Buffer {
+  // No Content-Length and no Transfer-Encoding: there is no body (a GET), nothing to wait for.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+    req.resume();
+    return EMPTY;
+  }
   return new Promise((resolve, reject) => {
     if (Number(req.headers['content-length']) > limit) return void resolve(discard(req));
     const chunks: Buffer[] = [];
@@ -35,9 +41,11 @@ function discard(req: IncomingMessage): undefined {
 }
 
 /** Writes a JSON answer with its length. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.writeHead(status, headers);
   res.end(text);
 }
 

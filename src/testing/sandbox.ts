@@ -215,16 +215,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const isToken = path === TOKEN_PATH;
     // The token endpoint gets no CORS headers: a page that could call it would hold the AK/SK.
     if (req.method === 'OPTIONS' && !isToken) return answerPreflight(req, res);
-    readBody(req).then(
-      (body) => {
-        if (!body) return sendJson(res, 413, { code: SANDBOX_CODES.tooLarge, message: 'body larger than 1 MiB' }, isToken ? {} : corsHeaders);
-        if (isToken) return tokenEndpoint(req, body, res);
-        dataRoute(req, body, res, path, query);
-      },
-      () => res.destroy(),
-    ).catch((error: unknown) => {
+    const route = (body: Buffer | undefined) => {
+      if (!body) return sendJson(res, 413, { code: SANDBOX_CODES.tooLarge, message: 'body larger than 1 MiB' }, isToken ? {} : corsHeaders);
+      if (isToken) return tokenEndpoint(req, body, res);
+      dataRoute(req, body, res, path, query);
+    };
+    const failed = (error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { code: 50000, message: 'sandbox error: ' + (error as Error).message });
-    });
+    };
+    const body = readBody(req);
+    // A bodiless request (a GET) is answered in this turn, without a promise.
+    if (Buffer.isBuffer(body)) {
+      try {
+        route(body)?.catch(failed);
+      } catch (error) {
+        failed(error);
+      }
+      return;
+    }
+    body.then(route, () => res.destroy()).catch(failed);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { createTokenExchange } from '../../src/server-node.js';
 import { isLoopback } from '../../src/testing/http.js';
+import { createEventLog } from '../../src/testing/event-log.js';
 import { createNonceStore } from '../../src/testing/nonce-store.js';
 import { SANDBOX_PATHS, type SandboxEvent, type SandboxOptions } from '../../src/testing.js';
 import { closers, receiver, sandboxWith as startSandbox } from './helpers.js';
@@ -177,5 +178,19 @@ describe('nonce store', () => {
     expect(store.size).toBe(249 * 100 + 1);
     // A clock that goes back does not resurrect a forgotten nonce as seen, nor forget a held one.
     expect(store.add('n49999', 3300)).toBe(false);
+  });
+});
+
+describe('event log', () => {
+  test('keeps the last 1,000 events for a late subscriber, in order, stamped by its clock', () => {
+    let t = 0;
+    const log = createEventLog(() => ++t);
+    for (let i = 0; i < 1005; i++) log.emit({ type: 'control', action: 'ttl', seconds: i + 1 });
+    expect(log.since(0).map((e) => e.seq)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 6));
+    expect(log.since(1003)).toMatchObject([
+      { seq: 1004, at: 1004, seconds: 1004 },
+      { seq: 1005, at: 1005, seconds: 1005 },
+    ]);
+    expect(log.since(1005)).toEqual([]);
   });
 });
