@@ -1,7 +1,9 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
+import { describe, messageOf } from './check.js';
 import { decodePayload, jwtShape, lifetimeMs } from './jwt.js';
-import { describe } from './url.js';
-import type { TokenProvider, TokenReason } from './types.js';
+import type { Redactor } from './redact.js';
+import { abortError, cleared } from './signal.js';
+import type { SignalLike, TokenProvider, TokenReason } from './types.js';
 
 /** A token as the client holds it. `version` grows by one with every token installed. */
 export interface HeldToken {
@@ -23,6 +25,8 @@ export interface TokenManagerOptions {
   createAbortController?: () => { signal: AbortSignal; abort(): void };
   onToken: (reason: TokenReason, held: HeldToken) => void;
   onError: (reason: TokenReason, error: TokenProviderError) => void;
+  /** Cuts tokens out of what a provider's error leaves in the TokenProviderError. */
+  redact: Pick<Redactor, 'text' | 'cause'>;
 }
 
 export interface TokenManager {
@@ -32,7 +36,10 @@ export interface TokenManager {
   afterUnauthorized(version: number): HeldToken | Promise<HeldToken>;
   /** A forced provider call (shared with any forced call in flight). */
   refresh(reason: TokenReason): Promise<HeldToken>;
-  /** Forgets the held token; provider calls already in flight will not install theirs. */
+  /**
+   * Forgets the held token. Provider calls already in flight install nothing: whoever waits
+   * on them gets an AbortError (a token asked for before a logout is never handed out).
+   */
   clear(): void;
 }
 
@@ -58,8 +65,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const startedAt = now();
     const promise = invoke(forced)
       .then((value) => {
+        if (callEpoch !== epoch) throw abortError({ reason: cleared } as SignalLike, {});
         const token = check(value);
-        if (callEpoch !== epoch) return { token, version: -1, expiresAt: 0, refreshAt: 0 };
         // A slower call that started earlier must not replace a newer token.
         if (id < installedCall && held) return held;
         installedCall = id;
@@ -69,10 +76,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       })
       // Chained after, not beside, the handler above: a bad return value fails in there.
       .then(undefined, (error: unknown) => {
+        // A call of an earlier epoch fails quietly: nobody of this session asked for it.
+        if (callEpoch !== epoch) throw abortError({ reason: cleared } as SignalLike, {});
         const wrapped =
           error instanceof TokenProviderError
             ? error
-            : new TokenProviderError('tokenProvider threw: ' + messageOf(error), { cause: error });
+            : new TokenProviderError('tokenProvider threw: ' + options.redact.text(messageOf(error)), { cause: options.redact.cause(error) });
         options.onError(reason, wrapped);
         throw wrapped;
       });
@@ -184,8 +193,4 @@ function check(value: unknown): string {
     );
   }
   return value;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : describe(error);
 }
