@@ -123,7 +123,7 @@ function connect(id) {
     const why = e.reason === 'unauthorized' ? 'replay after the 401' : `${e.reason}${e.status ? ` ${e.status}` : ''}, after ${Math.round(e.delayMs)} ms`;
     row('sdk', 'retry', `${callLabel(callOf(e.url))}: retry as attempt ${e.attempt} (${why})`, { ...ids(e), reason: e.reason });
   });
-  client.on('auth:failed', (e) => row('sdk', 'auth-failed', `${callLabel(callOf(e.url))}: auth:failed, 401 again after the forced refresh; sign in again`, { call: callOf(e.url) }));
+  client.on('auth:failed', (e) => row('sdk', 'auth-failed', `${callLabel(callOf(e.url))}: auth:failed, 401 again after the forced refresh; sign in again`, { call: callOf(e.url), requestId: e.requestId }));
   client.on('token:error', ({ error }) => row('sdk', 'auth-failed', stripPrefix(error.message)));
   $('who').textContent = `signed in as ${id}`;
   row('page', 'signin', `signed in as ${id}`);

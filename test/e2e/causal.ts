@@ -5,6 +5,8 @@ export interface Row {
   at: number;
   /** `<burst>.<i>/<n>`: the call a data-call row belongs to (page, SDK and service lanes). */
   call?: string;
+  /** The SDK's requestId, on SDK rows: one per call. */
+  requestId?: number;
   attempt?: number;
   /** The sandbox's token number. */
   jti?: string;
@@ -89,6 +91,8 @@ export function causalViolations(rows: Row[]): string[] {
         }
       }
     }
+    const ids = new Set(rows.filter((r) => r.call === call && r.lane === 'sdk').map((r) => r.requestId));
+    if (ids.size !== 1 || ids.has(undefined)) problems.push(`call ${call}: its SDK rows carry requestIds ${[...ids].join(', ')}, not one`);
     const result = rows.find((r) => r.call === call && r.lane === 'page' && (r.kind === 'call-ok' || r.kind === 'call-failed'));
     if (result) for (const r of rows.filter((x) => x.call === call && x !== result && x.lane !== 'page')) above(r, result, `call ${call}: everything about it before the page's result`);
   }
