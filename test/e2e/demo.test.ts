@@ -212,6 +212,9 @@ describe.runIf(hasChromium)('demo in Chromium', () => {
   test('the whole flow on one timeline (README screenshot)', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await clear();
+    await page.fill('#user', 'demo-user-1');
+    await page.click('#signin');
+    await page.waitForFunction(() => document.querySelector('[data-testid="who"]')?.textContent === 'signed in as demo-user-1');
     await page.getByTestId('call').click();
     await waitCounter('ok', 1);
     await page.getByTestId('expire').click();
