@@ -4,7 +4,7 @@
  * after its causes, then checks the layout at 1280, 768 and 375 px; screenshots go to
  * test-results/. Without Chromium the test is skipped with the reason; with CI=true it fails.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hasChromium, launchChromium, whyNoChromium } from '../helpers/chromium.js';
@@ -39,6 +39,8 @@ describe.runIf(hasChromium)('demo in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await demo?.close();
+    const total = checked.reduce((sum, c) => ({ rows: sum.rows + c.rows, violations: sum.violations + c.violations }), { rows: 0, violations: 0 });
+    writeFileSync('test-results/causal-order.json', JSON.stringify({ flows: checked.length, ...total, checked }, null, 2) + '\n');
   });
 
   const counter = async (name: string) => Number(await page.getByTestId(`count-${name}`).textContent());
@@ -69,10 +71,14 @@ describe.runIf(hasChromium)('demo in Chromium', () => {
     await page.getByTestId('clear').click();
     expect(await page.locator('#timeline li').count()).toBe(0);
   };
+  /** Every flow checked, for test-results/causal-order.json: rows shown and rows out of causal order. */
+  const checked: Array<{ flow: string; rows: number; violations: number }> = [];
   const expectCausal = async (flow: string) => {
     await settled();
     const shown = await rows();
-    expect({ flow, violations: causalViolations(shown) }).toEqual({ flow, violations: [] });
+    const violations = causalViolations(shown);
+    checked.push({ flow, rows: shown.length, violations: violations.length });
+    expect({ flow, violations }).toEqual({ flow, violations: [] });
     return shown;
   };
 
