@@ -134,9 +134,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   function checkBearer(req: IncomingMessage): { reason?: string; jti?: string } {
     const auth = req.headers.authorization;
     if (!auth) return { reason: 'missing Authorization header' };
-    if (!auth.startsWith('Bearer ') || !/^[\w-]+\.[\w-]+\.[\w-]*$/.test(auth.slice(7))) return { reason: 'not a Bearer JWT (a console login token is not accepted)' };
-    const check = jwt.verify(auth.slice(7), Math.floor(now() / 1000));
-    if (!check.claims) return { reason: check.reason };
+    const check = auth.startsWith('Bearer ') ? jwt.verify(auth.slice(7), Math.floor(now() / 1000)) : { reason: 'not a JWT' };
+    if (!check.claims) return { reason: check.reason === 'not a JWT' ? 'not a Bearer JWT (a console login token is not accepted)' : check.reason };
     const jti = check.claims.jti;
     if (Number(jti) <= expiredUpTo) return { reason: 'token expired (expireTokens)', jti };
     return { jti };

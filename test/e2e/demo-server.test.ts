@@ -40,7 +40,7 @@ describe('demo server', () => {
   });
 });
 
-describe('starting on a busy port', () => {
+describe('starting on a busy port', { timeout: 60_000 }, () => {
   let busy: Server;
   let port: number;
   beforeAll(async () => {

@@ -16,7 +16,7 @@ test('Chromium is installed', (context) => {
   expect(hasChromium ? 'installed' : whyNoChromium).toBe('installed');
 });
 
-describe.runIf(hasChromium)('demo in Chromium', () => {
+describe.runIf(hasChromium)('demo in Chromium', { timeout: 60_000 }, () => {
   let demo: { url: string; close(): Promise<void> };
   let browser: Awaited<ReturnType<typeof launchChromium>>;
   let page: Page;

@@ -20,7 +20,7 @@ afterAll(async () => {
     s.closeAllConnections();
     s.close();
   }
-});
+}, 30_000);
 
 /** Runs one command to its end. */
 function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -64,7 +64,7 @@ async function server(handler: Parameters<typeof createServer>[1]) {
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 }
 
-describe('channel-sandbox: every QA flow from a terminal', () => {
+describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, () => {
   let url = '';
   let readyLine: Record<string, unknown> = {};
   let credentials = { accessKey: '', secretKey: '' };
@@ -83,7 +83,7 @@ describe('channel-sandbox: every QA flow from a terminal', () => {
     ({ url } = rest);
     credentials = { accessKey, secretKey };
     readyLine = rest;
-  });
+  }, 30_000);
 
   test('start --json: one ready line with the address and credentials, then one JSON line per event', async () => {
     expect(credentials).toEqual({ accessKey: 'ak_cli', secretKey: 'sk_cli' });
@@ -157,7 +157,7 @@ describe('channel-sandbox: every QA flow from a terminal', () => {
   });
 });
 
-describe('channel-sandbox: one-line errors', () => {
+describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
   /** Exit code, stdout and how many lines went to stderr. */
   const shape = (r: { code: number | null; stdout: string; stderr: string }) => ({ code: r.code, stdout: r.stdout, lines: r.stderr.split('\n').length - 1 });
 

@@ -127,16 +127,21 @@ describe('data routes', () => {
     expect((await get(sandbox, 'Bearer ' + token)).body).toMatchObject({ code: 0, data: { orders: [{ order_no: 'SO20240601001' }, { order_no: 'SO20240602002' }] } });
     const [header, payload, signature] = token.split('.');
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const notBearer = 'not a Bearer JWT (a console login token is not accepted)';
+    const invalid = 'signature invalid (tampered or foreign token)';
     const forged = [
-      ['missing', undefined],
-      ['not Bearer', token],
-      ['tampered payload', `Bearer ${header}.${base64url(JSON.stringify({ ...claims, sub: 'admin' }))}.${signature}`],
-      ['alg none', `Bearer ${base64url('{"alg":"none","typ":"JWT"}')}.${payload}.`],
-      ['foreign key', 'Bearer ' + (await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-key-another-key-another!')))],
-      ['console-style token', 'Bearer console-session-9f8e7d6c'],
+      ['missing', undefined, 'missing Authorization header'],
+      ['not Bearer', token, notBearer],
+      ['tampered payload', `Bearer ${header}.${base64url(JSON.stringify({ ...claims, sub: 'admin' }))}.${signature}`, invalid],
+      ['signature with a stray character', `Bearer ${token}x`, invalid],
+      ['alg none', `Bearer ${base64url('{"alg":"none","typ":"JWT"}')}.${payload}.`, 'algorithm not allowed'],
+      ['foreign key', 'Bearer ' + (await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-key-another-key-another!'))), invalid],
+      ['console-style token', 'Bearer console-session-9f8e7d6c', notBearer],
+      ['three parts of garbage', 'Bearer x.y.z', notBearer],
     ] as const;
-    for (const [label, value] of forged) {
-      expect({ label, status: (await get(sandbox, value)).status }).toEqual({ label, status: 401 });
+    for (const [label, value, reason] of forged) {
+      const { status, body } = await get(sandbox, value);
+      expect({ label, status, body }).toEqual({ label, status: 401, body: { code: SANDBOX_CODES.unauthorized, message: reason } });
     }
     clock += 61_000;
     expect((await get(sandbox, 'Bearer ' + token)).body).toMatchObject({ code: SANDBOX_CODES.unauthorized, message: 'token expired' });
