@@ -70,9 +70,10 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
     } else if (e.type === 'data') {
       const call = callOf(e.query);
       const label = call ? ` (call ${call.replace(/^\d+\./, '')})` : '';
-      const token = e.jti ? `, token #${e.jti}` : '';
       const kind = e.status === 401 ? 'data-401' : e.status < 300 ? 'data-ok' : 'data-error';
-      emit('service', kind, `${e.method} ${shortPath(e.path)}${label} → ${e.status}${e.reason ? ` (${e.reason}${token})` : token}`, { status: e.status, call, jti: e.jti }, at);
+      // Short words, so the text wraps well in a phone-wide lane.
+      const why = e.reason === 'token expired (expireTokens)' ? `token #${e.jti} expired (Expire all tokens)` : e.reason === 'failNext' ? 'answer 401 (next N calls)' : e.reason;
+      emit('service', kind, `${e.method} ${shortPath(e.path)}${label} → ${e.status}${why ? `: ${why}` : e.jti ? ` with token #${e.jti}` : ''}`, { status: e.status, call, jti: e.jti }, at);
     } else if (e.type === 'control') {
       const text = e.action === 'expire' ? 'every token issued so far now gets 401' : e.action === 'fail-next' ? `the next ${e.count} calls answer ${e.status}` : `tokens issued from now on live ${e.seconds} s`;
       emit('service', 'control', text, {}, at);
