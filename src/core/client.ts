@@ -11,7 +11,7 @@ import { milliseconds, normalizeHeaders, resolveOptions } from './options.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { delayOf, retryAfterMs, retryPolicy } from './retry.js';
 import { abortError, cleared, onAbort, raceSignal, sleep } from './signal.js';
-import { createTokenManager, type HeldToken, type TokenManagerOptions } from './token-manager.js';
+import { createTokenManager, type HeldToken, type TokenManagerOptions, type TokenShare } from './token-manager.js';
 import type { CoreClientOptions, MethodOptions, RequestOptions, SignalLike, Transport, TransportResponse } from './types.js';
 import { buildUrl } from './url.js';
 
@@ -51,6 +51,8 @@ export interface Platform {
   transport: Transport;
   /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
   createAbortController?: TokenManagerOptions['createAbortController'];
+  /** Shares the token with other clients (the browser entry's crossTab), given the checked options. */
+  share?: (config: { base: string; tokenTimeout: number }) => TokenShare | undefined;
 }
 
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
@@ -72,6 +74,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   // Every request under way: clearToken() fences them all.
   const live = new Set<CancelToken>();
   let requests = 0;
+  function fence(): void {
+    live.forEach((stop) => stop.cancel(cleared));
+    live.clear();
+  }
 
   const tokens = createTokenManager({
     provider: config.tokenProvider,
@@ -80,6 +86,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     now,
     createAbortController: platform.createAbortController,
     redact,
+    store: config.tokenStore,
+    share: platform.share && platform.share(config),
+    onRemoteClear: fence,
     onToken: (reason, held) => {
       redact.remember(held.token);
       events.emit('token', { reason, version: held.version, expiresAt: held.expiresAt < Infinity ? held.expiresAt : undefined });
@@ -236,8 +245,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     getToken: async (o) => (await (o && o.forceRefresh ? tokens.refresh('manual') : tokens.get())).token,
     clearToken() {
       tokens.clear();
-      live.forEach((stop) => stop.cancel(cleared));
-      live.clear();
+      fence();
     },
     on: events.on,
     off: events.off,

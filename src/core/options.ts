@@ -1,5 +1,5 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
-import type { CoreClientOptions, TokenProvider } from './types.js';
+import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
 import { checkKeys, describe, fail, MAX_DELAY } from './check.js';
 import { normalizeBaseUrl } from './url.js';
 
@@ -12,9 +12,10 @@ export interface ResolvedOptions {
   headers: Record<string, string>;
   retry: RetryPolicy;
   now: () => number;
+  tokenStore?: TokenStore;
 }
 
-const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now'];
+const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore'];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
 export function resolveOptions(options: CoreClientOptions, entryKeys: string[]): ResolvedOptions {
@@ -25,7 +26,10 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (typeof options.tokenProvider !== 'function') {
     fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describe(options.tokenProvider));
   }
-  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now } = options;
+  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore } = options;
+  if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))) {
+    fail('tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: userId }); got ' + describe(tokenStore));
+  }
   if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
     fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway));
   }
@@ -39,6 +43,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     headers: Object.assign({ accept: 'application/json' }, normalizeHeaders(options.headers, 'headers')),
     retry: retryPolicy(options.retry),
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
+    tokenStore,
   };
 }
 

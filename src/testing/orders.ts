@@ -21,14 +21,17 @@ const demoOrders: SandboxOrder[] = [
   { order_no: 'SO20240602002', partner_order_no: 'P-10002', status: 'delivered', created_at: '2024-06-02T08:45:00+08:00' },
 ];
 
-/** What a `POST …/orders` body may hold: `{ sku, qty, partner_order_no? }`. Undefined when valid, else every problem. */
+/**
+ * What a `POST …/orders` body must hold: `{ partner_order_no, sku?, qty? }`. Undefined when
+ * valid, else every problem, each saying what to send.
+ */
 export function orderBodyProblems(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object like {"sku":"A1","qty":2}';
-  const { sku, qty, partner_order_no } = body as Record<string, unknown>;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object like {"partner_order_no":"P-20001"}';
+  const { partner_order_no, sku, qty } = body as Record<string, unknown>;
   const problems: string[] = [];
-  if (typeof sku !== 'string' || sku.trim() === '' || sku.length > 64) problems.push('sku: a non-empty string of at most 64 characters is required');
-  if (typeof qty !== 'number' || !Number.isInteger(qty) || qty < 1 || qty > 999) problems.push('qty: a whole number from 1 to 999 is required');
-  if (partner_order_no !== undefined && (typeof partner_order_no !== 'string' || partner_order_no.length > 64)) problems.push('partner_order_no: a string of at most 64 characters when given');
+  if (typeof partner_order_no !== 'string' || partner_order_no.trim() === '' || partner_order_no.length > 64) problems.push('partner_order_no: your order number, a non-empty string of at most 64 characters, is required');
+  if (sku !== undefined && (typeof sku !== 'string' || sku.trim() === '' || sku.length > 64)) problems.push('sku: a non-empty string of at most 64 characters when given');
+  if (qty !== undefined && (typeof qty !== 'number' || !Number.isInteger(qty) || qty < 1 || qty > 999)) problems.push('qty: a whole number from 1 to 999 when given');
   return problems.length ? problems.join('; ') : undefined;
 }
 
@@ -49,17 +52,17 @@ export function createOrderStore(now: () => number) {
       return logistics.get(orderNo) ?? { order_no: orderNo, ...(order.partner_order_no ? { partner_order_no: order.partner_order_no } : {}), shipments: [] };
     },
     /** Creates an order from a body that passed {@link orderBodyProblems}. */
-    create(body: { sku: string; qty: number; partner_order_no?: string }): SandboxOrder {
+    create(body: { partner_order_no: string; sku?: string; qty?: number }): SandboxOrder {
       const date = new Date(now() + 8 * 3600_000).toISOString(); // UTC+8, as the demo orders are written
       let orderNo: string;
       do orderNo = 'SO' + date.slice(0, 10).replaceAll('-', '') + String(++sequence).padStart(3, '0');
       while (orders.has(orderNo));
       const order: SandboxOrder = {
         order_no: orderNo,
-        ...(body.partner_order_no ? { partner_order_no: body.partner_order_no } : {}),
+        partner_order_no: body.partner_order_no,
         status: 'created',
-        sku: body.sku,
-        qty: body.qty,
+        ...(body.sku === undefined ? {} : { sku: body.sku }),
+        ...(body.qty === undefined ? {} : { qty: body.qty }),
         created_at: date.slice(0, 19) + '+08:00',
       };
       orders.set(orderNo, order);

@@ -21,7 +21,7 @@ import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStat
  * not their paths: these are the sandbox's, for demos and tests.
  */
 export const SANDBOX_PATHS = {
-  /** `GET` lists the orders; `POST` with `{ sku, qty, partner_order_no? }` creates one. */
+  /** `GET` lists the orders; `POST` with `{ partner_order_no, sku?, qty? }` creates one. */
   orders: '/open/api/v1/sdk/orders',
   /** `GET …/orders/{order_no}`: one order. */
   order: '/open/api/v1/sdk/orders/{order_no}',
@@ -172,11 +172,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       try {
         input = JSON.parse(body.toString('utf8'));
       } catch {
-        return answer(400, { code: SANDBOX_CODES.badRequest, message: 'the body must be JSON like {"sku":"A1","qty":2} (send it with json: {...})' });
+        return answer(400, { code: SANDBOX_CODES.badRequest, message: 'the body must be JSON like {"partner_order_no":"P-20001"} (send it with json: {...})' });
       }
       const problems = orderBodyProblems(input);
       if (problems) return answer(400, { code: SANDBOX_CODES.badRequest, message: problems });
-      return answer(200, { code: 0, data: orders.create(input as { sku: string; qty: number; partner_order_no?: string }) });
+      return answer(200, { code: 0, data: orders.create(input as { partner_order_no: string; sku?: string; qty?: number }) });
     }
     const one = ORDER_PATH.exec(path);
     if (one) {

@@ -202,18 +202,23 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
 
   test('POST orders creates an order in memory; a bad body gets a 400 envelope that says what to send', async () => {
     const { call } = await signedIn();
-    const created = await call('POST', '/open/api/v1/sdk/orders', { sku: 'A1', qty: 2 });
-    expect(created).toMatchObject({ status: 200, body: { code: 0, data: { sku: 'A1', qty: 2, status: 'created' } } });
+    // The README's example body, and one with the optional fields.
+    expect(await call('POST', '/open/api/v1/sdk/orders', { partner_order_no: 'P-20001' })).toMatchObject({ status: 200, body: { code: 0, data: { partner_order_no: 'P-20001', status: 'created' } } });
+    const created = await call('POST', '/open/api/v1/sdk/orders', { partner_order_no: 'P-20002', sku: 'A1', qty: 2 });
+    expect(created).toMatchObject({ status: 200, body: { code: 0, data: { partner_order_no: 'P-20002', sku: 'A1', qty: 2, status: 'created' } } });
     const orderNo = created.body.data?.order_no as string;
     expect(orderNo).toMatch(/^SO\d{8}\d{3}$/);
     expect((await call('GET', '/open/api/v1/sdk/orders/' + orderNo)).body.data).toEqual(created.body.data);
-    expect((await call('GET', '/open/api/v1/sdk/logistics?order_no=' + orderNo)).body.data).toEqual({ order_no: orderNo, shipments: [] });
-    expect((await call('GET', '/open/api/v1/sdk/orders')).body.data).toMatchObject({ orders: [{}, {}, { order_no: orderNo }] });
+    expect((await call('GET', '/open/api/v1/sdk/logistics?order_no=' + orderNo)).body.data).toEqual({ order_no: orderNo, partner_order_no: 'P-20002', shipments: [] });
+    expect((await call('GET', '/open/api/v1/sdk/orders')).body.data).toMatchObject({ orders: [{}, {}, {}, { order_no: orderNo }] });
     expect(await call('POST', '/open/api/v1/sdk/orders', { sku: '', qty: 0 })).toEqual({
       status: 400,
-      body: { code: SANDBOX_CODES.badRequest, message: 'sku: a non-empty string of at most 64 characters is required; qty: a whole number from 1 to 999 is required' },
+      body: {
+        code: SANDBOX_CODES.badRequest,
+        message: 'partner_order_no: your order number, a non-empty string of at most 64 characters, is required; sku: a non-empty string of at most 64 characters when given; qty: a whole number from 1 to 999 when given',
+      },
     });
-    expect((await call('POST', '/open/api/v1/sdk/orders', 'sku=A1')).body.message).toMatch(/^the body must be JSON like/);
+    expect((await call('POST', '/open/api/v1/sdk/orders', 'partner_order_no=P-1')).body.message).toMatch(/^the body must be JSON like/);
     expect((await call('POST', '/open/api/v1/sdk/orders', [1])).body.message).toMatch(/^the body must be a JSON object/);
   });
 
@@ -251,7 +256,7 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
     const client = createClient({ baseUrl: sandbox.url, tokenProvider: () => sandbox.issueToken('u1'), headers: { 'x-app-version': '1.2.3' }, retry: { limit: 1 } });
     sandbox.failNext(1, { status: 503, retryAfterSeconds: 0 });
     await expect(client.get('/open/api/v1/sdk/orders/SO20240601001')).resolves.toMatchObject({ order_no: 'SO20240601001' });
-    await expect(client.post('/open/api/v1/sdk/orders', { json: { sku: 'A1', qty: 2 } })).resolves.toMatchObject({ sku: 'A1', qty: 2 });
+    await expect(client.post('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } })).resolves.toMatchObject({ partner_order_no: 'P-20001', status: 'created' });
   });
 });
 
