@@ -6,7 +6,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { createTokenExchange } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 import { sendJson, startServer, type TestServer } from '../helpers/server.js';
 
@@ -16,11 +15,11 @@ const routeCalls: string[] = [];
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+  // The reader's backend mints tokens with the sandbox directly: in this happy-dom realm
+  // fetch is the page's, and the token endpoint rightly answers no CORS to a page.
   backend = await startServer(async (req, res) => {
     routeCalls.push(req.url ?? '');
-    const { accessToken } = await exchange.getToken('user-42', { forceRefresh: (req.url ?? '').includes('force=1') });
-    sendJson(res, 200, { access_token: accessToken });
+    sendJson(res, 200, { access_token: await sandbox.issueToken('user-42') });
   });
   (window as unknown as { happyDOM: { setURL(url: string): void } }).happyDOM.setURL(backend.url + '/orders.html');
 });
