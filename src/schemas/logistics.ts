@@ -48,13 +48,61 @@ export const tokenResponseSchema = z.looseObject({
   }),
 });
 
-export type TrackingEvent = z.infer<typeof trackingEventSchema>;
-export type Shipment = z.infer<typeof shipmentSchema>;
-export type Logistics = z.infer<typeof logisticsSchema>;
-export type LogisticsUpdatedEvent = z.infer<typeof logisticsUpdatedSchema>;
-/** A push whose `event` is not `logistics.updated`, passed through as received. */
-export type UnknownWebhookEvent = { event: string; [key: string]: unknown };
-/** What `parseWebhook` resolves to. */
+// Named interfaces rather than z.infer: hovers and errors then say `Logistics` instead of the
+// whole inferred structure. test/types/ checks both ways that they match the schemas' output.
+
+/** A tracking event of a shipment. The interface marks none of its fields required. */
+export interface TrackingEvent {
+  /** ISO 8601 with offset, e.g. `2024-06-01T12:00:00+08:00`. */
+  time?: string | undefined;
+  status?: string | undefined;
+  desc?: string | undefined;
+  [field: string]: unknown;
+}
+
+/** One waybill of an order. Required-ness of these fields is not published, so all are optional. */
+export interface Shipment {
+  tracking_no?: string | undefined;
+  express_company?: string | undefined;
+  express_code?: string | undefined;
+  shipment_status?: string | undefined;
+  shipped_at?: string | undefined;
+  events?: TrackingEvent[] | undefined;
+  [field: string]: unknown;
+}
+
+/** The `logistics` object of a push: the current logistics of one order. */
+export interface Logistics {
+  order_no: string;
+  partner_order_no?: string | undefined;
+  shipments: Shipment[];
+  [field: string]: unknown;
+}
+
+/** Body of a `logistics.updated` push. */
+export interface LogisticsUpdatedEvent {
+  event: 'logistics.updated';
+  logistics: Logistics;
+  [field: string]: unknown;
+}
+
+/** A push whose `event` is not one this version knows, passed through as received. */
+export interface UnknownWebhookEvent {
+  event: string;
+  /**
+   * Typed `never` so that `if (event.event === 'logistics.updated')` narrows a
+   * {@link WebhookEvent} to a `logistics` of type `Logistics`: only that event carries it.
+   */
+  logistics: never;
+  [field: string]: unknown;
+}
+
+/**
+ * What `parseWebhook` resolves to: narrow on `event`.
+ * @example
+ * if (event.event === 'logistics.updated') save(event.logistics); // Logistics
+ * else console.warn('event this version does not know:', event.event);
+ */
 export type WebhookEvent = LogisticsUpdatedEvent | UnknownWebhookEvent;
 
 /** `path: problem` for each zod issue, readable without zod's locale files. */

@@ -61,14 +61,8 @@ export function createWebhookTools(crypto: Crypto) {
     const { body, secret, allowUnsigned = false } = input;
     const signature = input.signature !== undefined ? input.signature : getHeader(input.headers, SIGNATURE_HEADER);
     if (isSecret(secret)) {
-      if (signature === undefined || signature === null || signature === '') {
-        throw new WebhookSignatureError('the push has no ' + SIGNATURE_HEADER + ' header, but a webhook secret is configured; refusing it');
-      }
-      if (!(await verifyWebhookSignature(body, signature, secret))) {
-        throw new WebhookSignatureError(
-          'the ' + SIGNATURE_HEADER + ' header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)',
-        );
-      }
+      if (!isSignatureHex(signature)) throw signatureMissing(signature);
+      if (!(await verifyWebhookSignature(body, signature, secret))) throw signatureMismatch();
     } else if (!allowUnsigned) {
       throw new ConfigError('the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none');
     }
@@ -76,6 +70,21 @@ export function createWebhookTools(crypto: Crypto) {
   }
 
   return { verifyWebhookSignature, signWebhookBody, dedupKey, parseWebhook };
+}
+
+/** Why a signature header is refused before any hashing: missing, or not 64 hex characters. */
+export function signatureMissing(signature: string | null | undefined): WebhookSignatureError {
+  return new WebhookSignatureError(
+    signature === undefined || signature === null || signature === ''
+      ? 'the push has no ' + SIGNATURE_HEADER + ' header, but a webhook secret is configured; refusing it'
+      : 'the ' + SIGNATURE_HEADER + ' header is not 64 hex characters; refusing the push',
+  );
+}
+
+export function signatureMismatch(): WebhookSignatureError {
+  return new WebhookSignatureError(
+    'the ' + SIGNATURE_HEADER + ' header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)',
+  );
 }
 
 /** What `parseWebhook` takes. */
