@@ -105,6 +105,43 @@ export interface UnknownWebhookEvent {
  */
 export type WebhookEvent = LogisticsUpdatedEvent | UnknownWebhookEvent;
 
+// The same rules as the schemas above, checked in place on a JSON.parse result: no copy, no
+// allocation. The webhook hot path uses it and asks zod only for the messages of a body that
+// fails (test/server/shape.test.ts holds the two to the same answers).
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const optionalString = (value: unknown) => value === undefined || typeof value === 'string';
+
+function isTrackingEvent(value: unknown): boolean {
+  return isRecord(value) && optionalString(value.time) && optionalString(value.status) && optionalString(value.desc);
+}
+
+function isShipment(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  if (!optionalString(value.tracking_no) || !optionalString(value.express_company) || !optionalString(value.express_code)) return false;
+  if (!optionalString(value.shipment_status) || !optionalString(value.shipped_at)) return false;
+  const events = value.events;
+  if (events === undefined) return true;
+  if (!Array.isArray(events)) return false;
+  for (let i = 0; i < events.length; i++) if (!isTrackingEvent(events[i])) return false;
+  return true;
+}
+
+/** True when `value` satisfies {@link logisticsUpdatedSchema}. */
+export function isLogisticsUpdatedBody(value: unknown): value is LogisticsUpdatedEvent {
+  if (!isRecord(value) || value.event !== 'logistics.updated') return false;
+  const logistics = value.logistics;
+  if (!isRecord(logistics) || typeof logistics.order_no !== 'string' || logistics.order_no === '' || !optionalString(logistics.partner_order_no)) return false;
+  const shipments = logistics.shipments;
+  if (!Array.isArray(shipments)) return false;
+  for (let i = 0; i < shipments.length; i++) if (!isShipment(shipments[i])) return false;
+  return true;
+}
+
+/** True when `value` satisfies {@link webhookEnvelopeSchema}. */
+export function isWebhookEnvelope(value: unknown): value is { event: string; [field: string]: unknown } {
+  return isRecord(value) && typeof value.event === 'string';
+}
+
 /** `path: problem` for each zod issue, readable without zod's locale files. */
 export function describeIssues(issues: ReadonlyArray<{ path: PropertyKey[]; code: string; expected?: unknown; message: string; values?: unknown[] }>): string[] {
   return issues.map((issue) => {

@@ -62,21 +62,21 @@ export function toNodeHandler(route: { readonly [ROUTE_CORE]: Core }): NodeHandl
   function handler(a: unknown, b?: unknown): void | Promise<unknown> {
     if (isFastifyReply(b)) {
       const request = a as FastifyRequestLike;
-      return run(core!, new NodeIncoming(request.raw, request, 'fastify', request.body)).then((out) => {
+      return run(core!, new NodeIncoming(request.raw, request, 'fastify', request.body), (out) => {
         release(request.raw);
         return sendFastify(b, out);
       });
     }
     if (isKoaContext(a)) {
-      return run(core!, new NodeIncoming(a.req, a, 'koa', a.request.body)).then((out) => {
+      return run(core!, new NodeIncoming(a.req, a, 'koa', a.request.body), (out) => {
         release(a.req);
         sendKoa(a, out);
       });
     }
     const req = a as NodeRequest;
-    const res = b as ServerResponse & { revalidate?: unknown; app?: unknown };
+    const res = b as ServerResponse & { revalidate?: unknown };
     const framework: Framework = typeof res?.revalidate === 'function' ? 'next-pages' : (req as { app?: unknown })?.app ? 'express' : 'node';
-    void run(core!, new NodeIncoming(req, req, framework, req?.body, req?.rawBody)).then((out) => {
+    void run(core!, new NodeIncoming(req, req, framework, req?.body, req?.rawBody), (out) => {
       release(req);
       send(res, out);
     });

@@ -76,7 +76,7 @@ export function fetchRoute(core: Core): FetchRoute {
         toResponse(answer(500, { error: 'call the route with a Fetch Request (or a Hono context); for node:http, Express, Koa or Fastify wrap it: toNodeHandler(route)' })),
       );
     }
-    return run(core, incoming).then(toResponse);
+    return run(core, incoming, toResponse);
   };
   Object.defineProperty(route, ROUTE_CORE, { value: core });
   return route as FetchRoute;
@@ -84,18 +84,18 @@ export function fetchRoute(core: Core): FetchRoute {
 
 const INTERNAL = answer(500, { error: 'internal error in channel-sdk; see the server log' });
 
-/** Runs a core; a bug in it becomes a 500 and a console.error line, never a rejection. */
-export function run(core: Core, incoming: Incoming): Promise<Outgoing> {
-  let result: Promise<Outgoing>;
+/** Runs a core and hands its answer to `deliver`; a bug in the core becomes a 500 and a console.error line, never a rejection. */
+export function run<T>(core: Core, incoming: Incoming, deliver: (out: Outgoing) => T): Promise<T> {
   try {
-    result = core(incoming);
+    return core(incoming).then(deliver, (error: unknown) => deliver(internal(error)));
   } catch (error) {
-    result = Promise.reject(error);
+    return Promise.resolve(internal(error)).then(deliver);
   }
-  return result.catch((error: unknown) => {
-    console.error('[channel-sdk] ' + messageOf(error));
-    return INTERNAL;
-  });
+}
+
+function internal(error: unknown): Outgoing {
+  console.error('[channel-sdk] ' + messageOf(error));
+  return INTERNAL;
 }
 
 function toResponse(out: Outgoing): Response {

@@ -3,6 +3,8 @@ import { WebhookPayloadError } from '../errors/WebhookPayloadError.js';
 import { WebhookSignatureError } from '../errors/WebhookSignatureError.js';
 import {
   describeIssues,
+  isLogisticsUpdatedBody,
+  isWebhookEnvelope,
   logisticsUpdatedSchema,
   webhookEnvelopeSchema,
   type Logistics,
@@ -66,7 +68,7 @@ export function createWebhookTools(crypto: Crypto) {
     } else if (!allowUnsigned) {
       throw new ConfigError('the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none');
     }
-    return parsePayload(body);
+    return parsePayload(body, crypto.utf8);
   }
 
   return { verifyWebhookSignature, signWebhookBody, dedupKey, parseWebhook };
@@ -101,19 +103,18 @@ export interface ParseWebhookInput {
   allowUnsigned?: boolean;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
 /** JSON, then shape. Unknown fields are kept; an unknown event type is returned as it is. */
-export function parsePayload(body: RawBody): WebhookEvent {
+export function parsePayload(body: RawBody, utf8: (bytes: Uint8Array) => string): WebhookEvent {
   let value: unknown;
   try {
-    value = JSON.parse(typeof body === 'string' ? body : decoder.decode(body));
+    value = JSON.parse(typeof body === 'string' ? body : utf8(body instanceof Uint8Array ? body : new Uint8Array(body)));
   } catch (error) {
     throw new WebhookPayloadError('the push body is not UTF-8 JSON', { cause: error });
   }
+  // Checked in place; zod runs only to explain a body that fails.
+  if (isWebhookEnvelope(value) && (value.event !== 'logistics.updated' || isLogisticsUpdatedBody(value))) return value as WebhookEvent;
   const envelope = webhookEnvelopeSchema.safeParse(value);
   if (!envelope.success) throw invalid(envelope.error.issues);
-  if (envelope.data.event !== 'logistics.updated') return envelope.data as WebhookEvent;
   const parsed = logisticsUpdatedSchema.safeParse(value);
   if (!parsed.success) throw invalid(parsed.error.issues);
   return parsed.data;

@@ -10,7 +10,8 @@ import { PROJECT_BODY, vectors } from './implementations.js';
 
 const secret = 'test_secret_123';
 const sign = (body: string | Uint8Array, key: string | Uint8Array = secret) => signWebhookBody(body, key);
-const signed = async (body: string, extra: Partial<Sent> = {}): Promise<Sent> => ({
+const bytes = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+const signed = async (body: string | Uint8Array, extra: Partial<Sent> = {}): Promise<Sent> => ({
   body,
   headers: { 'content-type': 'application/json', 'x-channel-webhook-signature': await sign(body) },
   ...extra,
@@ -45,6 +46,8 @@ describe.each(doors)('webhook status matrix through %s', (_door, open) => {
       ['wrong signature', 401, async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) } }), { error: 'invalid signature' }, ['signature'], []],
       ['tampered body', 401, async () => ({ body: PROJECT_BODY.replace('SF', 'YT'), headers: { 'x-channel-webhook-signature': await sign(PROJECT_BODY) } }), { error: 'invalid signature' }, ['signature'], []],
       ['signed, not JSON', 400, () => signed('{"event":'), { error: 'invalid payload' }, ['payload'], []],
+      ['signed, not UTF-8', 400, () => signed(bytes('{"event":"logistics.updated","x":"', [0xc3, 0x28], '"}')), { error: 'invalid payload' }, ['payload'], []],
+      ['signed, UTF-8 BOM before the JSON', 200, () => signed(bytes([0xef, 0xbb, 0xbf], PROJECT_BODY)), { ok: true }, [], ['SO20240601001']],
       ['signed, empty body', 400, () => signed(''), { error: 'invalid payload' }, ['payload'], []],
       ['signed, wrong shape', 400, () => signed('{"event":"logistics.updated","logistics":{}}'), { error: 'invalid payload' }, ['payload'], []],
       ['another event type', 200, () => signed('{"event":"order.created","x":1}'), { ok: true }, [], ['order.created']],
