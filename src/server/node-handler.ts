@@ -147,8 +147,9 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyResult> 
     return Promise.resolve(TOO_LARGE);
   }
   return new Promise((resolve) => {
-    // A declared length gets one allocation filled in place; a chunked body collects chunks.
-    const target = declared >= 0 ? allocate(declared) : undefined;
+    // Chunks, then one copy at the end (none for a single chunk). Not a buffer of the declared
+    // length up front: measured with 100 concurrent 1 MiB pushes, that held more memory, and it
+    // would let a client that sends headers only make the server reserve maxBodyBytes each.
     const chunks: Uint8Array[] = [];
     let size = 0;
     const finish = (result: BodyResult) => {
@@ -164,11 +165,10 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyResult> 
         drain(req);
         return;
       }
-      if (target) target.set(chunk, size);
-      else chunks.push(chunk);
+      chunks.push(chunk);
       size += chunk.length;
     };
-    const onEnd = () => finish({ ok: true, bytes: target ? (size === target.length ? target : target.subarray(0, size)) : concat(chunks, size) });
+    const onEnd = () => finish({ ok: true, bytes: concat(chunks, size, allocate) });
     const onError = (error: unknown) => finish({ ok: false, reason: 'unreadable', error });
     const onClose = () => finish({ ok: false, reason: 'unreadable', error: new Error('the connection closed before the body was complete') });
     req.on('data', onData);

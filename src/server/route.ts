@@ -177,9 +177,9 @@ async function readFetchBody(request: Request, limit: number): Promise<BodyResul
 }
 
 /** One buffer from chunks; a single chunk is returned as it is. */
-export function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
+export function concat(chunks: readonly Uint8Array[], size: number, allocate: (size: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
   if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
+  const out = allocate(size);
   let offset = 0;
   for (const chunk of chunks) {
     out.set(chunk, offset);

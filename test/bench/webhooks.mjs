@@ -4,7 +4,7 @@
 // this process (concurrency 50). Rounds interleave the contenders in a fresh random order, so
 // drift on a shared machine hits all alike; the tables give medians and per-round ratios.
 //
-//   npm run build && node --expose-gc test/bench/webhooks.mjs [--quick] [--rounds N] [--seconds S]
+//   npm run build && node --expose-gc test/bench/webhooks.mjs [--quick] [--rounds N] [--seconds S] [--only small|large|tampered|memory]
 //
 // A contender server is this same file run with `--serve <name>`.
 import { fork } from 'node:child_process';
@@ -111,6 +111,9 @@ async function main() {
   const option = (flag, fallback) => (args.includes(flag) ? Number(args[args.indexOf(flag) + 1]) : fallback);
   const rounds = option('--rounds', quick ? 3 : 7);
   const seconds = option('--seconds', quick ? 1 : 3);
+  // --only small|large|tampered|memory (repeatable): run just those scenarios.
+  const only = args.flatMap((arg, i) => (arg === '--only' ? [args[i + 1]] : []));
+  const wanted = (scenario) => only.length === 0 || only.includes(scenario);
 
   const stripe = new Stripe('sk_test_bench');
   const timestamp = Math.floor(Date.now() / 1000);
@@ -205,39 +208,61 @@ async function main() {
   const small = pushBody(6);
   const large = pushBody(759);
   console.log(`# Webhook receive (Node ${process.version}, ${new Date().toISOString().slice(0, 10)})\n`);
-  await compare('Signed push, ~1 KB', small, false, 'ok');
-  await compare('Signed push, ~100 KB (759 tracking events)', large, false, 'ok');
-  await compare('Tampered push, ~1 KB: rejections per second', small, true, 'rejected');
+  if (wanted('small')) await compare('Signed push, ~1 KB', small, false, 'ok');
+  if (wanted('large')) await compare('Signed push, ~100 KB (759 tracking events)', large, false, 'ok');
+  if (wanted('tampered')) await compare('Tampered push, ~1 KB: rejections per second', small, true, 'rejected');
+  if (wanted('memory')) await memoryScenario();
+  for (const { child } of Object.values(servers)) child.kill();
 
-  // Memory: 100 concurrent 1 MiB pushes, peak over the process's idle baseline (after GC).
+  async function memoryScenario() {
+
+  // Memory: 100 concurrent 1 MiB pushes, all on the wire at once (100 raw sockets, one shared
+  // request buffer on the client side), against a FRESH server process each time (RSS does not
+  // shrink back between rounds); peak over that process's idle baseline after GC.
   const huge = pushBody(Math.floor((1000 * 1024) / Buffer.byteLength(JSON.stringify(event) + ',')));
-  const rows = [];
-  const memory = {};
-  for (const name of CONTENDERS) memory[name] = [];
-  for (let round = 0; round < Math.min(rounds, 3); round++) {
+  const { connect } = await import('node:net');
+  const blast = (port, wire) =>
+    Promise.all(
+      Array.from(
+        { length: 100 },
+        () =>
+          new Promise((resolve, reject) => {
+            const socket = connect(port, '127.0.0.1', () => socket.end(wire));
+            let head = '';
+            socket.on('data', (chunk) => (head += chunk.toString('latin1', 0, 16)));
+            socket.on('error', reject);
+            socket.on('close', () => resolve(Number(head.slice(9, 12))));
+          }),
+      ),
+    );
+  const memory = Object.fromEntries(CONTENDERS.map((n) => [n, []]));
+  const memoryRounds = rounds;
+  for (let round = 0; round < memoryRounds; round++) {
     for (const name of shuffle(CONTENDERS)) {
-      const request = requestFor(name, huge, false);
-      const { baseline } = await ask(name, 'baseline');
-      const answers = await Promise.all(Array.from({ length: 100 }, () => fetch(servers[name].url, request).then((r) => r.status)));
-      const { peak } = await ask(name, 'peak');
-      if (answers.some((s) => s !== 200)) throw new Error(`${name}: 1 MiB push answered ${answers.find((s) => s !== 200)}`);
+      const child = fork(new URL(import.meta.url), ['--serve', name], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      const { port } = await new Promise((resolve) => child.once('message', resolve));
+      const ask1 = (message) => new Promise((resolve) => (child.once('message', resolve), child.send(message)));
+      const { headers, body } = requestFor(name, huge, false);
+      const head = Object.entries({ host: '127.0.0.1', 'content-length': Buffer.byteLength(body), connection: 'close', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+      const wire = Buffer.concat([Buffer.from(`POST / HTTP/1.1\r\n${head.join('')}\r\n`, 'latin1'), Buffer.from(body)]);
+      const { baseline } = await ask1('baseline');
+      const statuses = await blast(port, wire);
+      const { peak } = await ask1('peak');
+      child.kill();
+      if (statuses.some((s) => s !== 200)) throw new Error(`${name}: 1 MiB push answered ${statuses.find((s) => s !== 200)}`);
       memory[name].push({ rss: peak.rss - baseline.rss, buffers: peak.external - baseline.external, heap: peak.heap - baseline.heap });
     }
   }
   const mib = (n) => fmt(n / 1024 / 1024, 1);
-  const floorRss = median(memory.floor.map((m) => m.rss));
-  const floorBuffers = median(memory.floor.map((m) => m.buffers));
-  for (const name of CONTENDERS) {
-    const rss = median(memory[name].map((m) => m.rss));
-    const buffers = median(memory[name].map((m) => m.buffers));
-    rows.push([name, mib(rss), fmt(rss / floorRss, 2), mib(buffers), fmt(buffers / floorBuffers, 2), mib(median(memory[name].map((m) => m.heap)))]);
-  }
+  const ratio = (name, key) => fmt(median(memory[name].map((m) => m[key])) / median(memory.floor.map((m) => m[key])), 2);
   table(
-    `100 concurrent ${(Buffer.byteLength(huge) / 1024 / 1024).toFixed(2)} MiB pushes: peak memory over the idle baseline`,
-    ['receiver', 'RSS growth MiB', '× floor', 'ArrayBuffers + external MiB', '× floor', 'JS heap growth MiB'],
-    rows,
-    `Median of ${Math.min(rounds, 3)} interleaved rounds; sampled every 2 ms in the server process.`,
+    `100 concurrent ${(Buffer.byteLength(huge) / 1024 / 1024).toFixed(2)} MiB pushes: peak memory over an idle server's baseline`,
+    ['receiver', 'RSS growth MiB', '× floor', 'ArrayBuffers + external MiB', '× floor', 'JS heap growth MiB', '× floor', 'RSS growth range MiB'],
+    CONTENDERS.map((n) => {
+      const rss = memory[n].map((m) => m.rss);
+      return [n, mib(median(rss)), ratio(n, 'rss'), mib(median(memory[n].map((m) => m.buffers))), ratio(n, 'buffers'), mib(median(memory[n].map((m) => m.heap))), ratio(n, 'heap'), `${mib(Math.min(...rss))}–${mib(Math.max(...rss))}`];
+    }),
+    `Median of ${memoryRounds} rounds, contenders interleaved, a fresh server process each; sampled every 2 ms in the server.`,
   );
-
-  for (const { child } of Object.values(servers)) child.kill();
+  }
 }
