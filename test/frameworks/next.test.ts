@@ -125,6 +125,21 @@ test('next build succeeds without the secrets in the environment', () => {
   expect(built.output).toMatch(/\/api\/webhooks\/channel/);
 });
 
+test("Next's generated route type checks pass (tsc over .next/types, strict, exactOptionalPropertyTypes)", async () => {
+  // next build rewrote the copy's tsconfig.json to include .next/types/validator.ts, which
+  // checks every route file's exports against Next's own handler types.
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = await new Promise<{ code: number | null; output: string }>((done) => {
+    const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.json', '--incremental', 'false'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('close', (code) => done({ code, output }));
+  });
+  expect(readFileSync(join(project, 'tsconfig.json'), 'utf8')).toContain('.next/types/**/*.ts');
+  expect(result).toEqual({ code: 0, output: '' });
+});
+
 describe.each([
   ['App Router', '/webhooks/channel', '/channel-token', '/api/echo'],
   ['Pages Router', '/api/webhooks/channel', '/api/channel-token', '/api/orders'],
