@@ -14,6 +14,7 @@ app.use(express.json());
 const tokenRoute = createTokenRoute({ exchange, resolveUser: (req: express.Request) => userIdFromCookie(req.headers.cookie) });
 app.get('/channel-token', toNodeHandler(tokenRoute));
 
+// Your other routes keep express.json().
 app.post('/api/orders', (req, res) => {
   res.json({ received: req.body });
 });

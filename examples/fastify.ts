@@ -17,4 +17,5 @@ app.register(async (channel) => {
 const tokenRoute = createTokenRoute({ exchange, resolveUser: (request: FastifyRequest) => userIdFromCookie(request.headers.cookie) });
 app.get('/channel-token', toNodeHandler(tokenRoute));
 
+// Your other routes keep Fastify's JSON parsing.
 app.post('/api/orders', (request, reply) => reply.send({ received: request.body }));

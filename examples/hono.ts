@@ -11,4 +11,5 @@ app.post('/webhooks/channel', webhook);
 // Your front end's tokenProvider fetches this: GET /channel-token[?force=1] -> { access_token, ... }
 app.get('/channel-token', createTokenRoute({ exchange, resolveUser: (c: Context) => userIdFromCookie(c.req.header('cookie')) }));
 
+// Your other routes read their bodies as usual.
 app.post('/api/orders', async (c) => c.json({ received: await c.req.json() }));

@@ -17,6 +17,7 @@ app.use(channel.routes());
 
 app.use(bodyParser());
 
+// Your other routes keep the body parser.
 const api = new Router();
 api.post('/api/orders', (ctx) => {
   ctx.body = { received: ctx.request.body };

@@ -191,11 +191,11 @@ export function concat(chunks: readonly Uint8Array[], size: number, allocate: (s
 /** What to change when a body parser read the body before the route: one line per framework. */
 export const CONSUMED_ADVICE: Record<Framework, string> = {
   express:
-    "Express: a body parser (express.json(), express.text()...) read it first. Register the webhook route before the parser: app.post('/webhooks/channel', webhook) above app.use(express.json())",
+    "Express: a body parser (express.json(), express.text()...) read it first. Register the webhook route before the parser: app.post('/webhooks/channel', toNodeHandler(webhook)) above app.use(express.json())",
   'next-pages': 'Next.js Pages Router: Next parsed the body of this API route. Turn its parser off in the route file: export const config = { api: { bodyParser: false } }',
-  koa: "Koa: a body parser (koa-bodyparser, @koa/bodyparser) read it first. Use the webhook router before the parser (app.use(webhooks.routes()) above app.use(bodyParser())), or set ctx.disableBodyParser = true for this path before it runs",
+  koa: "Koa: a body parser (koa-bodyparser, @koa/bodyparser) read it first. Use the router holding the webhook route before the parser (app.use(router.routes()) above app.use(bodyParser())), or set ctx.disableBodyParser = true for this path before it runs",
   fastify:
-    "Fastify: its content-type parser read it first. Register the route in its own plugin that leaves the body unread: fastify.register(async (app) => { app.removeAllContentTypeParsers(); app.addContentTypeParser('*', (_request, _payload, done) => done(null)); app.post('/webhooks/channel', webhook); })",
+    "Fastify: its content-type parser read it first. Register the route in its own plugin that leaves the body unread: fastify.register(async (channel) => { channel.removeAllContentTypeParsers(); channel.addContentTypeParser('*', (_request, _payload, done) => done(null)); channel.post('/webhooks/channel', toNodeHandler(webhook)); })",
   hono: "Hono: a middleware read it first (c.req.json(), c.req.text(), validator('json')). Keep body-reading middleware off this path: register the webhook route before it, or scope it (app.use('/api/*', ...))",
   'next-app': 'Next.js App Router: something read request.json() / text() first. Export the handler as the route itself: export const POST = handler',
   fetch: 'Fetch: the Request body was already read (bodyUsed) or locked by another reader. Pass the Request to the handler untouched, before anything reads it',

@@ -138,12 +138,6 @@ async function main() {
     const { port } = await new Promise((resolve) => child.once('message', resolve));
     servers[name] = { child, url: `http://127.0.0.1:${port}/` };
   }
-  const ask = (name, message) =>
-    new Promise((resolve) => {
-      servers[name].child.once('message', resolve);
-      servers[name].child.send(message);
-    });
-
   const median = (xs) => {
     const s = xs.toSorted((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;

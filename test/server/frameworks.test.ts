@@ -90,7 +90,7 @@ const frameworks: Record<string, Framework> = {
       app.post('/webhooks/channel', express.raw({ type: 'application/json' }), toNodeHandler(webhook));
       return listen(createServer(app));
     },
-    advice: /Express: .*app\.post\('\/webhooks\/channel', webhook\) above app\.use\(express\.json\(\)\)/,
+    advice: /Express: .*app\.post\('\/webhooks\/channel', toNodeHandler\(webhook\)\) above app\.use\(express\.json\(\)\)/,
   },
   'Fastify 5': {
     recipe: async () => listenFastify((await import('../../examples/fastify.js')).app),
@@ -113,7 +113,7 @@ const frameworks: Record<string, Framework> = {
       app.use(router.routes());
       return listen(createServer(app.callback()));
     },
-    advice: /Koa: .*app\.use\(webhooks\.routes\(\)\) above app\.use\(bodyParser\(\)\)/,
+    advice: /Koa: .*app\.use\(router\.routes\(\)\) above app\.use\(bodyParser\(\)\)/,
   },
   'Hono 4 + @hono/node-server': {
     recipe: async () => listenHono((await import('../../examples/hono.js')).app),
