@@ -143,6 +143,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let issued = 0;
   let expiredUpTo = 0; // tokens with jti <= this are expired
   let failNext = 0;
+  const created: Array<{ order_no: string; partner_order_no: string | undefined }> = [];
 
   async function issueToken(externalUserId: string): Promise<string> {
     const iat = Math.floor(now() / 1000);
@@ -236,7 +237,26 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       send(res, status, value);
     };
     if (path === SANDBOX_PATHS.orders && method === 'GET') {
-      return answer(200, { code: 0, data: { orders: demoLogistics.map((l) => ({ order_no: l.order_no, partner_order_no: l.partner_order_no })) } });
+      return answer(200, { code: 0, data: { orders: demoLogistics.map((l) => ({ order_no: l.order_no, partner_order_no: l.partner_order_no })).concat(created) } });
+    }
+    if (path === SANDBOX_PATHS.orders && method === 'POST') {
+      let input: { partner_order_no?: unknown } | undefined;
+      try {
+        input = JSON.parse(body) as typeof input;
+      } catch {
+        input = undefined;
+      }
+      if (!input || typeof input !== 'object' || (input.partner_order_no !== undefined && typeof input.partner_order_no !== 'string')) {
+        return answer(400, { code: SANDBOX_CODES.badRequest, message: 'send a JSON object, e.g. { "partner_order_no": "P-20001" }' });
+      }
+      const order = { order_no: 'SO' + String(20240700001 + created.length), partner_order_no: input.partner_order_no as string | undefined };
+      created.push(order);
+      return answer(200, { code: 0, data: order });
+    }
+    if (path.startsWith(SANDBOX_PATHS.orders + '/') && method === 'GET') {
+      const orderNo = decodeURIComponent(path.slice(SANDBOX_PATHS.orders.length + 1));
+      const found = demoLogistics.find((l) => l.order_no === orderNo);
+      return found ? answer(200, { code: 0, data: { order_no: found.order_no, partner_order_no: found.partner_order_no } }) : answer(404, { code: SANDBOX_CODES.notFound, message: 'no such order_no' });
     }
     if (path === SANDBOX_PATHS.logistics && method === 'GET') {
       const orderNo = new URLSearchParams(query).get('order_no');
