@@ -1,5 +1,5 @@
 /**
- * The Next.js recipes (examples/nextjs: App Router and Pages Router) as a partner runs them:
+ * The Next.js recipes (examples/backend/nextjs: App Router and Pages Router) as a partner runs them:
  * `next build` WITHOUT the secrets in the environment (CI builds rarely have them), then
  * `next start` with them, driven by the sandbox. The project is a copy under .tmp/ with the
  * built package in its node_modules, plus a few test-only routes (a misconfigured Pages route
@@ -31,11 +31,11 @@ const testOnlyRoutes: Record<string, string> = {
   'pages/api/orders.ts': "import type { NextApiRequest, NextApiResponse } from 'next';\n\nexport default function orders(req: NextApiRequest, res: NextApiResponse) {\n  res.json({ received: req.body });\n}\n",
   'app/api/echo/route.ts': 'export async function POST(request: Request) {\n  return Response.json({ received: await request.json() });\n}\n',
   // TypeScript 7 in this repository has no JS API for Next's own type check; tsconfig.examples
-  // and examples/nextjs/tsconfig.json type-check these files in `npm test` instead.
+  // and examples/backend/nextjs/tsconfig.json type-check these files in `npm test` instead.
   'next.config.mjs': 'export default { typescript: { ignoreBuildErrors: true } };\n',
   'package.json': '{ "private": true }\n',
   // Turbopack does not map an import of ./x.js to x.ts yet (vercel/next.js#82945); the shared
-  // examples/channel.ts imports its stand-ins NodeNext-style, so the copy gets a .js shim.
+  // examples/backend/channel.ts imports its stand-ins NodeNext-style, so the copy gets a .js shim.
   '../your-app.js': "export * from './your-app.ts';\n",
 };
 
@@ -90,8 +90,8 @@ beforeAll(async () => {
   mkdirSync(join(root, '.tmp'), { recursive: true });
   work = mkdtempSync(join(root, '.tmp', 'next-'));
   // The examples as they are, plus the built package as an installed dependency.
-  cpSync(join(root, 'examples'), join(work, 'examples'), { recursive: true, filter: (source) => !source.includes('.next') });
-  project = join(work, 'examples', 'nextjs');
+  cpSync(join(root, 'examples', 'backend'), join(work, 'backend'), { recursive: true, filter: (source) => !source.includes('.next') });
+  project = join(work, 'backend', 'nextjs');
   for (const [file, text] of Object.entries(testOnlyRoutes)) {
     mkdirSync(join(project, file, '..'), { recursive: true });
     writeFileSync(join(project, file), text);

@@ -1,5 +1,5 @@
 /**
- * The README's recipes (examples/*.ts) booted with the real frameworks on 127.0.0.1:0 and
+ * The README's recipes (examples/backend/*.ts) booted with the real frameworks on 127.0.0.1:0 and
  * driven by the sandbox, as a partner's backend would be: Express 5, Fastify 5, Koa 3 with
  * @koa/router, Hono 4 on @hono/node-server. Next.js runs in `npm run test:frameworks`.
  */
@@ -21,7 +21,7 @@ import { captureConsole, largeLogistics, sampleLogistics } from './helpers.js';
 const secret = 'whsec_frameworks';
 let sandbox: Sandbox;
 let saved: Logistics[];
-let webhook: typeof import('../../examples/channel.js').webhook;
+let webhook: typeof import('../../examples/backend/channel.js').webhook;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ webhookSecret: secret });
@@ -29,8 +29,8 @@ beforeAll(async () => {
   vi.stubEnv('CHANNEL_BASE_URL', sandbox.url);
   vi.stubEnv('CHANNEL_ACCESS_KEY', sandbox.credentials.accessKey);
   vi.stubEnv('CHANNEL_SECRET_KEY', sandbox.credentials.secretKey);
-  saved = (await import('../../examples/your-app.js')).saved;
-  webhook = (await import('../../examples/channel.js')).webhook;
+  saved = (await import('../../examples/backend/your-app.js')).saved;
+  webhook = (await import('../../examples/backend/channel.js')).webhook;
 });
 afterAll(async () => {
   vi.unstubAllEnvs();
@@ -70,7 +70,7 @@ const listenHono = (app: Hono): Promise<Running> =>
   });
 
 interface Framework {
-  /** Boots examples/<name>.ts as the README shows it. */
+  /** Boots examples/backend/<name>.ts as the README shows it. */
   recipe(): Promise<Running>;
   /** The same webhook route behind a body parser that reads the body first. */
   parsedFirst(): Promise<Running>;
@@ -82,7 +82,7 @@ interface Framework {
 
 const frameworks: Record<string, Framework> = {
   'Express 5': {
-    recipe: async () => listen(createServer((await import('../../examples/express.js')).app)),
+    recipe: async () => listen(createServer((await import('../../examples/backend/express.js')).app)),
     parser: 'express.json()',
     parsedFirst: async () => {
       const app = express();
@@ -93,7 +93,7 @@ const frameworks: Record<string, Framework> = {
     advice: /Express: .*app\.post\('\/webhooks\/channel', toNodeHandler\(webhook\)\) above app\.use\(express\.json\(\)\)/,
   },
   'Fastify 5': {
-    recipe: async () => listenFastify((await import('../../examples/fastify.js')).app),
+    recipe: async () => listenFastify((await import('../../examples/backend/fastify.js')).app),
     parser: "Fastify's default JSON parser",
     parsedFirst: async () => {
       const app = Fastify();
@@ -103,7 +103,7 @@ const frameworks: Record<string, Framework> = {
     advice: /Fastify: .*fastify\.register\(.*removeAllContentTypeParsers\(\).*addContentTypeParser\('\*'/,
   },
   'Koa 3 + @koa/router': {
-    recipe: async () => listen(createServer((await import('../../examples/koa.js')).app.callback())),
+    recipe: async () => listen(createServer((await import('../../examples/backend/koa.js')).app.callback())),
     parser: 'koa-bodyparser',
     parsedFirst: async () => {
       const app = new Koa();
@@ -116,7 +116,7 @@ const frameworks: Record<string, Framework> = {
     advice: /Koa: .*app\.use\(router\.routes\(\)\) above app\.use\(bodyParser\(\)\)/,
   },
   'Hono 4 + @hono/node-server': {
-    recipe: async () => listenHono((await import('../../examples/hono.js')).app),
+    recipe: async () => listenHono((await import('../../examples/backend/hono.js')).app),
     parser: 'a middleware that read c.req.json()',
     parsedFirst: async () => {
       const app = new Hono();
