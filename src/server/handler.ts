@@ -110,7 +110,15 @@ export function createHandlerFactory(crypto: Crypto) {
     if (dedup !== undefined && (typeof dedup?.claim !== 'function' || typeof dedup.release !== 'function')) {
       throw new ConfigError('dedup must be a store with claim(key) and release(key), e.g. createMemoryDedupStore()');
     }
-    const report = o.onError || defaultReport;
+    const onError = o.onError || defaultReport;
+    // A reporter that throws changes no answer (and cannot throw out of the slow-callback timer).
+    const report = (error: unknown, info: WebhookErrorInfo) => {
+      try {
+        onError(error, info);
+      } catch {
+        // ignored on purpose
+      }
+    };
     const secrets = secretSource(o.secret, allowUnsigned);
     // Pushes in progress in this process, by dedup key: a repeat waits for the first one's answer.
     const inflight = new Map<string, Promise<Outgoing>>();
@@ -172,6 +180,7 @@ export function createHandlerFactory(crypto: Crypto) {
         return out;
       }
       let claimed: unknown = true;
+      let out: Outgoing = FAILED;
       let settle!: (out: Outgoing) => void;
       inflight.set(key, new Promise((resolve) => (settle = resolve)));
       try {
@@ -182,18 +191,17 @@ export function createHandlerFactory(crypto: Crypto) {
         }
         if (claimed === false) {
           report(new Error('push already handled (same body); acknowledged without calling the callback'), { stage: 'duplicate', level: 'info', status: 200 });
-          settle(DUPLICATE);
-          return DUPLICATE;
+          return (out = DUPLICATE);
         }
-        const out = await deliver(event, context);
+        out = await deliver(event, context);
         if (out !== OK) {
           // Give the claim back so that the service's next delivery is processed.
           await bounded(() => dedup!.release(key), dedupTimeoutMs, 'release').catch((error: unknown) => report(error, { stage: 'dedup', level: 'warn' }));
         }
-        settle(out);
         return out;
       } finally {
         inflight.delete(key);
+        settle(out);
       }
     }
 

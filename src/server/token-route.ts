@@ -74,7 +74,11 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
   let exchange: TokenSource | undefined = typeof given === 'function' ? undefined : given;
   const report = o.onError || defaultReport;
   const fail = (out: Outgoing, error: unknown, stage: TokenRouteErrorInfo['stage']) => {
-    report(error, { stage, status: out.status });
+    try {
+      report(error, { stage, status: out.status });
+    } catch {
+      // A reporter that throws changes no answer.
+    }
     return out;
   };
 

@@ -233,6 +233,17 @@ describe('createWebhookHandler', () => {
     expect((route.reported[0][0] as Error).message).toMatch(/Acknowledge first and process in the background/);
   });
 
+  test('an onError that throws changes no answer, even from the slow-callback timer', async () => {
+    const boom = () => {
+      throw new Error('reporter bug');
+    };
+    const slow = create({ secret, onError: boom, slowCallbackMs: 10, onLogisticsUpdated: () => new Promise((r) => setTimeout(r, 40)) });
+    expect((await slow(await post())).status).toBe(200);
+    const refusing = create({ secret, onError: boom, onLogisticsUpdated: () => {} });
+    const forged = new Request('http://partner.example/hook', { method: 'POST', headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) }, body: PROJECT_BODY });
+    expect((await refusing(forged)).status).toBe(401);
+  });
+
   test('default reporting: one line per rejection, never the body or the secret; nothing for info', async () => {
     const output = captureConsole();
     try {

@@ -167,6 +167,17 @@ describe('createTokenRoute', () => {
     expect(reported).toEqual([{ stage: 'user', status: 500 }]);
   });
 
+  test('an onError that throws changes no answer', async () => {
+    const route = createTokenRoute({
+      exchange: { getToken: async () => Promise.reject(new TokenExchangeError('down')) },
+      resolveUser: () => 'user-1',
+      onError: () => {
+        throw new Error('reporter bug');
+      },
+    });
+    expect((await route(new Request('http://partner.example/t'))).status).toBe(502);
+  });
+
   test('refuses a missing exchange or resolveUser', () => {
     expect(() => createTokenRoute({ resolveUser: () => 'x' } as never)).toThrow(/needs exchange: createTokenExchange/);
     expect(() => createTokenRoute({ exchange: { getToken: async () => ({ accessToken: '', expiresIn: 1 }) } } as never)).toThrow(/needs resolveUser/);
