@@ -1,4 +1,3 @@
-// @vitest-environment happy-dom
 /**
  * examples/browser-quick-start.ts as a page runs it: happy-dom's window is on the reader's
  * backend origin (which serves /channel-token), the service is the sandbox. Only the
