@@ -7,6 +7,7 @@ const stages = [
   ['typecheck', 'TypeScript 7, and the mini-program sources against ES2015 + the WeChat typings'],
   ['lint', 'oxlint'],
   ['build', 'rollup and the WeChat bundle'],
+  ['typecheck:examples', 'the backend recipes and type tests against the build, TypeScript 7 and 5.9'],
   ['test:unit', 'vitest'],
   ['size', 'size budgets'],
   ['check:package', 'publint --strict, arethetypeswrong'],

@@ -23,12 +23,12 @@ export const verifyWebhookSignature = server.verifyWebhookSignature;
 export const signWebhookBody = server.signWebhookBody;
 
 /**
- * Verifies, then parses and validates a push. Resolves to `{ event: 'logistics.updated', logistics }`,
- * or, for another `event`, to the body as received. Throws `WebhookSignatureError` or
- * `WebhookPayloadError`.
+ * Verifies, then parses and validates a push. Resolves to a {@link WebhookEvent}: narrow it on
+ * `event` (`logistics.updated` carries `logistics`; another event type comes as received).
+ * Throws `WebhookSignatureError` or `WebhookPayloadError`.
  * @example
  * const event = await parseWebhook({ body: rawBody, headers: request.headers, secret });
- * if (isLogisticsUpdated(event)) await save(event.logistics);
+ * if (event.event === 'logistics.updated') await save(event.logistics); // Logistics
  */
 export const parseWebhook = server.parseWebhook;
 
@@ -39,13 +39,20 @@ export const parseWebhook = server.parseWebhook;
 export const dedupKey = server.dedupKey;
 
 /**
- * A Fetch-style handler, `(request: Request) => Promise<Response>`, for Next.js route
- * handlers, Hono, Deno.serve, Bun, Workers; `toNodeHandler` adapts it to node:http and Express.
- * Answers 200 after the callback succeeded, 401 bad or missing signature, 400 bad JSON or
- * shape, 405 not POST, 413 too large, 500 the callback threw.
+ * The webhook route: verifies the signature over the raw body, parses, validates, then calls
+ * your callback, and answers 200 only after it succeeded; 401 bad or missing signature, 400 bad
+ * JSON or shape, 405 not POST, 413 too large, 500 the callback threw or no secret is configured.
+ * It never rejects: a body another middleware already read gets a 500 saying what to change for
+ * the framework in use. It is a Fetch handler (`(request) => Promise<Response>`: Next.js App
+ * Router, Deno, Bun, workers; Hono's context works too); `toNodeHandler(handler)` serves it on
+ * node:http, Express, Next.js Pages Router, Koa and Fastify without building a Fetch Request.
  * @example
- * const handler = createWebhookHandler({ secret, onLogisticsUpdated: async ({ logistics }) => save(logistics) });
- * export const POST = handler; // or http.createServer(toNodeHandler(handler))
+ * const webhook = createWebhookHandler({
+ *   secret: () => process.env.CHANNEL_WEBHOOK_SECRET, // read at the first push
+ *   onLogisticsUpdated: async ({ logistics }) => save(logistics),
+ * });
+ * export const POST = webhook;                            // Next.js App Router
+ * app.post('/webhooks/channel', toNodeHandler(webhook));  // Express, before express.json()
  */
 export const createWebhookHandler = server.createWebhookHandler;
 

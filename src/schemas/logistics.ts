@@ -48,14 +48,99 @@ export const tokenResponseSchema = z.looseObject({
   }),
 });
 
-export type TrackingEvent = z.infer<typeof trackingEventSchema>;
-export type Shipment = z.infer<typeof shipmentSchema>;
-export type Logistics = z.infer<typeof logisticsSchema>;
-export type LogisticsUpdatedEvent = z.infer<typeof logisticsUpdatedSchema>;
-/** A push whose `event` is not `logistics.updated`, passed through as received. */
-export type UnknownWebhookEvent = { event: string; [key: string]: unknown };
-/** What `parseWebhook` resolves to. */
+// Named interfaces rather than z.infer: hovers and errors then say `Logistics` instead of the
+// whole inferred structure. test/types/ checks both ways that they match the schemas' output.
+
+/** A tracking event of a shipment. The interface marks none of its fields required. */
+export interface TrackingEvent {
+  /** ISO 8601 with offset, e.g. `2024-06-01T12:00:00+08:00`. */
+  time?: string | undefined;
+  status?: string | undefined;
+  desc?: string | undefined;
+  [field: string]: unknown;
+}
+
+/** One waybill of an order. Required-ness of these fields is not published, so all are optional. */
+export interface Shipment {
+  tracking_no?: string | undefined;
+  express_company?: string | undefined;
+  express_code?: string | undefined;
+  shipment_status?: string | undefined;
+  shipped_at?: string | undefined;
+  events?: TrackingEvent[] | undefined;
+  [field: string]: unknown;
+}
+
+/** The `logistics` object of a push: the current logistics of one order. */
+export interface Logistics {
+  order_no: string;
+  partner_order_no?: string | undefined;
+  shipments: Shipment[];
+  [field: string]: unknown;
+}
+
+/** Body of a `logistics.updated` push. */
+export interface LogisticsUpdatedEvent {
+  event: 'logistics.updated';
+  logistics: Logistics;
+  [field: string]: unknown;
+}
+
+/** A push whose `event` is not one this version knows, passed through as received. */
+export interface UnknownWebhookEvent {
+  event: string;
+  /**
+   * Typed `never` so that `if (event.event === 'logistics.updated')` narrows a
+   * {@link WebhookEvent} to a `logistics` of type `Logistics`: only that event carries it.
+   */
+  logistics: never;
+  [field: string]: unknown;
+}
+
+/**
+ * What `parseWebhook` resolves to: narrow on `event`.
+ * @example
+ * if (event.event === 'logistics.updated') save(event.logistics); // Logistics
+ * else console.warn('event this version does not know:', event.event);
+ */
 export type WebhookEvent = LogisticsUpdatedEvent | UnknownWebhookEvent;
+
+// The same rules as the schemas above, checked in place on a JSON.parse result: no copy, no
+// allocation. The webhook hot path uses it and asks zod only for the messages of a body that
+// fails (test/server/shape.test.ts holds the two to the same answers).
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const optionalString = (value: unknown) => value === undefined || typeof value === 'string';
+
+function isTrackingEvent(value: unknown): boolean {
+  return isRecord(value) && optionalString(value.time) && optionalString(value.status) && optionalString(value.desc);
+}
+
+function isShipment(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  if (!optionalString(value.tracking_no) || !optionalString(value.express_company) || !optionalString(value.express_code)) return false;
+  if (!optionalString(value.shipment_status) || !optionalString(value.shipped_at)) return false;
+  const events = value.events;
+  if (events === undefined) return true;
+  if (!Array.isArray(events)) return false;
+  for (let i = 0; i < events.length; i++) if (!isTrackingEvent(events[i])) return false;
+  return true;
+}
+
+/** True when `value` satisfies {@link logisticsUpdatedSchema}. */
+export function isLogisticsUpdatedBody(value: unknown): value is LogisticsUpdatedEvent {
+  if (!isRecord(value) || value.event !== 'logistics.updated') return false;
+  const logistics = value.logistics;
+  if (!isRecord(logistics) || typeof logistics.order_no !== 'string' || logistics.order_no === '' || !optionalString(logistics.partner_order_no)) return false;
+  const shipments = logistics.shipments;
+  if (!Array.isArray(shipments)) return false;
+  for (let i = 0; i < shipments.length; i++) if (!isShipment(shipments[i])) return false;
+  return true;
+}
+
+/** True when `value` satisfies {@link webhookEnvelopeSchema}. */
+export function isWebhookEnvelope(value: unknown): value is { event: string; [field: string]: unknown } {
+  return isRecord(value) && typeof value.event === 'string';
+}
 
 /** `path: problem` for each zod issue, readable without zod's locale files. */
 export function describeIssues(issues: ReadonlyArray<{ path: PropertyKey[]; code: string; expected?: unknown; message: string; values?: unknown[] }>): string[] {

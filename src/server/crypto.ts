@@ -14,6 +14,8 @@ export interface Crypto {
   sha256Hex(data: string | Uint8Array): Promise<string>;
   /** `bytes` random bytes as lower-case hex. */
   randomHex(bytes: number): string;
+  /** UTF-8 text of `bytes`, without a leading BOM; throws on invalid UTF-8. (Decoding is on the push's hot path too.) */
+  utf8(bytes: Uint8Array): string;
 }
 
 const hex64 = /^[0-9a-f]{64}$/i;

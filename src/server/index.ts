@@ -12,7 +12,7 @@ export function bindServer(crypto: Crypto) {
   return {
     ...webhook,
     ...signing,
-    createWebhookHandler: createHandlerFactory(webhook.parseWebhook, webhook.dedupKey),
+    createWebhookHandler: createHandlerFactory(crypto),
     createTokenExchange: createTokenExchangeFactory(signing.referenceSign),
   };
 }

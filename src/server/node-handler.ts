@@ -1,66 +1,231 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConfigError } from '../errors/ConfigError.js';
+import { concat, ROUTE_CORE, run, type BodyResult, type Core, type Framework, type Incoming, type Outgoing } from './route.js';
 
-type FetchHandler = (request: Request) => Promise<Response>;
+// No node:* import at run time: the edge build of the server entry (Web Crypto, for workers)
+// carries this file too. Buffer is used when the runtime has it, for allocUnsafe.
 
-/** node:http's request as Express and friends extend it. */
-export type NodeRequest = IncomingMessage & { body?: unknown; originalUrl?: string };
+/** node:http's request as Express, Next.js and friends extend it. */
+export type NodeRequest = IncomingMessage & { body?: unknown; rawBody?: unknown; originalUrl?: string };
+
+/** The parts of a Koa context the adapter uses (Koa 2 and 3, @koa/router). */
+export interface KoaContextLike {
+  req: IncomingMessage;
+  res: ServerResponse;
+  request: { body?: unknown };
+  status: number;
+  body: unknown;
+  set(field: string, value: string): void;
+}
+
+/** The parts of a Fastify request and reply the adapter uses (Fastify 4 and 5). */
+export interface FastifyRequestLike {
+  raw: IncomingMessage;
+  body?: unknown;
+}
+export interface FastifyReplyLike {
+  raw: ServerResponse;
+  code(statusCode: number): unknown;
+  header(name: string, value: string): unknown;
+  send(payload?: unknown): unknown;
+}
 
 /**
- * Adapts a Fetch-style handler (e.g. `createWebhookHandler(...)`) to node:http and Express:
- * `http.createServer(toNodeHandler(handler))` or `app.post('/hook', toNodeHandler(handler))`.
- * The raw body is needed: mount it before `express.json()`, or use `express.raw({ type: 'application/json' })`.
+ * A route served the node:http way. One function, recognised by its arguments:
+ * a node:http listener, Express or Connect middleware, a Next.js Pages Router API route,
+ * Koa middleware (`router.post(path, handler)`), or a Fastify route handler.
  */
-export function toNodeHandler(handler: FetchHandler) {
-  return (req: NodeRequest, res: ServerResponse, next?: (error?: unknown) => void): void => {
-    handle(handler, req, res).catch((error: unknown) => {
-      if (next) return next(error);
-      console.error(error instanceof Error ? error.message : error);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: 'webhook adapter failed' }));
-    });
-  };
+export interface NodeHandler {
+  /** node:http, Express, Connect, Next.js Pages Router (`export default`). */
+  (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
+  /** Koa / @koa/router middleware: answers through `ctx.status` and `ctx.body`. */
+  (ctx: KoaContextLike, next?: () => Promise<unknown>): Promise<void>;
+  /** Fastify route handler: answers through `reply`. */
+  (request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown>;
 }
 
-async function handle(handler: FetchHandler, req: NodeRequest, res: ServerResponse): Promise<void> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (name.startsWith(':') || value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+/**
+ * Serves a route from `createWebhookHandler` or `createTokenRoute` on node:http, Express,
+ * Next.js Pages Router, Koa or Fastify. The body is read straight from the request stream into
+ * one buffer, with the size cap enforced while reading; no Fetch `Request` is built.
+ * @example
+ * const webhook = toNodeHandler(createWebhookHandler({ secret, onLogisticsUpdated }));
+ * http.createServer(webhook);                    // node:http
+ * app.post('/webhooks/channel', webhook);        // Express, before express.json()
+ * router.post('/webhooks/channel', webhook);     // Koa, before the body parser
+ */
+export function toNodeHandler(route: { readonly [ROUTE_CORE]: Core }): NodeHandler {
+  const core = route ? route[ROUTE_CORE] : undefined;
+  if (typeof core !== 'function') {
+    throw new ConfigError('toNodeHandler takes what createWebhookHandler(...) or createTokenRoute(...) returns');
   }
-  const method = req.method || 'GET';
-  let body: BodyInit | undefined;
-  if (method !== 'GET' && method !== 'HEAD') {
-    if (req.body instanceof Uint8Array || typeof req.body === 'string') {
-      body = req.body as Uint8Array<ArrayBuffer> | string; // express.raw() / express.text()
-    } else if (!req.readableEnded) {
-      body = streamOf(req);
-    } else if (typeof req.body === 'object' && req.body !== null) {
-      throw new ConfigError(
-        "the request body was already parsed by a JSON body parser, but the signature is over the raw bytes: mount the webhook route before express.json(), or use express.raw({ type: 'application/json' }) on it",
-      );
-    } else {
-      throw new ConfigError('the request body stream was already read by another middleware; mount the webhook route before any body parser');
+  function handler(a: unknown, b?: unknown): void | Promise<unknown> {
+    if (isFastifyReply(b)) {
+      const request = a as FastifyRequestLike;
+      return run(core!, new NodeIncoming(request.raw, request, 'fastify', request.body), (out) => {
+        release(request.raw);
+        return sendFastify(b, out);
+      });
     }
+    if (isKoaContext(a)) {
+      return run(core!, new NodeIncoming(a.req, a, 'koa', a.request.body), (out) => {
+        release(a.req);
+        sendKoa(a, out);
+      });
+    }
+    const req = a as NodeRequest;
+    const res = b as ServerResponse & { revalidate?: unknown };
+    const framework: Framework = typeof res?.revalidate === 'function' ? 'next-pages' : (req as { app?: unknown })?.app ? 'express' : 'node';
+    void run(core!, new NodeIncoming(req, req, framework, req?.body, req?.rawBody), (out) => {
+      release(req);
+      send(res, out);
+    });
   }
-  const url = 'http://' + (req.headers.host || 'localhost') + (req.originalUrl || req.url || '/');
-  const response = await handler(new Request(url, { method, headers, body, duplex: 'half' } as RequestInit));
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
-  res.end(Buffer.from(await response.arrayBuffer()));
+  return handler as NodeHandler;
 }
 
-// By hand rather than node:stream's Readable.toWeb: the edge build of this entry (Web Crypto,
-// no node:* imports) carries this file too, and Workers cannot load node:stream.
-function streamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      req.on('data', (chunk: Uint8Array) => controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length)));
-      req.on('end', () => controller.close());
-      req.on('error', (error) => controller.error(error));
-    },
-    cancel() {
-      req.destroy();
-    },
+const isFastifyReply = (value: unknown): value is FastifyReplyLike =>
+  typeof value === 'object' && value !== null && typeof (value as { hijack?: unknown }).hijack === 'function' && 'raw' in value;
+
+const isKoaContext = (value: unknown): value is KoaContextLike =>
+  typeof value === 'object' && value !== null && 'req' in value && 'res' in value && 'request' in value && 'response' in value;
+
+const HOST = /^(?:\[[0-9a-fA-F:.]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d{0,5})?$/;
+
+// Bytes and time an unread rest of a refused body may still take before the connection is
+// dropped: reading it lets the client see the answer (closing on unread data would reset it).
+const DRAIN_BYTES = 8 * 1024 * 1024;
+const DRAIN_MS = 5000;
+
+const allocate: (size: number) => Uint8Array = typeof Buffer === 'function' ? (size) => Buffer.allocUnsafe(size) : (size) => new Uint8Array(size);
+
+class NodeIncoming implements Incoming {
+  readonly method: string;
+  readonly malformedHost: boolean;
+  constructor(
+    readonly req: NodeRequest,
+    readonly native: unknown,
+    readonly framework: Framework,
+    private readonly parsedBody?: unknown,
+    private readonly rawBody?: unknown,
+  ) {
+    this.method = req?.method ? req.method.toUpperCase() : 'GET';
+    const host = req?.headers?.host;
+    this.malformedHost = host !== undefined && !HOST.test(host);
+  }
+
+  header(name: string): string | undefined {
+    const value = this.req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  query(): string {
+    const url = this.req.url || '';
+    const start = url.indexOf('?');
+    return start < 0 ? '' : url.slice(start + 1);
+  }
+
+  parsed(): unknown {
+    return this.parsedBody instanceof Uint8Array ? undefined : this.parsedBody;
+  }
+
+  body(limit: number): Promise<BodyResult> {
+    // express.raw(), Fastify's parseAs: 'buffer', or express.json({ verify }) keeping req.rawBody.
+    const given = this.parsedBody instanceof Uint8Array ? this.parsedBody : this.rawBody instanceof Uint8Array ? this.rawBody : undefined;
+    if (given) return Promise.resolve(given.length > limit ? TOO_LARGE : { ok: true, bytes: given });
+    return readNodeBody(this.req, limit);
+  }
+}
+
+const TOO_LARGE: BodyResult = { ok: false, reason: 'too-large' };
+
+function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+  if (req.readableEnded || req.readableDidRead || req.readableFlowing) return Promise.resolve({ ok: false, reason: 'consumed' });
+  const declared = req.headers['content-length'] === undefined ? -1 : Number(req.headers['content-length']);
+  if (declared > limit) {
+    drain(req);
+    return Promise.resolve(TOO_LARGE);
+  }
+  return new Promise((resolve) => {
+    // Chunks, then one copy at the end (none for a single chunk). Not a buffer of the declared
+    // length up front: measured with 100 concurrent 1 MiB pushes, that held more memory, and it
+    // would let a client that sends headers only make the server reserve maxBodyBytes each.
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const finish = (result: BodyResult) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      resolve(result);
+    };
+    const onData = (chunk: Uint8Array) => {
+      if (size + chunk.length > limit) {
+        finish(TOO_LARGE);
+        drain(req);
+        return;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    };
+    const onEnd = () => finish({ ok: true, bytes: concat(chunks, size, allocate) });
+    const onError = (error: unknown) => finish({ ok: false, reason: 'unreadable', error });
+    const onClose = () => finish({ ok: false, reason: 'unreadable', error: new Error('the connection closed before the body was complete') });
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
   });
+}
+
+/** Reads and discards what is left of a refused body, within bounds, so the answer is seen. */
+function drain(req: IncomingMessage): void {
+  if (req.readableEnded || req.destroyed) return;
+  let seen = 0;
+  const stop = () => {
+    clearTimeout(timer);
+    req.off('data', count);
+    req.destroy();
+  };
+  const count = (chunk: Uint8Array) => {
+    seen += chunk.length;
+    if (seen > DRAIN_BYTES) stop();
+  };
+  const timer = setTimeout(stop, DRAIN_MS);
+  (timer as { unref?: () => void }).unref?.();
+  req.on('data', count);
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.on('error', () => {});
+  req.resume();
+}
+
+/** A body left unread (refused before reading, or a GET) is drained within bounds. */
+function release(req: IncomingMessage | undefined): void {
+  if (req && typeof req.listenerCount === 'function' && !req.readableEnded && req.listenerCount('data') === 0) drain(req);
+}
+
+function send(res: ServerResponse, out: Outgoing): void {
+  if (!res || typeof res.writeHead !== 'function' || res.headersSent || res.writableEnded) return;
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': byteLength(out.body) };
+  if (out.headers) Object.assign(headers, out.headers);
+  res.writeHead(out.status, headers);
+  res.end(out.body);
+}
+
+const encoder = new TextEncoder();
+const byteLength: (text: string) => number = typeof Buffer === 'function' ? (text) => Buffer.byteLength(text) : (text) => encoder.encode(text).length;
+
+function sendKoa(ctx: KoaContextLike, out: Outgoing): void {
+  ctx.status = out.status;
+  ctx.set('content-type', 'application/json');
+  if (out.headers) for (const name of Object.keys(out.headers)) ctx.set(name, out.headers[name]);
+  ctx.body = out.body;
+}
+
+function sendFastify(reply: FastifyReplyLike, out: Outgoing): unknown {
+  reply.code(out.status);
+  reply.header('content-type', 'application/json');
+  if (out.headers) for (const name of Object.keys(out.headers)) reply.header(name, out.headers[name]);
+  return reply.send(out.body);
 }

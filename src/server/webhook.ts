@@ -3,6 +3,8 @@ import { WebhookPayloadError } from '../errors/WebhookPayloadError.js';
 import { WebhookSignatureError } from '../errors/WebhookSignatureError.js';
 import {
   describeIssues,
+  isLogisticsUpdatedBody,
+  isWebhookEnvelope,
   logisticsUpdatedSchema,
   webhookEnvelopeSchema,
   type Logistics,
@@ -61,21 +63,30 @@ export function createWebhookTools(crypto: Crypto) {
     const { body, secret, allowUnsigned = false } = input;
     const signature = input.signature !== undefined ? input.signature : getHeader(input.headers, SIGNATURE_HEADER);
     if (isSecret(secret)) {
-      if (signature === undefined || signature === null || signature === '') {
-        throw new WebhookSignatureError('the push has no ' + SIGNATURE_HEADER + ' header, but a webhook secret is configured; refusing it');
-      }
-      if (!(await verifyWebhookSignature(body, signature, secret))) {
-        throw new WebhookSignatureError(
-          'the ' + SIGNATURE_HEADER + ' header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)',
-        );
-      }
+      if (!isSignatureHex(signature)) throw signatureMissing(signature);
+      if (!(await verifyWebhookSignature(body, signature, secret))) throw signatureMismatch();
     } else if (!allowUnsigned) {
       throw new ConfigError('the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none');
     }
-    return parsePayload(body);
+    return parsePayload(body, crypto.utf8);
   }
 
   return { verifyWebhookSignature, signWebhookBody, dedupKey, parseWebhook };
+}
+
+/** Why a signature header is refused before any hashing: missing, or not 64 hex characters. */
+export function signatureMissing(signature: string | null | undefined): WebhookSignatureError {
+  return new WebhookSignatureError(
+    signature === undefined || signature === null || signature === ''
+      ? 'the push has no ' + SIGNATURE_HEADER + ' header, but a webhook secret is configured; refusing it'
+      : 'the ' + SIGNATURE_HEADER + ' header is not 64 hex characters; refusing the push',
+  );
+}
+
+export function signatureMismatch(): WebhookSignatureError {
+  return new WebhookSignatureError(
+    'the ' + SIGNATURE_HEADER + ' header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)',
+  );
 }
 
 /** What `parseWebhook` takes. */
@@ -92,19 +103,18 @@ export interface ParseWebhookInput {
   allowUnsigned?: boolean;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
 /** JSON, then shape. Unknown fields are kept; an unknown event type is returned as it is. */
-export function parsePayload(body: RawBody): WebhookEvent {
+export function parsePayload(body: RawBody, utf8: (bytes: Uint8Array) => string): WebhookEvent {
   let value: unknown;
   try {
-    value = JSON.parse(typeof body === 'string' ? body : decoder.decode(body));
+    value = JSON.parse(typeof body === 'string' ? body : utf8(body instanceof Uint8Array ? body : new Uint8Array(body)));
   } catch (error) {
     throw new WebhookPayloadError('the push body is not UTF-8 JSON', { cause: error });
   }
+  // Checked in place; zod runs only to explain a body that fails.
+  if (isWebhookEnvelope(value) && (value.event !== 'logistics.updated' || isLogisticsUpdatedBody(value))) return value as WebhookEvent;
   const envelope = webhookEnvelopeSchema.safeParse(value);
   if (!envelope.success) throw invalid(envelope.error.issues);
-  if (envelope.data.event !== 'logistics.updated') return envelope.data as WebhookEvent;
   const parsed = logisticsUpdatedSchema.safeParse(value);
   if (!parsed.success) throw invalid(parsed.error.issues);
   return parsed.data;

@@ -1,0 +1,59 @@
+// The README draft for the backend (docs/readme-drafts/webhooks.md) with README.md's markers:
+// every `example:` block is its file verbatim, every recipe is shown, and every `check` block
+// type-checks on its own (strict, exactOptionalPropertyTypes) against the built package.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { expect, test } from 'vitest';
+import { readmeBlocks, syncExamples } from '../../scripts/readme.mjs';
+
+const root = resolve(import.meta.dirname, '../..');
+const draft = readFileSync(join(root, 'docs/readme-drafts/webhooks.md'), 'utf8');
+const blocks = readmeBlocks(draft).filter((b: { lang: string }) => b.lang === 'ts') as Array<{ marker?: string; argument?: string; code: string; line: number }>;
+const recipes = [
+  'examples/backend/channel.ts',
+  'examples/backend/express.ts',
+  'examples/backend/fastify.ts',
+  'examples/backend/koa.ts',
+  'examples/backend/hono.ts',
+  'examples/backend/nextjs/app/webhooks/channel/route.ts',
+  'examples/backend/nextjs/app/channel-token/route.ts',
+  'examples/backend/nextjs/pages/api/webhooks/channel.ts',
+  'examples/backend/nextjs/pages/api/channel-token.ts',
+];
+
+test('the draft shows every recipe, each block verbatim from its file; no block unmarked', () => {
+  expect(blocks.filter((b) => b.marker === 'example').map((b) => b.argument)).toEqual(recipes);
+  expect(syncExamples(draft) === draft ? 'verbatim' : 'a block differs from its example file').toBe('verbatim');
+  expect(blocks.filter((b) => !b.marker).map((b) => 'line ' + b.line)).toEqual([]);
+});
+
+test("the draft's check blocks type-check on their own", async () => {
+  const dir = join(root, '.tmp', 'draft-check');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const strict = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: true, target: 'ES2022' };
+  const files = { web: [] as string[], node: [] as string[] };
+  blocks
+    .filter((b) => b.marker === 'check')
+    .forEach((b) => {
+      const project = /channel-sdk\/server|\bnode:|\bprocess\./.test(b.code) ? 'node' : 'web';
+      writeFileSync(join(dir, `${project}-line-${b.line}.ts`), b.code);
+      files[project].push(`${project}-line-${b.line}.ts`);
+    });
+  const configs = {
+    web: { compilerOptions: { ...strict, module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], types: [] }, files: files.web },
+    node: { compilerOptions: { ...strict, module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022'], types: ['node'] }, files: files.node },
+  };
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  for (const [name, config] of Object.entries(configs)) {
+    writeFileSync(join(dir, `tsconfig.${name}.json`), JSON.stringify(config));
+    const result = await promisify(execFile)(process.execPath, [tsc, '-p', join(dir, `tsconfig.${name}.json`)]).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect({ project: name, errors: result }).toEqual({ project: name, errors: '' });
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
