@@ -12,16 +12,11 @@ const client = createClient({
       wx.request({
         url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
         header: { 'x-session': app.globalData.session },
-        success: (r) => {
-          const body = /** @type {{ access_token?: string }} */ (r.data);
-          if (r.statusCode === 200 && body.access_token) resolve(body.access_token);
-          else reject(new Error('token route answered ' + r.statusCode));
-        },
+        success: (r) => (r.statusCode === 200 ? resolve(/** @type {{ access_token: string }} */ (r.data).access_token) : reject(new Error('token route answered ' + r.statusCode))),
         fail: (e) => reject(new Error(e.errMsg)),
       }),
     ),
-  // Keep the token through a cold start (see "Sharing the token").
-  tokenStore: hostTokenStore({ key: app.globalData.userId }),
+  tokenStore: hostTokenStore({ key: app.globalData.userId }), // keeps the token through a cold start
 });
 
 let cancel = createCancelToken();
@@ -33,12 +28,7 @@ Page({
     client
       .get('/open/api/v1/sdk/orders', { signal: cancel.signal })
       .then((data) => this.setData({ orders: /** @type {{ orders: Array<{ order_no: string }> }} */ (data).orders }))
-      .catch((error) => {
-        if (isChannelError(error) && error.code === 'ABORTED') return;
-        this.setData({ error: isChannelError(error) ? error.code : String(error) });
-      });
+      .catch((error) => isChannelError(error) && error.code === 'ABORTED' ? undefined : this.setData({ error: String(error.code || error) }));
   },
-  onUnload() {
-    cancel.cancel('page closed');
-  },
+  onUnload: () => cancel.cancel('page closed'),
 });

@@ -12,3 +12,4 @@ export interface ReadmeBlock {
 }
 export function readmeBlocks(text: string): ReadmeBlock[];
 export function syncExamples(text: string): string;
+export const documents: string[];

@@ -2,7 +2,8 @@
 //   <!-- example: examples/x.ts -->   the block below is that file, verbatim; a test runs the file
 //   <!-- check -->                    type-checked only (it needs the reader's app)
 //   <!-- check: client -->            same, with `client` (a channel-sdk Client) declared
-// `npm run readme` copies every example file into its block; test/readme checks they match.
+// `npm run readme` copies every example file into its block (README.md and docs/webhooks.md);
+// test/readme and test/server/recipe-docs check they match.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -25,9 +26,14 @@ export function syncExamples(text) {
   );
 }
 
+/** The documents whose example blocks are kept in sync with their files. */
+export const documents = ['README.md', 'docs/webhooks.md'];
+
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const before = readFileSync('README.md', 'utf8');
-  const after = syncExamples(before);
-  writeFileSync('README.md', after);
-  console.log(before === after ? 'README.md: examples already in sync' : 'README.md: example blocks updated from examples/');
+  for (const file of documents) {
+    const before = readFileSync(file, 'utf8');
+    const after = syncExamples(before);
+    writeFileSync(file, after);
+    console.log(before === after ? `${file}: examples already in sync` : `${file}: example blocks updated from examples/`);
+  }
 }
