@@ -1,4 +1,5 @@
 import { checkKeys, describe } from '../core/check.js';
+import { onAbort } from '../core/signal.js';
 import { normalizeBaseUrl } from '../core/url.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { TokenExchangeError } from '../errors/TokenExchangeError.js';
@@ -309,16 +310,17 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
     /** The shared flight, copied for this caller; `signal` detaches this caller only. */
     function forCaller(flight: Promise<ExchangedToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
       if (!signal) return flight.then((token) => ({ ...token }));
+      if (signal.aborted) return Promise.reject(aborted(signal));
       return new Promise<ExchangedToken>((resolve, reject) => {
-        const onAbort = () => reject(aborted(signal));
-        signal.addEventListener('abort', onAbort, { once: true });
+        // One listener on the caller's signal however many calls share it (Node warns past 10).
+        const off = onAbort(signal, () => reject(aborted(signal)));
         flight.then(
           (token) => {
-            signal.removeEventListener('abort', onAbort);
+            off();
             resolve({ ...token });
           },
           (error: unknown) => {
-            signal.removeEventListener('abort', onAbort);
+            off();
             reject(error);
           },
         );

@@ -113,3 +113,24 @@ test('a signal that is not an AbortSignal -> ConfigError', async () => {
   const exchange = createTokenExchange({ baseUrl: 'https://channel.example', accessKey, secretKey });
   await expect(exchange.getToken('u', { signal: 'stop' as never })).rejects.toThrow(/signal must be an AbortSignal; got "stop"/);
 });
+
+test('many getToken calls sharing one signal add one listener to it (no MaxListenersExceededWarning)', async () => {
+  let release: (r: Response) => void = () => {};
+  const exchange = createTokenExchange({
+    baseUrl: 'https://channel.example.com',
+    accessKey: 'ak',
+    secretKey: 'sk',
+    fetch: () => new Promise<Response>((resolve) => (release = resolve)),
+  });
+  const controller = new AbortController();
+  let listeners = 0;
+  const add = controller.signal.addEventListener.bind(controller.signal);
+  controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
+  const calls = Array.from({ length: 20 }, (_, i) => exchange.getToken('user-' + (i % 2), { signal: controller.signal }));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(listeners).toBe(1);
+  controller.abort();
+  const results = await Promise.allSettled(calls);
+  expect(results.every((r) => r.status === 'rejected' && /aborted by its signal/.test(String((r.reason as Error).message)))).toBe(true);
+  release(new Response('{}'));
+});
