@@ -1,10 +1,14 @@
 import { rmSync } from 'node:fs';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
 import { dts } from 'rollup-plugin-dts';
 import esbuild from 'rollup-plugin-esbuild';
+import { thirdPartyNotices } from './scripts/third-party-notices.mjs';
 
-// One input per package entry; shared code lands in chunks. Dependencies stay external
-// (the user's bundler dedupes them); the mini-program bundle, which inlines them, is separate.
-// CJS output: ky is ESM-only, and require(esm) returns its namespace (__esModule: true), hence interop 'auto'.
+// One input per package entry; shared code lands in chunks. ky, mitt, zod and jose are
+// bundled (tree-shaken) into the entries that use them, so the package has no runtime
+// dependencies: WeChat's npm build packs every dependency and rejects their syntax, strict
+// installs refuse ky's engines field, and CommonJS loaders cannot require ESM-only ky.
+// Only node:* built-ins stay external.
 const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts', testing: 'src/testing.ts' };
 // Both server builds share one declaration file: their exports are identical.
 const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts', miniprogram: 'src/miniprogram.ts' };
@@ -12,40 +16,69 @@ const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 's
 // would otherwise pile up and ship in the package (test/package checks none does).
 rmSync('dist', { recursive: true, force: true });
 
-const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
+const external = (id) => id.startsWith('node:');
+const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], preferBuiltins: true });
+// The bundled libraries go through esbuild too: lowered to the entry's target like our own
+// code, and stripped of their doc comments (whose `import ... from` examples would read as imports).
+const compile = (target) => esbuild({ target, tsconfig: 'tsconfig.json', include: /\.[cm]?[jt]s$/, exclude: [] });
+// dist/THIRD_PARTY_NOTICES.md: the licences of what the entries below bundle.
+const notices = thirdPartyNotices();
+// Source maps keep our own sources, not the bundled libraries' (zod's alone would be 0.7 MB
+// of the install): a frame inside ky or zod maps to its path and line in that package.
+const slimMaps = {
+  name: 'slim-source-maps',
+  generateBundle(_options, bundle) {
+    for (const file of Object.values(bundle)) {
+      if (file.type !== 'asset' || !file.fileName.endsWith('.map')) continue;
+      const map = JSON.parse(String(file.source));
+      map.sourcesContent = map.sourcesContent.map((content, i) => (map.sources[i].includes('node_modules/') ? null : content));
+      file.source = JSON.stringify(map);
+    }
+  },
+};
 
 export default [
   {
     input,
     external,
-    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
+    plugins: [resolve(), compile('es2022'), slimMaps, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true },
     ],
   },
-  // uni-app and Taro bundle this one (ES2017 syntax, dependencies left to their bundler);
+  // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
   // WeChat's npm build takes miniprogram_dist/ instead (scripts/build-miniprogram.mjs).
   {
     input: { miniprogram: 'src/miniprogram.ts' },
     external,
-    plugins: [esbuild({ target: 'es2017', tsconfig: 'tsconfig.json' })],
+    plugins: [resolve(), compile('es2017'), slimMaps, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true },
     ],
   },
-  // The CLI: ESM only, with a shebang.
+  // The CLI: ESM only, with a shebang. It takes the sandbox from the channel-sdk/testing build
+  // next to it rather than a second copy of the sandbox, jose and zod.
   {
     input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
-    external,
-    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
-    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', banner: '#!/usr/bin/env node' },
+    external: (id, _importer, resolved) => external(id) || (resolved && id.endsWith('/src/testing/sandbox.ts')),
+    plugins: [resolve(), compile('es2022'), notices],
+    output: {
+      dir: 'dist',
+      format: 'es',
+      entryFileNames: '[name].js',
+      banner: '#!/usr/bin/env node',
+      paths: (id) => (id.endsWith('/src/testing/sandbox.ts') ? './testing.js' : id),
+    },
   },
   {
     input: typesInput,
     external,
-    plugins: [dts({ tsconfig: 'tsconfig.json' })],
+    // The declarations our public types use from ky, mitt and zod are inlined (KyPassThrough,
+    // the emitter's on/off, the exported zod/mini schemas), so the .d.cts files import nothing
+    // ESM-only (TS1479 under node16 CommonJS) and nothing that is not installed.
+    plugins: [dts({ tsconfig: 'tsconfig.json', includeExternal: ['ky', 'mitt', 'zod'] })],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunks/[name]-[hash].d.ts' },
       { dir: 'dist', format: 'es', entryFileNames: '[name].d.cts', chunkFileNames: 'chunks/[name]-[hash].d.cts' },

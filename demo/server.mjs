@@ -15,8 +15,6 @@ const WEBHOOK_SECRET = 'whsec_demo_secret';
 /** Directories the page may load modules from, each resolved by package name. */
 const vendor = {
   'channel-sdk': dirname(fileURLToPath(import.meta.resolve('channel-sdk'))),
-  ky: dirname(fileURLToPath(import.meta.resolve('ky'))),
-  mitt: dirname(fileURLToPath(import.meta.resolve('mitt'))),
 };
 const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.png': 'image/png' };
 
