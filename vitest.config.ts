@@ -15,7 +15,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['test/package/**/*.test.ts', 'test/server/**/*.test.ts', 'test/testing/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/miniprogram/**/*.test.ts'],
+          include: ['test/package/**/*.test.ts', 'test/server/**/*.test.ts', 'test/testing/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/miniprogram/**/*.test.ts', 'test/model/**/*.test.ts'],
         },
       },
     ],

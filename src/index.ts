@@ -5,7 +5,9 @@
  */
 import { createCoreClient, type Client } from './core/client.js';
 import type { CoreClientOptions } from './core/types.js';
+import { describe, fail } from './core/check.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
+import { lazyShare } from './tokens/lazy-share.js';
 
 /** Options of the browser/fetch `createClient`. */
 export interface ClientOptions extends CoreClientOptions {
@@ -13,6 +15,15 @@ export interface ClientOptions extends CoreClientOptions {
   fetch?: typeof fetch;
   /** ky options passed through (hooks, credentials, ...); the ones the SDK owns are refused. */
   ky?: KyPassThrough;
+  /**
+   * Share one token and its refreshes with the other tabs of this origin whose client has the
+   * same `baseUrl` and `key` (use the signed-in user's id, so that two users never share):
+   * one provider call for a burst across tabs, one forced refresh after a 401 in any of them,
+   * and clearToken() in one clears all. BroadcastChannel + Web Locks, every wait bounded by
+   * `tokenTimeout`; where either is missing each tab keeps its own token. Off by default.
+   * @example crossTab: { key: currentUser.id }
+   */
+  crossTab?: { key: string };
 }
 
 /**
@@ -29,11 +40,20 @@ export interface ClientOptions extends CoreClientOptions {
  * const data = await client.get('/open/api/v1/sdk/orders');
  */
 export function createClient(options: ClientOptions): Client {
-  const { fetch, ky } = (options || {}) as ClientOptions;
-  return createCoreClient(options, { transport: createFetchTransport({ fetch, ky }), createAbortController: () => new AbortController() }, [
-    'fetch',
-    'ky',
-  ]);
+  const { fetch, ky, crossTab } = (options || {}) as ClientOptions;
+  if (crossTab !== undefined && !(crossTab && typeof crossTab.key === 'string' && crossTab.key)) {
+    fail('crossTab must be { key: string }, e.g. { key: userId } (tabs share a token only under the same key); got ' + describe(crossTab));
+  }
+  return createCoreClient(
+    options,
+    {
+      transport: createFetchTransport({ fetch, ky }),
+      createAbortController: () => new AbortController(),
+      // A separate chunk: clients without crossTab never load it.
+      share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout)))),
+    },
+    ['fetch', 'ky', 'crossTab'],
+  );
 }
 
 export type { KyPassThrough } from './transports/fetch.js';

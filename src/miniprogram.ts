@@ -6,16 +6,8 @@
 import { createCoreClient, type Client } from './core/client.js';
 import type { CoreClientOptions } from './core/types.js';
 import { ConfigError } from './errors/ConfigError.js';
+import { findHost, hostGlobals } from './transports/hosts.js';
 import { createMiniProgramTransport, type HostRequest } from './transports/miniprogram.js';
-
-// The hosts' globals, looked up with typeof so that a missing one is not a ReferenceError.
-declare const wx: { request?: HostRequest } | undefined;
-declare const my: { request?: HostRequest } | undefined;
-declare const tt: { request?: HostRequest } | undefined;
-declare const swan: { request?: HostRequest } | undefined;
-declare const qq: { request?: HostRequest } | undefined;
-declare const uni: { request?: HostRequest } | undefined;
-declare const Taro: { request?: HostRequest } | undefined;
 
 /** Options of the mini-program `createClient`. */
 export interface MiniProgramClientOptions extends CoreClientOptions {
@@ -26,18 +18,6 @@ export interface MiniProgramClientOptions extends CoreClientOptions {
   request?: HostRequest;
   /** Requests in flight at once; more wait in a queue instead of failing (WeChat allows 10). @default 10 */
   concurrency?: number;
-}
-
-function hosts(): Array<[string, { request?: HostRequest } | undefined]> {
-  return [
-    ['wx', typeof wx !== 'undefined' ? wx : undefined],
-    ['my', typeof my !== 'undefined' ? my : undefined],
-    ['tt', typeof tt !== 'undefined' ? tt : undefined],
-    ['swan', typeof swan !== 'undefined' ? swan : undefined],
-    ['qq', typeof qq !== 'undefined' ? qq : undefined],
-    ['uni', typeof uni !== 'undefined' ? uni : undefined],
-    ['Taro', typeof Taro !== 'undefined' ? Taro : undefined],
-  ];
 }
 
 /**
@@ -57,7 +37,7 @@ export function createClient(options: MiniProgramClientOptions): Client {
   let request = o.request;
   let name = 'request option';
   if (request === undefined) {
-    const found = hosts().filter(([, host]) => host && typeof host.request === 'function')[0];
+    const found = findHost('request');
     if (!found) {
       throw new ConfigError('no mini-program request() found: looked for wx, my, tt, swan, qq, uni and Taro; pass request (e.g. request: wx.request) explicitly');
     }
@@ -68,7 +48,7 @@ export function createClient(options: MiniProgramClientOptions): Client {
   } else if (typeof request !== 'function') {
     throw new ConfigError('request must be the host request function, e.g. request: wx.request');
   } else {
-    name = hosts().filter(([, host]) => host && host.request === request)[0]?.[0] ?? name;
+    name = hostGlobals().filter(([, host]) => host.request === request)[0]?.[0] ?? name;
   }
   const { concurrency = 10 } = o;
   if (!(concurrency >= 1 && concurrency % 1 === 0)) throw new ConfigError('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
@@ -78,4 +58,6 @@ export function createClient(options: MiniProgramClientOptions): Client {
 }
 
 export type { HostHeaders, HostRequest, HostRequestOptions, HostResult } from './transports/miniprogram.js';
+export { hostTokenStore } from './tokens/host-store.js';
+export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

@@ -16,15 +16,16 @@ export interface CancelToken {
  * onUnload() { token.cancel('page closed'); }
  */
 export function createCancelToken(): CancelToken {
-  let listeners: Array<() => void> = [];
+  // A Set: removing one of many listeners stays O(1).
+  const listeners = new Set<() => void>();
   const signal = {
     aborted: false,
     reason: undefined as unknown,
     addEventListener(_type: 'abort', listener: () => void) {
-      listeners.push(listener);
+      listeners.add(listener);
     },
     removeEventListener(_type: 'abort', listener: () => void) {
-      listeners = listeners.filter((l) => l !== listener);
+      listeners.delete(listener);
     },
   };
   return {
@@ -33,8 +34,9 @@ export function createCancelToken(): CancelToken {
       if (signal.aborted) return;
       signal.aborted = true;
       signal.reason = reason;
-      const current = listeners;
-      listeners = [];
+      const current: Array<() => void> = [];
+      listeners.forEach((listener) => current.push(listener));
+      listeners.clear();
       for (const listener of current) listener();
     },
   };

@@ -1,15 +1,21 @@
-import mitt, { type Emitter } from 'mitt';
+import mitt, { type Emitter, type Handler, type WildcardHandler } from 'mitt';
 import type { ChannelError } from '../errors/ChannelError.js';
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { UnauthorizedError } from '../errors/UnauthorizedError.js';
 import type { TokenReason } from './types.js';
 
-/** Where a request is; shared by the request events. No event ever carries a token. */
-export interface RequestInfo {
+/** Which request an event belongs to. No event ever carries a token. */
+export interface RequestRef {
+  /** Numbers the client's requests 1, 2, 3...: every event of one call carries the same id. */
+  requestId: number;
   /** Upper-case method. */
   method: string;
   /** Full URL. */
   url: string;
+}
+
+/** Where a request is; shared by the per-attempt events. */
+export interface RequestInfo extends RequestRef {
   /** 1 for the first attempt; a retry or the replay after a 401 counts up. */
   attempt: number;
 }
@@ -35,12 +41,12 @@ export type ClientEvents = {
   /** Another attempt follows: after a 401 (`unauthorized`) or a transient failure. */
   retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status'; status?: number; delayMs: number };
   /** The replay after a forced refresh got 401 too; the request fails with `error`. */
-  'auth:failed': { method: string; url: string; error: UnauthorizedError };
-  /** A request failed (any error, including `auth:failed` ones). */
-  error: { method: string; url: string; error: ChannelError };
+  'auth:failed': RequestRef & { error: UnauthorizedError };
+  /** A request failed, whatever the error (also after `auth:failed`, and for a bad option). */
+  error: RequestRef & { error: ChannelError };
 };
 
-/** The emitter a client uses: a listener that throws cannot break a request. */
+/** The emitter a client uses: a listener that throws affects no other listener and no request. */
 export interface Events {
   emit<K extends keyof ClientEvents>(type: K, payload: ClientEvents[K]): void;
   on: Emitter<ClientEvents>['on'];
@@ -49,16 +55,23 @@ export interface Events {
 
 export function createEvents(): Events {
   const emitter = mitt<ClientEvents>();
+  // Each listener on its own: mitt's emit stops at the first that throws.
+  const run = (listener: () => void) => {
+    try {
+      listener();
+    } catch (error) {
+      // Surfaces as an uncaught error, as in any event emitter, without failing the request.
+      setTimeout(() => {
+        throw error;
+      });
+    }
+  };
   return {
     emit(type, payload) {
-      try {
-        emitter.emit(type, payload);
-      } catch (error) {
-        // A listener's bug surfaces as an uncaught error, as in any event emitter, without failing the request.
-        setTimeout(() => {
-          throw error;
-        });
-      }
+      const own = emitter.all.get(type) as Handler<unknown>[] | undefined;
+      const all = emitter.all.get('*') as WildcardHandler<ClientEvents>[] | undefined;
+      if (own) for (const listener of own.slice()) run(() => listener(payload));
+      if (all) for (const listener of all.slice()) run(() => listener(type, payload));
     },
     on: emitter.on,
     off: emitter.off,

@@ -1,7 +1,7 @@
-import { ConfigError } from '../errors/ConfigError.js';
 import { retryPolicy, type RetryPolicy } from './retry.js';
-import type { CoreClientOptions, TokenProvider } from './types.js';
-import { checkKeys, describe, normalizeBaseUrl } from './url.js';
+import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
+import { checkKeys, describe, fail, MAX_DELAY } from './check.js';
+import { normalizeBaseUrl } from './url.js';
 
 export interface ResolvedOptions {
   base: string;
@@ -12,40 +12,51 @@ export interface ResolvedOptions {
   headers: Record<string, string>;
   retry: RetryPolicy;
   now: () => number;
+  tokenStore?: TokenStore;
 }
 
-const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now'];
+const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore'];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
 export function resolveOptions(options: CoreClientOptions, entryKeys: string[]): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('createClient needs an options object: createClient({ baseUrl, tokenProvider })');
+    fail('createClient needs an options object: createClient({ baseUrl, tokenProvider })');
   }
   checkKeys(options, coreKeys.concat(entryKeys), 'option');
   if (typeof options.tokenProvider !== 'function') {
-    throw new ConfigError('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describe(options.tokenProvider));
+    fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describe(options.tokenProvider));
   }
-  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now } = options;
+  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore } = options;
+  if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))) {
+    fail('tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: userId }); got ' + describe(tokenStore));
+  }
+  if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
+    fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway));
+  }
   return {
     base: normalizeBaseUrl(options.baseUrl),
     tokenProvider: options.tokenProvider,
     timeout: milliseconds('timeout', timeout),
     tokenTimeout: milliseconds('tokenTimeout', tokenTimeout),
-    refreshLeeway: refreshLeeway >= 0 && refreshLeeway < Infinity ? refreshLeeway : fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway)),
+    refreshLeeway,
     // The service answers JSON; without this ky would ask for text/* (its .text() default).
     headers: Object.assign({ accept: 'application/json' }, normalizeHeaders(options.headers, 'headers')),
     retry: retryPolicy(options.retry),
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
+    tokenStore,
   };
 }
 
 /** A positive number of ms no larger than a timer can hold. */
 export function milliseconds(name: string, value: unknown): number {
-  if (typeof value === 'number' && value > 0 && value <= 2147483647) return value;
-  return fail(name + ' must be a number of milliseconds from 1 to 2147483647; got ' + describe(value));
+  if (typeof value === 'number' && value > 0 && value <= MAX_DELAY) return value;
+  return fail(name + ' must be a number of milliseconds from 1 to ' + MAX_DELAY + '; got ' + describe(value));
 }
 
-/** Copies headers with lower-case names; refuses non-string values and Authorization. */
+// RFC 9110 field names; values may not break the header line (a CR/LF would inject headers).
+const headerName = /^[!#$%&'*+.^_`|~\w-]+$/;
+
+/** Copies headers with lower-case names; refuses non-string values, bad names, line breaks and Authorization. */
 export function normalizeHeaders(headers: unknown, name: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (headers === undefined) return out;
@@ -55,15 +66,12 @@ export function normalizeHeaders(headers: unknown, name: string): Record<string,
   for (const key of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[key];
     const lower = key.toLowerCase();
-    if (lower === 'authorization') {
-      return fail(name + '.' + key + ' is set by channel-sdk from tokenProvider; remove it');
-    }
-    if (typeof value !== 'string') return fail(name + '.' + key + ' must be a string; got ' + describe(value));
+    if (!headerName.test(key)) fail(name + ': ' + describe(key) + ' is not a valid header name (letters, digits and !#$%&\'*+-.^_`|~ only)');
+    if (lower === 'authorization') fail(name + '.' + key + ' is set by channel-sdk from tokenProvider; remove it');
+    if (typeof value !== 'string') fail(name + '.' + key + ' must be a string; got ' + describe(value));
+    // The value is not quoted: it may be a credential.
+    if (/[\r\n\0]/.test(value)) fail(name + '.' + key + ' contains a line break or NUL; a header value must be one line');
     out[lower] = value;
   }
   return out;
-}
-
-function fail(message: string): never {
-  throw new ConfigError(message);
 }

@@ -1,5 +1,4 @@
-import { ConfigError } from '../errors/ConfigError.js';
-import { checkKeys } from './url.js';
+import { checkKeys, describe, fail, MAX_DELAY, messageOf } from './check.js';
 import type { RetryOptions } from './types.js';
 
 export interface RetryPolicy {
@@ -21,24 +20,41 @@ const defaults: RetryPolicy = {
 
 const shape = 'retry must be a number (the limit) or { limit: 0-100, methods: string[], statusCodes: number[], delay: (n) => ms, maxRetryAfter: ms }';
 
+const isInt = (value: unknown, min: number, max: number) => typeof value === 'number' && value >= min && value <= max && value % 1 === 0;
+
 export function retryPolicy(value: number | RetryOptions | undefined, base: RetryPolicy = defaults): RetryPolicy {
   if (value === undefined) return base;
   const o = typeof value === 'number' ? { limit: value } : value;
-  if (typeof o !== 'object' || o === null) throw new ConfigError(shape);
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) fail(shape + '; got ' + describe(value));
   checkKeys(o, Object.keys(defaults), 'retry option');
   const policy: RetryPolicy = Object.assign({}, base, o);
   const { limit, methods, statusCodes, delay, maxRetryAfter } = policy;
-  if (
-    !(limit >= 0 && limit <= 100 && limit % 1 === 0) ||
-    !Array.isArray(methods) ||
-    !Array.isArray(statusCodes) ||
-    typeof delay !== 'function' ||
-    !(maxRetryAfter >= 0)
-  ) {
-    throw new ConfigError(shape + '; got ' + JSON.stringify(o));
-  }
-  policy.methods = methods.map((m) => String(m).toUpperCase());
+  const problem = !isInt(limit, 0, 100)
+    ? 'limit must be a whole number from 0 to 100; got ' + describe(limit)
+    : !Array.isArray(methods) || methods.some((m) => typeof m !== 'string')
+      ? "methods must be an array of method names, e.g. ['GET', 'PUT']"
+      : !Array.isArray(statusCodes) || statusCodes.some((s) => !isInt(s, 100, 599))
+        ? 'statusCodes must be an array of HTTP statuses (numbers from 100 to 599), e.g. [503]'
+        : typeof delay !== 'function'
+          ? 'delay must be a function (retry number) => milliseconds'
+          : !isInt(maxRetryAfter, 0, MAX_DELAY)
+            ? 'maxRetryAfter must be a number of milliseconds from 0 to ' + MAX_DELAY + '; got ' + describe(maxRetryAfter)
+            : '';
+  if (problem) fail('retry.' + problem);
+  policy.methods = methods.map((m) => m.toUpperCase());
   return policy;
+}
+
+/** The policy's delay before retry number `n`, checked: a user's function may return anything. */
+export function delayOf(policy: RetryPolicy, n: number): number {
+  let ms: unknown;
+  try {
+    ms = policy.delay(n);
+  } catch (error) {
+    fail('retry.delay threw: ' + messageOf(error));
+  }
+  if (!(typeof ms === 'number' && ms >= 0)) fail('retry.delay must return a number of milliseconds >= 0; it returned ' + describe(ms));
+  return Math.min(ms, MAX_DELAY);
 }
 
 /** Milliseconds asked for by a `Retry-After` header (seconds or HTTP date), or undefined. */

@@ -2,27 +2,55 @@ import { AbortError } from '../errors/AbortError.js';
 import type { ErrorContext } from '../errors/ChannelError.js';
 import type { SignalLike } from './types.js';
 
+/** The reason a request's own signal gets when clearToken() fences it. */
+export const cleared = { clearToken: true };
+
 export function abortError(signal: SignalLike, context: ErrorContext): AbortError {
-  return new AbortError('request aborted through its signal', Object.assign({ cause: signal.reason }, context));
+  return signal.reason === cleared
+    ? new AbortError('clearToken() ran while this request was under way (e.g. a logout); it is not sent again, with any token', context)
+    : new AbortError('request aborted through its signal', Object.assign({ cause: signal.reason }, context));
+}
+
+// One 'abort' listener per signal however many requests share it: Node warns past 10
+// listeners on an AbortSignal, and removing one from a long list is O(n).
+const subscribers = new WeakMap<SignalLike, Set<() => void>>();
+
+/** Calls `fn` once when `signal` aborts; returns the unsubscribe. The signal must not be aborted yet. */
+export function onAbort(signal: SignalLike, fn: () => void): () => void {
+  let set = subscribers.get(signal);
+  if (!set) {
+    const fresh = new Set<() => void>();
+    set = fresh;
+    subscribers.set(signal, fresh);
+    signal.addEventListener(
+      'abort',
+      () => {
+        subscribers.delete(signal);
+        fresh.forEach((f) => f());
+      },
+      { once: true },
+    );
+  }
+  const own = set;
+  own.add(fn);
+  return () => void own.delete(fn);
 }
 
 /**
  * Settles like `promise`, or rejects with AbortError as soon as `signal` aborts. The
  * promise itself goes on: a token refresh shared with other requests must not be cancelled.
  */
-export function raceSignal<T>(promise: Promise<T>, signal: SignalLike | undefined, context: ErrorContext): Promise<T> {
-  if (!signal) return promise;
+export function raceSignal<T>(promise: Promise<T>, signal: SignalLike, context: ErrorContext): Promise<T> {
   if (signal.aborted) return Promise.reject(abortError(signal, context));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal, context));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const off = onAbort(signal, () => reject(abortError(signal, context)));
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        off();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        off();
         reject(error);
       },
     );
@@ -30,13 +58,13 @@ export function raceSignal<T>(promise: Promise<T>, signal: SignalLike | undefine
 }
 
 /** Waits `ms`, or rejects with AbortError when `signal` aborts first. */
-export function sleep(ms: number, signal: SignalLike | undefined, context: ErrorContext): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+export function sleep(ms: number, signal: SignalLike, context: ErrorContext): Promise<void> {
+  let timer = 0 as unknown as ReturnType<typeof setTimeout>;
   const wait = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);
   });
   return raceSignal(wait, signal, context).then(undefined, (error: unknown) => {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
     throw error;
   });
 }

@@ -131,7 +131,35 @@ export interface CoreClientOptions {
   retry?: number | RetryOptions;
   /** Clock in epoch ms, for tests. @default Date.now */
   now?: () => number;
+  /**
+   * Keeps the token through a relaunch, e.g. `hostTokenStore({ key: userId })` on a
+   * mini-program, so a cold start within its lifetime asks the provider nothing. Opt-in.
+   */
+  tokenStore?: TokenStore;
 }
 
-/** Why a token was requested. */
-export type TokenReason = 'initial' | 'expired' | 'proactive' | 'unauthorized' | 'manual';
+/**
+ * Why a token was installed: asked of the provider (`initial`, `expired`, `proactive`,
+ * `unauthorized`, `manual`), read back from `tokenStore` after a relaunch (`stored`), or
+ * obtained by another tab of a `crossTab` group (`shared`).
+ */
+export type TokenReason = 'initial' | 'expired' | 'proactive' | 'unauthorized' | 'manual' | 'stored' | 'shared';
+
+/** What a {@link TokenStore} keeps: the token with its receipt time and end, in epoch ms of the device clock. */
+export interface StoredToken {
+  token: string;
+  receivedAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Keeps the token across relaunches (opt-in; see the README on what persisting a token
+ * means). Sync or async; a store that fails never fails a request.
+ */
+export interface TokenStore {
+  /** The saved token, or null/undefined when there is none. */
+  get(): StoredToken | null | undefined | Promise<StoredToken | null | undefined>;
+  set(value: StoredToken): void | Promise<void>;
+  /** Called by clearToken(). */
+  remove(): void | Promise<void>;
+}

@@ -5,8 +5,13 @@ export { compareLogistics, latestEventTime, isLogisticsUpdated, SIGNATURE_HEADER
 export type { ParseWebhookInput, RawBody } from './webhook.js';
 export type { HeadersLike } from './headers.js';
 export type { WebhookContext, WebhookErrorInfo, WebhookHandlerOptions } from './handler.js';
-export { createMemoryTokenCache, MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './token-exchange.js';
-export type { ExchangedToken, TokenCache, TokenExchange, TokenExchangeOptions } from './token-exchange.js';
+export { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './token-exchange.js';
+export type { TokenExchange, TokenExchangeOptions } from './token-exchange.js';
+export { createMemoryTokenCache } from './token-cache.js';
+export type { ExchangedToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './token-cache.js';
+export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
+export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
+export type { WebhookDedupStore } from './dedup.js';
 export type { SignFunction, SignInput } from './signing.js';
 export type { Secret } from './crypto.js';
 export {

@@ -23,24 +23,46 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
   }
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
   return async ({ method, url, headers, body, timeout, signal }) => {
+    // ky (AbortSignal.any) and fetch only obey a real AbortSignal: a createCancelToken() signal
+    // or the client's own would be accepted and never fire. One controller per attempt drops
+    // the connection whichever kind of signal aborts.
+    const controller = new AbortController();
+    const abort = () => controller.abort(signal && signal.reason);
+    if (signal) signal.addEventListener('abort', abort);
     // One deadline for the headers and the body (totalTimeout; ky retries nothing here). ky's
     // own body read enforces it and aborts the connection when it passes; a timer of ours
     // could only stop waiting, as the stream is locked by the read by then.
-    const pending = api(url, { method, headers, body, timeout, totalTimeout: timeout, signal: signal as AbortSignal | undefined });
+    const pending = api(url, { method, headers, body, timeout, totalTimeout: timeout, signal: controller.signal });
     try {
       const text = await pending.text();
       const response = await pending;
       return { status: response.status, headers: response.headers, body: text };
     } catch (error) {
-      if (signal && signal.aborted) throw error; // the core turns this into AbortError
+      if (controller.signal.aborted) throw error; // the core turns this into AbortError
       if (isTimeoutError(error)) throw new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
       // ky's errors hold the Request, and with it the Authorization header: keep only the cause.
       const cause = isKyError(error) ? error.cause : error;
-      throw new NetworkError('network error: ' + messageOf(cause), { method, url, cause });
+      throw new NetworkError('network error: ' + messageOf(cause) + corsHint(method, url, cause), { method, url, cause });
+    } finally {
+      if (signal) signal.removeEventListener('abort', abort);
     }
   };
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message + (error.cause instanceof Error ? ' (' + error.cause.message + ')' : '') : 'unknown cause';
+}
+
+/**
+ * A browser reports a CORS refusal as a bare TypeError ("Failed to fetch") with nothing to
+ * tell it from a lost connection: say what to check when the request crossed origins.
+ */
+function corsHint(method: string, url: string, cause: unknown): string {
+  const page = typeof location !== 'undefined' && typeof document !== 'undefined' ? location.origin : '';
+  if (!page || page === 'null' || !(cause instanceof TypeError) || url.indexOf(page + '/') === 0) return '';
+  return (
+    '. No response reached the page (origin ' + page + ') for ' + method + ' ' + url +
+    '. If the network is up this is usually CORS, and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' + page +
+    ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add); and send Access-Control-Expose-Headers: Retry-After'
+  );
 }

@@ -61,12 +61,21 @@ const HOST_TIMEOUT_LIMIT = 60000;
 export function createMiniProgramTransport(options: MiniProgramTransportOptions): Transport {
   const { request, dataType, concurrency } = options;
   let active = 0;
-  const queue: Array<() => void> = [];
+  // Waiting requests in arrival order. An aborted one stays in place, settled, and is skipped
+  // when its turn comes: removal is O(1) however long the queue.
+  let queue: Array<() => boolean> = [];
+  let head = 0;
 
   const release = () => {
     active--;
-    const next = queue.shift();
-    if (next) next();
+    while (head < queue.length) {
+      const next = queue[head++];
+      if (next()) break;
+    }
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+    }
   };
 
   return (req) =>
@@ -85,7 +94,6 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         if (timer !== undefined) clearTimeout(timer);
         if (signal) signal.removeEventListener('abort', onAbort);
         if (started) release();
-        else remove(queue, start);
         outcome();
       };
       const abortTask = () => {
@@ -103,9 +111,20 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         finish(() => reject(abortError(signal as SignalLike, context)));
         abortTask();
       };
+      // What the host hands to a callback is read inside a try: a host that calls success()
+      // with nothing, or with a broken header list, still settles the request.
+      const settleWith = (read: () => TransportResponse | Error, answer: string) => {
+        let outcome: TransportResponse | Error;
+        try {
+          outcome = read();
+        } catch (error) {
+          outcome = new NetworkError('the host answered ' + answer + ' with something that is not a response (' + (error instanceof Error ? error.message : String(error)) + ')', Object.assign({ cause: error }, context));
+        }
+        finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
+      };
 
-      function start(): void {
-        if (settled) return;
+      function start(): boolean {
+        if (settled) return false;
         started = true;
         active++;
         timer = setTimeout(() => {
@@ -113,16 +132,21 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
           abortTask();
         }, req.timeout);
         try {
-          task = request(hostOptions(req, dataType, (result) => finish(() => resolve(toResponse(result))), (error) => {
-            const response = statusOf(error) ? toResponse(error) : undefined;
-            finish(() => (response ? resolve(response) : reject(toError(error, req))));
-          }));
+          task = request(
+            hostOptions(
+              req,
+              dataType,
+              (result) => settleWith(() => toResponse(result), 'success()'),
+              (error) => settleWith(() => (statusOf(error) ? toResponse(error) : toError(error || {}, req)), 'fail()'),
+            ),
+          );
           // Taro returns a Promise with .abort; its rejection is reported through fail too.
           const maybe = task as { then?: unknown; catch?: (f: () => void) => unknown };
           if (maybe && typeof maybe.then === 'function' && typeof maybe.catch === 'function') maybe.catch(() => {});
         } catch (error) {
           finish(() => reject(new NetworkError('the host request() threw: ' + (error instanceof Error ? error.message : String(error)), Object.assign({ cause: error }, context))));
         }
+        return true;
       }
 
       if (signal) {
@@ -132,11 +156,6 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
       if (active < concurrency) start();
       else queue.push(start);
     });
-}
-
-function remove<T>(list: T[], item: T): void {
-  const i = list.indexOf(item);
-  if (i >= 0) list.splice(i, 1);
 }
 
 function hostOptions(req: TransportRequest, dataType: string, success: (r: HostResult) => void, fail: (r: HostResult) => void): HostRequestOptions {
@@ -155,24 +174,28 @@ function hostOptions(req: TransportRequest, dataType: string, success: (r: HostR
   return options;
 }
 
-function statusOf(result: HostResult): number | undefined {
+function statusOf(result: HostResult | undefined): number | undefined {
+  if (!result || typeof result !== 'object') return undefined;
   const status = result.statusCode !== undefined ? result.statusCode : result.status;
   return typeof status === 'number' && status > 0 ? status : undefined;
 }
 
 function toResponse(result: HostResult): TransportResponse {
+  const status = statusOf(result);
+  if (!status) throw new Error('no HTTP status in ' + (result === null || typeof result !== 'object' ? String(result) : 'its answer'));
   const headers: Record<string, string> = {};
   const raw = result.header !== undefined ? result.header : result.headers;
   // DingTalk on Android gives [{ key: value }, ...]; every host may use any key case.
   const groups = Array.isArray(raw) ? raw : raw ? [raw] : [];
   for (const group of groups) {
+    if (!group || typeof group !== 'object') continue;
     for (const key of Object.keys(group)) {
       const value = group[key];
       headers[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
     }
   }
   return {
-    status: statusOf(result) || 0,
+    status,
     headers: { get: (name) => headers[name.toLowerCase()] },
     body: textOf(result.data),
   };

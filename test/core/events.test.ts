@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
+import { captureTimerThrows } from '../helpers/uncaught.js';
 
 let service: FakeService;
 afterEach(() => service.close());
@@ -8,26 +9,13 @@ afterEach(() => service.close());
 test('a listener that throws does not fail the request; the error is reported asynchronously', async () => {
   service = await startFakeService();
   const client = createClient({ baseUrl: service.url, tokenProvider: () => service.issue() });
-  const uncaught: unknown[] = [];
-  const original = globalThis.setTimeout;
-  // Capture the rethrow instead of letting it reach the test runner as an uncaught error.
-  globalThis.setTimeout = ((fn: () => void, ms?: number) =>
-    original(() => {
-      try {
-        fn();
-      } catch (e) {
-        uncaught.push(e);
-      }
-    }, ms)) as typeof setTimeout;
-  try {
+  const uncaught = await captureTimerThrows(async (wait) => {
     client.on('request', () => {
       throw new Error('listener bug');
     });
     await expect(client.get('/x')).resolves.toMatchObject({ path: '/x' });
-    await new Promise((resolve) => original(resolve, 5));
-  } finally {
-    globalThis.setTimeout = original;
-  }
+    await wait(5);
+  });
   expect(uncaught).toHaveLength(1);
   expect((uncaught[0] as Error).message).toBe('listener bug');
 });

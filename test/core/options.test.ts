@@ -11,15 +11,17 @@ test.each([
   ['tokenProvider missing', { baseUrl: ok.baseUrl }, /tokenProvider must be a function/],
   ['tokenProvider a string', { ...ok, tokenProvider: 'eyJ...' }, /tokenProvider must be a function.*got a long string|got "eyJ\.\.\."/],
   ['a misspelt option', { ...ok, tokenprovider: 1 }, /unknown option "tokenprovider"; did you mean "tokenProvider"\?/],
-  ['an unknown option', { ...ok, retries: 3 }, /unknown option "retries"; known: baseUrl, tokenProvider/],
+  ['an unknown option', { ...ok, cache: true }, /unknown option "cache"; known: baseUrl, tokenProvider/],
+  ['a near miss', { ...ok, retries: 3 }, /unknown option "retries"; did you mean "retry"\?/],
   ['timeout 0', { ...ok, timeout: 0 }, /timeout must be a number of milliseconds from 1/],
   ['tokenTimeout a string', { ...ok, tokenTimeout: '10s' }, /tokenTimeout must be a number of milliseconds.*got "10s"/],
   ['negative refreshLeeway', { ...ok, refreshLeeway: -1 }, /refreshLeeway must be a number of seconds >= 0/],
   ['Authorization header', { ...ok, headers: { Authorization: 'Bearer x' } }, /headers\.Authorization is set by channel-sdk from tokenProvider; remove it/],
-  ['a non-string header', { ...ok, headers: { 'x-n': 1 } }, /headers\.x-n must be a string; got a number/],
+  ['a non-string header', { ...ok, headers: { 'x-n': 1 } }, /headers\.x-n must be a string; got 1/],
   ['retry not a number or object', { ...ok, retry: 'yes' }, /retry must be a number \(the limit\) or \{ limit/],
-  ['unknown retry key', { ...ok, retry: { limits: 2 } }, /unknown retry option "limits"; known: limit, methods/],
-  ['fractional retry limit', { ...ok, retry: 1.5 }, /limit: 0-100.*got \{"limit":1\.5\}/],
+  ['unknown retry key', { ...ok, retry: { limits: 2 } }, /unknown retry option "limits"; did you mean "limit"\?/],
+  ['unknown retry key, no near one', { ...ok, retry: { backoff: 2 } }, /unknown retry option "backoff"; known: limit, methods/],
+  ['fractional retry limit', { ...ok, retry: 1.5 }, /retry\.limit must be a whole number from 0 to 100; got 1\.5/],
 ])('createClient with %s -> ConfigError that says what to pass', (_label, options, message) => {
   const error = (() => {
     try {

@@ -19,6 +19,7 @@ function setup(options: { lifetime?: number; leeway?: number; provider?: (forced
     now: () => t,
     onToken: (reason, held) => events.push(`${reason}:${held.version}`),
     onError: (reason) => events.push(`error:${reason}`),
+    redact: { text: (text) => text, cause: (thrown) => thrown },
   });
   return { manager, calls, events, advance: (ms: number) => void (t += ms), now: () => t };
 }
@@ -87,13 +88,14 @@ test('a token without iat/exp is refreshed on 401 only', async () => {
   expect(manager.get()).toBe(held);
 });
 
-test('clear() discards what a provider call in flight brings back', async () => {
+test('clear() discards what a provider call in flight brings back: its waiters get AbortError, never the token', async () => {
   let release: (v: string) => void = () => {};
-  const { manager, calls } = setup({ provider: () => new Promise((resolve) => (release = resolve)) });
+  const { manager, calls, events } = setup({ provider: () => new Promise((resolve) => (release = resolve)) });
   const pending = manager.get() as Promise<HeldToken>;
   manager.clear();
   release(makeJwt({ iat: 1, exp: 901 }));
-  expect((await pending).version).toBe(-1);
+  await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORTED', message: expect.stringMatching(/clearToken\(\) ran/) });
+  expect(events).toEqual([]);
   const next = manager.get();
   expect(next).toBeInstanceOf(Promise);
   expect(calls).toHaveLength(2);

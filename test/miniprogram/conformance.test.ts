@@ -1,5 +1,6 @@
 // The same conformance suite as the fetch transport, over every emulated host.
 import { createClient } from '../../src/miniprogram.js';
+import { promisesSuite } from '../conformance/promises.js';
 import { conformanceSuite } from '../conformance/suite.js';
 import { createHost, type HostKind } from '../helpers/hosts.js';
 
@@ -20,3 +21,6 @@ conformanceSuite('mini-program over wx.request (PC WeChat: 401 in fail, mixed-ca
 conformanceSuite('mini-program over uni.request (HTTP errors in fail, DingTalk array headers)', (options) =>
   createClient({ ...options, request: createHost('uni', { httpErrorsInFail: true, headerShape: 'array' }).request }),
 );
+
+promisesSuite('mini-program over wx.request', (options) => createClient({ ...options, request: createHost('wx').request }));
+promisesSuite('mini-program over my.request', (options) => createClient({ ...options, request: createHost('my').request }));

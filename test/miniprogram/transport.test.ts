@@ -178,6 +178,38 @@ describe('settles exactly once', () => {
     expect(host.aborted).toBe(1);
   });
 
+  // #11.7: the answer is read before the request counts as settled, so a broken one cannot
+  // clear the backstop and then throw into the host's callback.
+  test.each([
+    ['success(undefined)', undefined],
+    ['success(null)', null],
+    ['success with header: [null] and no status', { header: [null], data: '' }],
+    ['success with statusCode 0', { statusCode: 0, header: {}, data: '' }],
+  ])('a host calling %s: the request settles with a NetworkError naming the bad answer, within timeout', async (_label, answer) => {
+    service = await startFakeService();
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: () => service.issue(),
+      retry: 0,
+      timeout: 5000,
+      request: (options: { success(r: unknown): void }) => setTimeout(() => options.success(answer), 1),
+    });
+    const error = await client.get('/x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as Error).message).toMatch(/the host answered success\(\) with something that is not a response/);
+  });
+
+  test('header: [null, {...}] in a real answer is read, the null skipped', async () => {
+    service = await startFakeService();
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: () => service.issue(),
+      request: (options: { success(r: unknown): void }) =>
+        setTimeout(() => options.success({ statusCode: 200, header: [null, { 'Content-Type': 'application/json' }], data: '{"code":0,"data":7}' }), 1),
+    });
+    await expect(client.get('/x')).resolves.toBe(7);
+  });
+
   test('a host request() that throws -> NetworkError', async () => {
     service = await startFakeService();
     const client = createClient({
@@ -207,6 +239,21 @@ describe('concurrency queue', () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => client.get('/q/' + i)));
     expect(host.maxSeen).toBe(3);
     expect(() => createClient({ baseUrl: service.url, tokenProvider: () => '', request: host.request, concurrency: 0 })).toThrow(ConfigError);
+  });
+
+  test('10,000 requests aborted while queued settle at once and leave the queue usable (O(1) removal)', async () => {
+    service = await startFakeService();
+    const { host, client } = await setup('wx', {}, { concurrency: 1 });
+    const cancel = createCancelToken();
+    const first = client.get('/slow/50');
+    const queued = Array.from({ length: 10_000 }, (_, i) => client.get('/q/' + i, { signal: cancel.signal }));
+    await new Promise((r) => setTimeout(r, 10));
+    cancel.cancel('left');
+    const results = await Promise.allSettled(queued);
+    expect(results.filter((r) => r.status === 'rejected' && (r.reason as { code: string }).code === 'ABORTED')).toHaveLength(10_000);
+    await first;
+    await expect(client.get('/after')).resolves.toBeTruthy();
+    expect(host.calls.map((c) => new URL(c.url).pathname)).toEqual(['/slow/50', '/after']);
   });
 
   test('a request aborted while queued is never sent', async () => {

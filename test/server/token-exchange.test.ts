@@ -1,47 +1,13 @@
 import { afterEach, expect, test } from 'vitest';
-import { nodeCrypto } from '../../src/server/crypto-node.js';
-import { createReferenceSigning } from '../../src/server/signing.js';
 import { ConfigError, createTokenExchange, TokenExchangeError, type TokenCache } from '../../src/server-node.js';
 import { makeJwt } from '../helpers/fake-service.js';
 import { sendJson, startServer, type TestServer } from '../helpers/server.js';
+import { accessKey, endpoint, secretKey } from './token-endpoint.js';
 
-const accessKey = 'ak_test';
-const secretKey = 'sk_test_very_secret';
-const { verifyReferenceSignature } = createReferenceSigning(nodeCrypto);
 const servers: TestServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-/** A token endpoint that checks the four headers and the reference signature. */
-async function endpoint(options: { delayMs?: number; answer?: (body: { external_user_id: string }) => [number, unknown] } = {}) {
-  const calls: Array<{ user: string; reason?: string }> = [];
-  const server = await startServer(async (req, res) => {
-    const reason = await verifyReferenceSignature({
-      method: req.method ?? '',
-      path: req.url ?? '',
-      body: req.body,
-      headers: {
-        key: req.headers['x-channel-key'] as string,
-        timestamp: req.headers['x-channel-timestamp'] as string,
-        nonce: req.headers['x-channel-nonce'] as string,
-        signature: req.headers['x-channel-signature'] as string,
-      },
-      secretKeyFor: (key) => (key === accessKey ? secretKey : undefined),
-    });
-    const body = JSON.parse(req.body || '{}');
-    calls.push({ user: body.external_user_id, reason });
-    if (req.headers['content-type'] !== 'application/json') return sendJson(res, 400, { code: 400, message: 'content-type' });
-    if (reason) return sendJson(res, 401, { code: 40101, message: reason });
-    if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
-    const [status, answer] = options.answer
-      ? options.answer(body)
-      : [200, { code: 0, data: { access_token: makeJwt({ sub: body.external_user_id, n: calls.length }), expires_in: 900, token_type: 'Bearer' } }];
-    sendJson(res, status, answer);
-  });
-  servers.push(server);
-  return { url: server.url, calls };
-}
 
 test('POST /open/api/v1/sdk/tokens with the four X-Channel-* headers and the reference signature', async () => {
   const service = await endpoint();
@@ -83,23 +49,25 @@ test('caches per user; concurrent calls for one user share one request; forceRef
   const service = await endpoint({ delayMs: 30 });
   const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey });
   const [a, b, c] = await Promise.all([exchange.getToken('u1'), exchange.getToken('u1'), exchange.getToken('u2')]);
-  expect(a).toBe(b);
+  expect(a).toEqual(b);
   expect(c.accessToken).not.toBe(a.accessToken);
   expect(service.calls.map((x) => x.user)).toEqual(['u1', 'u2']);
-  expect(await exchange.getToken('u1')).toBe(a);
+  expect(await exchange.getToken('u1')).toEqual(a);
   expect(service.calls).toHaveLength(2);
   const forced = await exchange.getToken('u1', { forceRefresh: true });
   expect(forced.accessToken).not.toBe(a.accessToken);
   expect(service.calls).toHaveLength(3);
-  expect(await exchange.getToken('u1')).toBe(forced);
+  expect(await exchange.getToken('u1')).toEqual(forced);
 });
 
 test('a cached token within cacheMargin of expiry is not handed out', async () => {
-  const service = await endpoint({ answer: () => [200, { code: 0, data: { access_token: makeJwt({}), expires_in: 50, token_type: 'Bearer' } }] });
-  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cacheMargin: 60 });
-  await exchange.getToken('u1');
-  await exchange.getToken('u1');
-  expect(service.calls).toHaveLength(2);
+  const service = await endpoint();
+  const store = new Map([[`${service.url.replace(/:/g, '%3A')}:${accessKey}:u1`, { accessToken: makeJwt({}), expiresIn: 900, tokenType: 'Bearer', expiresAt: Date.now() + 59_000 }]]);
+  const cache: TokenCache = { get: (key) => store.get(key) as never, set: (key, value) => void store.set(key, value as never) };
+  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cacheMargin: 60, cache });
+  const fresh = await exchange.getToken('u1');
+  expect(service.calls).toHaveLength(1);
+  expect(fresh.expiresAt).toBeGreaterThan(Date.now() + 890_000);
 });
 
 test('a pluggable cache store (e.g. Redis) is used with a TTL', async () => {
@@ -118,7 +86,7 @@ test('a pluggable cache store (e.g. Redis) is used with a TTL', async () => {
   const token = await first.getToken('shared');
   expect(await second.getToken('shared')).toEqual(token);
   expect(service.calls).toHaveLength(1);
-  expect([...store.keys()]).toEqual(['ak_test:shared']);
+  expect([...store.keys()]).toEqual([`${service.url.replace(/:/g, '%3A')}:ak_test:shared`]);
   expect(ttls[0]).toBeGreaterThan(830_000);
   expect(ttls[0]).toBeLessThanOrEqual(840_000);
 });

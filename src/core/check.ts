@@ -1,0 +1,62 @@
+import { ConfigError } from '../errors/ConfigError.js';
+
+/** The largest delay a timer can hold (2^31 - 1 ms, about 24.8 days). */
+export const MAX_DELAY = 2147483647;
+
+/** Throws the ConfigError every option check ends in. */
+export function fail(message: string): never {
+  throw new ConfigError(message);
+}
+
+/** A short, token-free description of a value for an error message. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  if (type === 'string') return (value as string).length > 80 ? 'a long string' : JSON.stringify(value);
+  // Numbers and booleans are shown as they are: they cannot be a credential.
+  if (type === 'number' || type === 'boolean') return String(value);
+  return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : 'a ' + type;
+}
+
+/** The message of anything thrown, without quoting objects. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : describe(error);
+}
+
+/**
+ * Throws ConfigError for a key outside `known`, suggesting the one it was probably meant to
+ * be: a habit from another library (`hints`, e.g. axios' `data` for `json`), the same word in
+ * another case, a typo (edit distance up to 2) or the same stem.
+ */
+export function checkKeys(value: object, known: string[], what: string, hints?: Record<string, string>): void {
+  for (const key of Object.keys(value)) {
+    if (known.indexOf(key) >= 0) continue;
+    const lower = key.toLowerCase();
+    let near: string | undefined;
+    for (const hint in hints || {}) if (hint === lower) near = (hints as Record<string, string>)[hint];
+    let best = near ? 0 : 3;
+    for (const k of known) {
+      const other = k.toLowerCase();
+      // A shared stem counts as a near miss too: `retries` for `retry`.
+      const d = Math.min(distance(lower, other), lower.slice(0, 4) === other.slice(0, 4) ? 2 : 3);
+      if (d < best && d < other.length / 2) {
+        best = d;
+        near = k;
+      }
+    }
+    fail('unknown ' + what + ' "' + key + '"' + (near ? '; did you mean "' + near + '"?' : '; known: ' + known.join(', ')));
+  }
+}
+
+/** Levenshtein distance (keys are short). */
+function distance(a: string, b: string): number {
+  let prev: number[] = [];
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}

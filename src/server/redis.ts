@@ -1,0 +1,185 @@
+// Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
+// No client is bundled: the adapters call the few methods both clients have, in each one's style.
+import { describe } from '../core/check.js';
+import { ConfigError } from '../errors/ConfigError.js';
+import type { WebhookDedupStore } from './dedup.js';
+import type { ExchangedToken, TokenCache, TokenCacheLock } from './token-cache.js';
+
+// The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
+// simpler type matches), so the public types only say which methods must be there; the calls
+// below use each client's documented argument style.
+type Method = (...args: never[]) => unknown;
+
+/** An ioredis client (`new Redis()` or `new Redis.Cluster()`, v5 or v6): the methods the adapters use. */
+export interface IoRedisClient {
+  status: string;
+  get: Method;
+  set: Method;
+  del: Method;
+  eval: Method;
+}
+
+/** A node-redis client (`createClient()` of `redis` v4, v5 or v6, connected): the methods the adapters use. */
+export interface NodeRedisClient {
+  readonly isOpen: boolean;
+  get: Method;
+  set: Method;
+  del: Method;
+  eval: Method;
+}
+
+/** How the adapters call an ioredis client. */
+interface IoRedisCalls {
+  status: string;
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+  eval(script: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
+}
+
+/** How the adapters call a node-redis client. */
+interface NodeRedisCalls {
+  isOpen: boolean;
+  isReady?: boolean;
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string, options: { PX?: number; EX?: number; NX?: true }): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** Your connected Redis client: ioredis or node-redis. */
+export type RedisClient = IoRedisClient | NodeRedisClient;
+
+/** Options of {@link createRedisTokenCache}. */
+export interface RedisTokenCacheOptions {
+  /** Put before every key (tokens under `<prefix><key>`, locks under `<prefix>lock:<key>`). @default 'channel-sdk:token:' */
+  prefix?: string;
+}
+
+/** Options of {@link createRedisDedupStore}. */
+export interface RedisDedupStoreOptions {
+  /** Put before every key. @default 'channel-sdk:webhook:' */
+  prefix?: string;
+  /** How long a handled push is remembered, in seconds. @default 86400 (a day) */
+  ttlSeconds?: number;
+}
+
+/** The commands the adapters need, over either client. */
+interface Commands {
+  get(key: string): Promise<string | null>;
+  /** SET with PX (and NX): true when the key was set. */
+  setPx(key: string, value: string, ms: number, onlyIfAbsent: boolean): Promise<boolean>;
+  /** SET NX EX: true when the key was set. */
+  claim(key: string, value: string, seconds: number): Promise<boolean>;
+  del(key: string): Promise<void>;
+  /** Deletes `key` only while it still holds `value`. */
+  deleteIfEquals(key: string, value: string): Promise<void>;
+}
+
+const DELETE_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  return String(value);
+}
+
+function commandsFor(redis: unknown, what: string): Commands {
+  const r = redis as Record<string, unknown> | null;
+  const has = (name: string) => typeof r?.[name] === 'function';
+  if (!r || typeof r !== 'object' || !has('get') || !has('set') || !has('del') || !has('eval')) {
+    throw new ConfigError(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describe(redis));
+  }
+  if (typeof r.status === 'string') {
+    const io = redis as IoRedisCalls;
+    // A client that lost its connection queues commands until it is back (ioredis retries
+    // for over a minute): say so at once instead, so the caller falls back straight away.
+    const ready = () => {
+      if (io.status === 'reconnecting' || io.status === 'close') throw new Error('Redis is not connected (ioredis status "' + io.status + '")');
+    };
+    return {
+      get: async (key) => (ready(), text(await io.get(key))),
+      setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await (onlyIfAbsent ? io.set(key, value, 'PX', ms, 'NX') : io.set(key, value, 'PX', ms))) !== null),
+      claim: async (key, value, seconds) => (ready(), (await io.set(key, value, 'EX', seconds, 'NX')) !== null),
+      del: async (key) => void (ready(), await io.del(key)),
+      deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
+    };
+  }
+  if (typeof r.isOpen === 'boolean') {
+    const node = redis as NodeRedisCalls;
+    const ready = () => {
+      if (node.isOpen && node.isReady === false) throw new Error('Redis is not connected (node-redis is reconnecting)');
+    };
+    return {
+      get: async (key) => (ready(), text(await node.get(key))),
+      setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await node.set(key, value, onlyIfAbsent ? { PX: ms, NX: true } : { PX: ms })) !== null),
+      claim: async (key, value, seconds) => (ready(), (await node.set(key, value, { EX: seconds, NX: true })) !== null),
+      del: async (key) => void (ready(), await node.del(key)),
+      deleteIfEquals: async (key, value) => void (ready(), await node.eval(DELETE_IF_EQUALS, { keys: [key], arguments: [value] })),
+    };
+  }
+  throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
+}
+
+function checkPrefix(what: string, prefix: unknown, fallback: string): string {
+  if (prefix === undefined) return fallback;
+  if (typeof prefix !== 'string') throw new ConfigError(what + ': prefix must be a string such as "myapp:"; got ' + describe(prefix));
+  return prefix;
+}
+
+const randomOwner = () => globalThis.crypto.randomUUID();
+
+/**
+ * A {@link TokenCache} on your Redis, shared by every instance of your backend: tokens are kept
+ * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, released only by its owner) makes
+ * one instance call the token endpoint for a user while the others wait for its token.
+ * Attach an `error` listener to your client; while it is disconnected the exchange asks the
+ * service directly.
+ * @example
+ * import Redis from 'ioredis'; // or: import { createClient } from 'redis'
+ * const redis = new Redis(process.env.REDIS_URL);
+ * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey, cache: createRedisTokenCache(redis) });
+ */
+export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCacheOptions = {}): TokenCache & Required<Pick<TokenCache, 'lock'>> {
+  const what = 'createRedisTokenCache(redis, options)';
+  const commands = commandsFor(redis, what);
+  const prefix = checkPrefix(what, (options || {}).prefix, 'channel-sdk:token:');
+  const whole = (ms: number) => Math.max(1, Math.floor(ms));
+  return {
+    async get(key) {
+      const raw = await commands.get(prefix + key);
+      return raw === null ? undefined : (JSON.parse(raw) as ExchangedToken);
+    },
+    async set(key, value, ttlMs) {
+      await commands.setPx(prefix + key, JSON.stringify(value), whole(ttlMs), false);
+    },
+    async lock(key, ttlMs): Promise<TokenCacheLock | undefined> {
+      const lockKey = prefix + 'lock:' + key;
+      const owner = randomOwner();
+      if (!(await commands.setPx(lockKey, owner, whole(ttlMs), true))) return undefined;
+      return { release: () => commands.deleteIfEquals(lockKey, owner) };
+    },
+  };
+}
+
+/**
+ * A webhook dedup store on your Redis (`SET key 1 NX EX ttl` to claim, `DEL` to release), so a
+ * push delivered twice, or to two instances, runs your callback once.
+ * @example
+ * createWebhookHandler({ secret, dedup: createRedisDedupStore(redis), onLogisticsUpdated });
+ */
+export function createRedisDedupStore(redis: RedisClient, options: RedisDedupStoreOptions = {}): WebhookDedupStore {
+  const what = 'createRedisDedupStore(redis, options)';
+  const commands = commandsFor(redis, what);
+  const o = options || {};
+  const prefix = checkPrefix(what, o.prefix, 'channel-sdk:webhook:');
+  const ttlSeconds = o.ttlSeconds ?? 86400;
+  if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
+    throw new ConfigError(what + ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' + (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describe(ttlSeconds)));
+  }
+  return {
+    claim: (key) => commands.claim(prefix + key, '1', ttlSeconds),
+    release: (key) => commands.del(prefix + key),
+  };
+}

@@ -1,0 +1,193 @@
+// The token cache's contract (what users implement for their own store), the rules the
+// exchange applies to what a cache holds, and the default in-memory cache.
+import { ConfigError } from '../errors/ConfigError.js';
+
+/** A user token as `getToken` returns it. */
+export interface ExchangedToken {
+  /** The JWT: hand exactly this string to the SDK's tokenProvider. */
+  accessToken: string;
+  /** Lifetime in seconds as issued (currently 900). */
+  expiresIn: number;
+  /** Always `'Bearer'`. */
+  tokenType: 'Bearer';
+  /** Epoch ms at which the token expires, counted from when the answer arrived. */
+  expiresAt: number;
+}
+
+/** What {@link TokenCache.lock} hands to the caller that got the lock. */
+export interface TokenCacheLock {
+  /** Gives the lock back (only if this caller still holds it). */
+  release(): void | Promise<void>;
+}
+
+/**
+ * Where tokens are cached, per user. The default is in memory; pass one backed by Redis or
+ * similar to share tokens between backend instances (`createRedisTokenCache` is ready-made).
+ * Values are plain JSON-safe objects. Each call is bounded by the exchange's `timeout`; a call
+ * that throws, rejects or hangs makes the exchange ask the service instead.
+ * @example
+ * const cache: TokenCache = {
+ *   get: async (key) => JSON.parse((await redis.get(key)) ?? 'null') ?? undefined,
+ *   set: async (key, value, ttlMs) => void (await redis.set(key, JSON.stringify(value), 'PX', ttlMs)),
+ * };
+ */
+export interface TokenCache {
+  /** The token stored under `key`, or undefined. */
+  get(key: string): ExchangedToken | undefined | Promise<ExchangedToken | undefined>;
+  /** Keep `value` for `ttlMs` milliseconds: a whole number, always at least 1. */
+  set(key: string, value: ExchangedToken, ttlMs: number): void | Promise<void>;
+  /**
+   * Optional: single flight across instances. Takes a short lock on `key` that expires by
+   * itself after `ttlMs`, and resolves to it, or to `undefined` when another caller holds it.
+   * The exchange calls the service only while holding the lock; without it, it re-reads the
+   * cache until the holder's token appears, and calls the service itself after `timeout`.
+   */
+  lock?(key: string, ttlMs: number): TokenCacheLock | undefined | Promise<TokenCacheLock | undefined>;
+}
+
+/** What `onCacheError` receives. Never holds a token or a secret. */
+export interface TokenCacheErrorInfo {
+  /** The cache call that failed. */
+  operation: 'get' | 'set' | 'lock' | 'release';
+  /** `timeout`: no answer within `timeout`; `error`: it threw or rejected; `invalid`: `get` gave something that is not a token. */
+  reason: 'timeout' | 'error' | 'invalid';
+  /** What went wrong, with any token cut out. */
+  message: string;
+}
+
+/** One part of a cache key, with `%` and `:` escaped (most ids have neither: no copy then). */
+export function tokenCacheKeyPart(part: string): string {
+  return part.indexOf(':') < 0 && part.indexOf('%') < 0 ? part : part.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+}
+
+/**
+ * The cache key of one user: base URL, access key and user id, each with `%` and `:` escaped,
+ * joined by `:`. Distinct for every distinct triple, so one cache can serve several services
+ * (staging, production) and several access keys.
+ */
+export function tokenCacheKey(baseUrl: string, accessKey: string, externalUserId: string): string {
+  return tokenCacheKeyPart(baseUrl) + ':' + tokenCacheKeyPart(accessKey) + ':' + tokenCacheKeyPart(externalUserId);
+}
+
+/** A fresh copy of `value` when it is shaped like a token, else undefined. */
+export function copyToken(value: unknown): ExchangedToken | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { accessToken, expiresIn, expiresAt } = value as Record<string, unknown>;
+  if (typeof accessToken !== 'string' || !accessToken || typeof expiresIn !== 'number' || !(expiresIn > 0) || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
+  return { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
+}
+
+/**
+ * How long before expiry a token stops being handed out: `marginMs`, or half its lifetime when
+ * that is shorter, so that a token shorter than twice the margin is still shared for half its life.
+ */
+export function handOutMargin(token: ExchangedToken, marginMs: number): number {
+  return Math.min(marginMs, token.expiresIn * 500);
+}
+
+/** True while `token` may be handed out. */
+export function isFresh(token: ExchangedToken, marginMs: number, now = Date.now()): boolean {
+  return token.expiresAt - now > handOutMargin(token, marginMs);
+}
+
+/** Whole milliseconds to keep `token` in a cache; 0 when it should not be stored at all. */
+export function cacheTtl(token: ExchangedToken, marginMs: number, now = Date.now()): number {
+  const ttl = Math.floor(token.expiresAt - now - handOutMargin(token, marginMs));
+  return ttl >= 1 ? ttl : 0;
+}
+
+// Date.now() costs ~75 ns on some VMs, more than the rest of a cache hit, so hits read a clock
+// refreshed at most once a millisecond (as lru-cache does). During one long synchronous run it
+// lags: an entry may then outlive its TTL by that run's length (TTLs end well before expiry).
+let clock = 0;
+let clockFresh = false;
+const clockTick = () => {
+  clockFresh = false;
+};
+/** Date.now(), read at most once a millisecond. */
+export function coarseNow(): number {
+  if (!clockFresh) {
+    clock = Date.now();
+    clockFresh = true;
+    const timer = setTimeout(clockTick, 1) as { unref?: () => void };
+    if (typeof timer.unref === 'function') timer.unref();
+  }
+  return clock;
+}
+
+interface Entry {
+  key: string;
+  value: ExchangedToken;
+  until: number;
+  newer: Entry | undefined;
+  older: Entry | undefined;
+}
+
+/**
+ * A bounded in-memory cache: each entry expires after its own TTL, and past `maxEntries` the
+ * least recently used goes first. A hit moves the entry in a linked list (no Map delete and
+ * re-insert), so a busy user's hit costs the same however often it happens and however full
+ * the cache is.
+ * @param maxEntries users kept at most. @default 10000
+ */
+export function createMemoryTokenCache(maxEntries = 10000): TokenCache {
+  if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new ConfigError('createMemoryTokenCache(maxEntries): maxEntries must be a whole number of users, at least 1');
+  const entries = new Map<string, Entry>();
+  let newest: Entry | undefined;
+  let oldest: Entry | undefined;
+
+  function unlink(entry: Entry) {
+    if (entry.newer) entry.newer.older = entry.older;
+    else newest = entry.older;
+    if (entry.older) entry.older.newer = entry.newer;
+    else oldest = entry.newer;
+    entry.newer = entry.older = undefined;
+  }
+  function makeNewest(entry: Entry) {
+    entry.older = newest;
+    if (newest) newest.newer = entry;
+    else oldest = entry;
+    newest = entry;
+  }
+  function remove(entry: Entry) {
+    unlink(entry);
+    entries.delete(entry.key);
+  }
+
+  return {
+    get(key) {
+      const entry = entries.get(key);
+      if (entry === undefined) return undefined;
+      if (coarseNow() >= entry.until) {
+        remove(entry);
+        return undefined;
+      }
+      if (entry !== newest) {
+        unlink(entry);
+        makeNewest(entry);
+      }
+      return entry.value;
+    },
+    set(key, value, ttlMs) {
+      const existing = entries.get(key);
+      if (!(ttlMs > 0)) {
+        if (existing) remove(existing);
+        return;
+      }
+      const until = Date.now() + ttlMs;
+      if (existing) {
+        existing.value = value;
+        existing.until = until;
+        if (existing !== newest) {
+          unlink(existing);
+          makeNewest(existing);
+        }
+        return;
+      }
+      const entry: Entry = { key, value, until, newer: undefined, older: undefined };
+      entries.set(key, entry);
+      makeNewest(entry);
+      if (entries.size > maxEntries) remove(oldest as Entry);
+    },
+  };
+}

@@ -1,0 +1,361 @@
+/**
+ * A model-based test of the client (issue #11): fast-check draws random interleavings of
+ * requests (GET and POST with distinct bodies), answers (200, fresh and stale 401s,
+ * transient 503s, dropped connections), provider calls that resolve late or fail,
+ * clearToken() with a user switch, aborts at random moments and time passing across expiry,
+ * against a real node:http server whose every answer the test chooses. A small reference
+ * model (epochs, tokens, requests) judges each run; the invariants are the API.md promises.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as fc from 'fast-check';
+import type { Client } from '../../src/core/client.js';
+import type { CoreClientOptions, SignalLike } from '../../src/core/types.js';
+import { createCancelToken } from '../../src/core/cancel.js';
+import { isChannelError } from '../../src/errors/index.js';
+import { makeJwt } from '../helpers/fake-service.js';
+import { collectStrings } from '../helpers/scan.js';
+import { sendJson, startServer, type TestServer } from '../helpers/server.js';
+
+/** Creates the client under test; `record` must be called with each attempt's headers as it is handed to the network. */
+export type ModelClientFactory = (options: CoreClientOptions, record: (headers: Record<string, string>) => void) => Client;
+
+interface Held {
+  id: number;
+  token: string;
+  res: ServerResponse;
+  req: IncomingMessage;
+}
+interface ProviderCall {
+  forced: boolean;
+  heldVersion: number;
+  resolve(token: string): void;
+  reject(error: Error): void;
+}
+interface RequestState {
+  id: number;
+  method: 'GET' | 'POST';
+  epoch: number;
+  sends: number;
+  /** Sends that followed a 401 answer (the replay); at most one. */
+  replays: number;
+  /** A 401 was answered and the next send, if any, is its replay. */
+  after401: boolean;
+  got401: boolean;
+  cancelled: boolean;
+  /** An answer was given and the client has not reacted yet (response event, retry or settle). */
+  awaitingReaction: boolean;
+  /** A transient retry was announced and not sent yet. */
+  awaitingRetry: boolean;
+  outcome?: { ok: boolean; error?: unknown };
+  /** Aborts the request's signal; undefined for a request made without one. */
+  abort?: () => void;
+}
+
+export interface World {
+  server: TestServer;
+  client: Client;
+  held: Held[];
+  calls: ProviderCall[];
+  requests: Map<number, RequestState>;
+  /** Issued tokens and the epoch (session) they belong to. */
+  tokens: Map<string, number>;
+  epoch: number;
+  user: number;
+  clock: number;
+  nextId: number;
+  /** Attempts handed to the network, and attempts that reached the server. */
+  sent: number;
+  arrived: number;
+  /** Latest token version from the `token` event, and which version each installed token replaced. */
+  version: number;
+  installs: Array<{ reason: string; replaced: number }>;
+  payloads: unknown[];
+  violations: string[];
+  /** What the run exercised, summed over runs by checkModel (a model test that explores nothing proves nothing). */
+  seen: Coverage;
+}
+
+export interface Coverage {
+  sends: number;
+  fresh401: number;
+  stale401: number;
+  replays: number;
+  transientRetries: number;
+  providerFailures: number;
+  clearsWithOpenRequests: number;
+  abortsOfOpenRequests: number;
+  refreshesAhead: number;
+  resolved: number;
+  rejected: number;
+}
+
+const noCoverage = (): Coverage => ({ sends: 0, fresh401: 0, stale401: 0, replays: 0, transientRetries: 0, providerFailures: 0, clearsWithOpenRequests: 0, abortsOfOpenRequests: 0, refreshesAhead: 0, resolved: 0, rejected: 0 });
+
+/** The reference model: what the commands may act on. It mirrors the real world's queues. */
+export interface Model {
+  world: World;
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Waits until the world is at rest: every attempt handed to the network has reached the
+ * server, every answer has been read by the client (or its request has settled), and every
+ * announced transient retry has been sent (or its request has settled). Bounded: a fetch
+ * aborted before it connected never arrives.
+ */
+async function quiesce(world: World): Promise<void> {
+  const busy = () => {
+    if (world.sent > world.arrived) return true;
+    for (const r of world.requests.values()) if (!r.outcome && (r.awaitingReaction || r.awaitingRetry)) return true;
+    return false;
+  };
+  const started = Date.now();
+  let quiet = 0;
+  while (quiet < 3 && Date.now() - started < 500) {
+    await tick();
+    if (busy()) {
+      quiet = 0;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    } else quiet++;
+  }
+}
+
+export async function createWorld(factory: ModelClientFactory): Promise<World> {
+  const world = {} as World;
+  Object.assign(world, { held: [], calls: [], requests: new Map(), tokens: new Map(), epoch: 0, user: 0, clock: Date.UTC(2026, 0, 1), nextId: 0, sent: 0, arrived: 0, version: 0, installs: [], payloads: [], violations: [], seen: noCoverage() });
+  world.server = await startServer((req, res) => {
+    const id = Number(req.headers['x-req']);
+    const token = String(req.headers.authorization).replace(/^Bearer /, '');
+    world.arrived++;
+    world.held.push({ id, token, res, req });
+  });
+  const record = (headers: Record<string, string>) => {
+    const id = Number(headers['x-req']);
+    const token = String(headers.authorization).replace(/^Bearer /, '');
+    const request = world.requests.get(id);
+    if (!request) return void world.violations.push(`a send for unknown request ${id}`);
+    world.sent++;
+    world.seen.sends++;
+    request.sends++;
+    request.awaitingRetry = false;
+    if (request.after401) request.replays++;
+    request.after401 = false;
+    const tokenEpoch = world.tokens.get(token);
+    if (tokenEpoch === undefined) world.violations.push(`request ${id} sent a token no provider issued`);
+    else if (tokenEpoch !== world.epoch) world.violations.push(`request ${id} sent a token of epoch ${tokenEpoch} in epoch ${world.epoch} (after clearToken)`);
+    if (request.epoch !== world.epoch) world.violations.push(`request ${id} of epoch ${request.epoch} was sent again in epoch ${world.epoch}`);
+    if (request.method === 'POST' && request.sends > 1 + (request.got401 ? 1 : 0)) world.violations.push(`POST ${id} was retried after a transient failure`);
+    if (request.replays > 1) world.violations.push(`request ${id} was replayed more than once after a 401`);
+  };
+  world.client = factory(
+    {
+      baseUrl: world.server.url,
+      tokenProvider: ({ forceRefresh }) =>
+        new Promise<string>((resolve, reject) => world.calls.push({ forced: forceRefresh, heldVersion: world.version, resolve, reject })),
+      now: () => world.clock,
+      retry: { limit: 2, delay: () => 15 },
+      timeout: 30_000,
+      tokenTimeout: 60_000,
+    },
+    record,
+  );
+  world.client.on('*', (type, payload) => {
+    world.payloads.push({ type, payload });
+    const request = world.requests.get((payload as { requestId?: number }).requestId ?? -1);
+    if (request && (type === 'response' || type === 'retry' || type === 'error')) request.awaitingReaction = false;
+    if (request && type === 'retry' && (payload as { reason: string }).reason !== 'unauthorized') request.awaitingRetry = true;
+    if (type === 'retry') world.seen[(payload as { reason: string }).reason === 'unauthorized' ? 'replays' : 'transientRetries']++;
+    if (type === 'unauthorized') world.seen[(payload as { tokenVersion: number }).tokenVersion < world.version ? 'stale401' : 'fresh401']++;
+    if (type === 'token' && ['proactive', 'expired'].includes((payload as { reason: string }).reason)) world.seen.refreshesAhead++;
+    if (type === 'token') {
+      const e = payload as { reason: string; version: number };
+      world.installs.push({ reason: e.reason, replaced: world.version });
+      world.version = e.version;
+    }
+  });
+  return world;
+}
+
+/** Ends a run: answers everything until every request has settled, then checks the end state. */
+export async function finish(world: World): Promise<void> {
+  for (let round = 0; round < 50 && [...world.requests.values()].some((r) => !r.outcome); round++) {
+    for (const call of world.calls.splice(0)) call.resolve(issue(world));
+    for (const held of world.held.splice(0)) sendJson(held.res, 200, { code: 0, data: { id: held.id } });
+    await quiesce(world);
+  }
+  for (const r of world.requests.values()) {
+    if (!r.outcome) world.violations.push(`request ${r.id} never settled`);
+    else if (r.cancelled && r.outcome.ok) world.violations.push(`request ${r.id} was cancelled but resolved`);
+    else if (!r.outcome.ok && !isChannelError(r.outcome.error)) world.violations.push(`request ${r.id} failed with a non-ChannelError`);
+  }
+  // One successful forced provider call per rejected token version.
+  const perVersion = new Map<number, number>();
+  for (const install of world.installs.filter((i) => i.reason === 'unauthorized')) perVersion.set(install.replaced, (perVersion.get(install.replaced) ?? 0) + 1);
+  for (const [version, count] of perVersion) if (count > 1) world.violations.push(`${count} forced refreshes replaced token version ${version}`);
+  const strings = collectStrings([world.payloads, [...world.requests.values()].map((r) => r.outcome?.error)]);
+  for (const token of world.tokens.keys()) if (strings.some((s) => s.includes(token))) world.violations.push('a token appears in an event payload or an error');
+  await world.server.close();
+}
+
+function issue(world: World): string {
+  const iat = Math.floor(world.clock / 1000);
+  const token = makeJwt({ sub: 'user-' + world.user, iat, exp: iat + 900, n: world.tokens.size });
+  world.tokens.set(token, world.epoch);
+  return token;
+}
+
+type Cmd = fc.AsyncCommand<Model, World, false>;
+const nth = <T>(list: T[], k: number): T => list[k % list.length];
+
+class StartRequest implements Cmd {
+  constructor(readonly method: 'GET' | 'POST', readonly signalKind: 'none' | 'controller' | 'cancel-token') {}
+  check = () => true;
+  async run(_m: Model, world: World) {
+    const id = ++world.nextId;
+    let signal: SignalLike | undefined;
+    let abort: (() => void) | undefined;
+    if (this.signalKind === 'controller') {
+      const c = new AbortController();
+      signal = c.signal;
+      abort = () => c.abort();
+    } else if (this.signalKind === 'cancel-token') {
+      const c = createCancelToken();
+      signal = c.signal;
+      abort = () => c.cancel();
+    }
+    const state: RequestState = { id, method: this.method, epoch: world.epoch, sends: 0, replays: 0, after401: false, got401: false, cancelled: false, awaitingReaction: false, awaitingRetry: false, abort };
+    world.requests.set(id, state);
+    const options = { headers: { 'x-req': String(id) }, ...(signal ? { signal } : {}) };
+    const promise = this.method === 'GET' ? world.client.get('/r/' + id, options) : world.client.post('/r/' + id, { ...options, json: { id, body: 'payload-' + id } });
+    promise.then(
+      () => {
+        state.outcome = { ok: true };
+        world.seen.resolved++;
+      },
+      (error: unknown) => {
+        state.outcome = { ok: false, error };
+        world.seen.rejected++;
+      },
+    );
+    await quiesce(world);
+  }
+  toString = () => `start ${this.method} (${this.signalKind})`;
+}
+
+class Answer implements Cmd {
+  constructor(readonly k: number, readonly kind: 'ok' | '401' | '503' | 'drop') {}
+  check = (m: Model) => m.world.held.length > 0;
+  async run(_m: Model, world: World) {
+    const held = nth(world.held, this.k);
+    world.held.splice(world.held.indexOf(held), 1);
+    const request = world.requests.get(held.id);
+    if (request && !request.outcome) {
+      request.awaitingReaction = true;
+      if (this.kind === '401') request.got401 = request.after401 = true;
+    }
+    if (this.kind === 'ok') sendJson(held.res, 200, { code: 0, data: { id: held.id } });
+    else if (this.kind === '401') sendJson(held.res, 401, { code: 401, message: 'token rejected' });
+    else if (this.kind === '503') sendJson(held.res, 503, { code: 503, message: 'busy' });
+    else held.req.socket.destroy();
+    await quiesce(world);
+  }
+  toString = () => `answer #${this.k} ${this.kind}`;
+}
+
+class Provide implements Cmd {
+  constructor(readonly k: number, readonly ok: boolean) {}
+  check = (m: Model) => m.world.calls.length > 0;
+  async run(_m: Model, world: World) {
+    const call = nth(world.calls, this.k);
+    world.calls.splice(world.calls.indexOf(call), 1);
+    if (this.ok) call.resolve(issue(world));
+    else {
+      world.seen.providerFailures++;
+      call.reject(new Error('partner backend down'));
+    }
+    await quiesce(world);
+  }
+  toString = () => `provider #${this.k} ${this.ok ? 'resolves' : 'fails'}`;
+}
+
+class ClearAndSwitchUser implements Cmd {
+  check = () => true;
+  async run(_m: Model, world: World) {
+    const open = [...world.requests.values()].filter((r) => !r.outcome);
+    for (const r of open) r.cancelled = true;
+    if (open.length) world.seen.clearsWithOpenRequests++;
+    world.client.clearToken();
+    world.epoch++;
+    world.user++;
+    await quiesce(world);
+  }
+  toString = () => 'clearToken() and sign in as the next user';
+}
+
+class Abort implements Cmd {
+  constructor(readonly k: number) {}
+  check = (m: Model) => [...m.world.requests.values()].some((r) => !r.outcome);
+  async run(_m: Model, world: World) {
+    const open = [...world.requests.values()].filter((r) => !r.outcome);
+    const r = nth(open, this.k);
+    // A request made without a signal cannot be aborted: the command is then a no-op.
+    if (r.abort) {
+      r.cancelled = true;
+      world.seen.abortsOfOpenRequests++;
+      r.abort();
+    }
+    await quiesce(world);
+  }
+  toString = () => `abort open request #${this.k}`;
+}
+
+class Advance implements Cmd {
+  constructor(readonly seconds: number) {}
+  check = () => true;
+  async run(_m: Model, world: World) {
+    world.clock += this.seconds * 1000;
+    await quiesce(world);
+  }
+  toString = () => `time passes ${this.seconds} s`;
+}
+
+const start = fc.tuple(fc.constantFrom('GET' as const, 'POST' as const), fc.constantFrom('none' as const, 'controller' as const, 'cancel-token' as const)).map(([m, s]) => new StartRequest(m, s));
+const answer = fc.tuple(fc.nat(20), fc.constantFrom('ok' as const, 'ok' as const, '401' as const, '401' as const, '503' as const, 'drop' as const)).map(([k, kind]) => new Answer(k, kind));
+const provide = fc.tuple(fc.nat(20), fc.nat(5)).map(([k, n]) => new Provide(k, n !== 0));
+
+/** Weighted by repetition (fc.commands draws uniformly from the list): mostly traffic, now and then a logout. */
+export const commandArbitraries = [
+  start,
+  start,
+  start,
+  answer,
+  answer,
+  answer,
+  answer,
+  provide,
+  provide,
+  provide,
+  fc.constant(new ClearAndSwitchUser()),
+  fc.nat(20).map((k) => new Abort(k)),
+  fc.integer({ min: 30, max: 900 }).map((s) => new Advance(s)),
+];
+
+/** Runs `runs` random sequences against `factory`; throws with the shrunk sequence on a violation. Resolves to what the runs exercised. */
+export async function checkModel(factory: ModelClientFactory, runs: number, seed?: number): Promise<Coverage> {
+  const total = noCoverage();
+  await fc.assert(
+    fc.asyncProperty(fc.commands(commandArbitraries, { maxCommands: 60, size: 'max' }), async (cmds) => {
+      const world = await createWorld(factory);
+      try {
+        await fc.asyncModelRun(() => ({ model: { world }, real: world }), cmds);
+      } finally {
+        await finish(world);
+      }
+      for (const key of Object.keys(total) as Array<keyof Coverage>) total[key] += world.seen[key];
+      if (world.violations.length) throw new Error('violated: ' + [...new Set(world.violations)].join('; '));
+    }),
+    { numRuns: runs, ...(seed === undefined ? {} : { seed }) },
+  );
+  return total;
+}

@@ -1,0 +1,65 @@
+// Starts N backend instances (worker.mjs child processes) and runs them at once.
+// Shared by multi-process.test.ts and test/bench/token-cache.mjs.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const worker = fileURLToPath(new URL('./worker.mjs', import.meta.url));
+
+function next(child, type) {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message) => {
+      if (message.type !== type) return;
+      cleanup();
+      resolve(message);
+    };
+    const onExit = (code) => {
+      cleanup();
+      reject(new Error(`instance exited (${code}) before "${type}": ${child.output.slice(-2000)}`));
+    };
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+/** Forks `count` instances with `config` (see worker.mjs) and waits until each is connected. */
+export async function startInstances(count, config) {
+  const children = Array.from({ length: count }, () => {
+    // Output is kept, not printed: shown only if an instance dies.
+    const child = fork(worker, [JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    child.output = '';
+    child.stdout.on('data', (chunk) => (child.output += chunk));
+    child.stderr.on('data', (chunk) => (child.output += chunk));
+    return child;
+  });
+  await Promise.all(children.map((child) => next(child, 'ready')));
+  return {
+    /** Every instance fires `concurrency` getToken per user at the same moment; one result per instance. */
+    run: (users, concurrency) =>
+      Promise.all(
+        children.map((child) => {
+          const result = next(child, 'result');
+          child.send({ type: 'run', users, concurrency });
+          return result;
+        }),
+      ),
+    close: () =>
+      Promise.all(
+        children.map(
+          (child) =>
+            new Promise((resolve) => {
+              if (child.exitCode !== null) return resolve();
+              const timer = setTimeout(() => child.kill(), 5000);
+              child.once('exit', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              child.send({ type: 'exit' });
+            }),
+        ),
+      ),
+  };
+}
