@@ -23,17 +23,12 @@ const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], pre
 const compile = (target) => esbuild({ target, tsconfig: 'tsconfig.json', include: /\.[cm]?[jt]s$/, exclude: [] });
 // dist/THIRD_PARTY_NOTICES.md: the licences of what the entries below bundle.
 const notices = thirdPartyNotices();
-// Source maps keep our own sources, not the bundled libraries' (zod's alone would be 0.7 MB
-// of the install): a frame inside ky or zod maps to its path and line in that package.
+// Source maps cover our own code only: the bundled libraries' lines map to nothing (their
+// sources are not installed, and their mappings alone would put the install over 2 MB).
 const slimMaps = {
-  name: 'slim-source-maps',
-  generateBundle(_options, bundle) {
-    for (const file of Object.values(bundle)) {
-      if (file.type !== 'asset' || !file.fileName.endsWith('.map')) continue;
-      const map = JSON.parse(String(file.source));
-      map.sourcesContent = map.sourcesContent.map((content, i) => (map.sources[i].includes('node_modules/') ? null : content));
-      file.source = JSON.stringify(map);
-    }
+  name: 'maps-for-our-code-only',
+  transform(code, id) {
+    return id.includes('/node_modules/') ? { code, map: { mappings: '' } } : null;
   },
 };
 
