@@ -25,7 +25,7 @@ const compile = (target) => esbuild({ target, tsconfig: 'tsconfig.json', include
 const notices = thirdPartyNotices();
 // Source maps cover our own code only: the bundled libraries' lines map to nothing (their
 // sources are not installed, and their mappings alone would put the install over 2 MB).
-const slimMaps = {
+const ownMapsOnly = {
   name: 'maps-for-our-code-only',
   transform(code, id) {
     return id.includes('/node_modules/') ? { code, map: { mappings: '' } } : null;
@@ -36,7 +36,7 @@ export default [
   {
     input,
     external,
-    plugins: [resolve(), compile('es2022'), slimMaps, notices],
+    plugins: [resolve(), compile('es2022'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true },
@@ -47,7 +47,7 @@ export default [
   {
     input: { miniprogram: 'src/miniprogram.ts' },
     external,
-    plugins: [resolve(), compile('es2017'), slimMaps, notices],
+    plugins: [resolve(), compile('es2017'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true },

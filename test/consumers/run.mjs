@@ -3,13 +3,14 @@
 // they run: WeChat's npm build (miniprogram-ci), strict npm / yarn 1 / pnpm installs,
 // require() without require(esm), Jest, TypeScript 5.9 and 7 under every resolution mode,
 // webpack 4 and 5, Node 20 / 22 / 24. The tools are pinned in test/consumers/package.json
-// (own lockfile, installed here with `npm ci`). Prints one markdown table; exits 1 if any
-// check failed. KEEP_TMP=1 keeps the temporary projects.
+// (own lockfile, installed here). Prints one markdown table; exits 1 if any check failed.
+// KEEP_TMP=1 keeps the temporary projects; TARBALL=path checks that tarball instead.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'acorn';
 import { build } from 'esbuild';
@@ -46,10 +47,10 @@ function expectEqual(actual, expected, what) {
 }
 
 /** A fresh consumer project with the fixtures copied in. */
-function project(name, extra = {}) {
+function project(name) {
   const dir = join(tmp, name);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer-' + name, version: '1.0.0', private: true, license: 'UNLICENSED', ...extra }, null, 2));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer-' + name, version: '1.0.0', private: true, license: 'UNLICENSED' }, null, 2));
   cpSync(fixtures, dir, { recursive: true });
   return dir;
 }
@@ -233,6 +234,22 @@ try {
       return `${kb(code.length)} min` + (lazy ? ` + ${lazy} lazy chunk${lazy > 1 ? 's' : ''}` : '');
     });
   }
+  // webpack 4 knows no `exports`: the folders server/, testing/ and miniprogram/ are how it
+  // finds the subpaths. Its own resolver, configured as webpack 4 does for target web.
+  const resolverPath = createRequire(join(tools, 'webpack4/package.json')).resolve('enhanced-resolve');
+  const resolverVersion = JSON.parse(readFileSync(join(dirname(resolverPath), '../package.json'), 'utf8')).version;
+  await check('webpack 4\'s resolver (no `exports`) finds every entry in dist/', 'enhanced-resolve (webpack 4.47)', resolverVersion, async () => {
+    const { ResolverFactory, CachedInputFileSystem, NodeJsInputFileSystem } = await import(resolverPath);
+    const resolver = ResolverFactory.createResolver({
+      fileSystem: new CachedInputFileSystem(new NodeJsInputFileSystem(), 4000),
+      mainFields: ['browser', 'module', 'main'],
+      extensions: ['.wasm', '.mjs', '.js', '.json'],
+      useSyncFileSystemCalls: true,
+    });
+    const found = ENTRIES.map((entry) => relative(join(npmProject, 'node_modules/channel-sdk'), resolver.resolveSync({}, npmProject, entry)));
+    expectEqual(found, ['dist/index.js', 'dist/server.js', 'dist/testing.js', 'dist/miniprogram.js'], 'resolved');
+    return found.join(', ');
+  });
   // The documented limit (docs/compatibility.md): webpack 4's parser predates ES2022, so the
   // browser entry needs a transpiling loader there. If this ever builds, the doc is stale.
   await check('production web build of `channel-sdk` without a loader: refused (ES2022 class fields), as documented', 'webpack', versionOf('webpack4'), async () => {

@@ -112,9 +112,11 @@ describe('built package', () => {
     ['ESM import', "import { createClient, isChannelError, ConfigError } from 'channel-sdk';"],
     ['CJS require', "const { createClient, isChannelError, ConfigError } = require('channel-sdk');"],
   ]) {
-    test(`${kind} of "channel-sdk" runs a request end to end`, async () => {
+    // CommonJS without require(esm) (Node 20.3-20.18, or turned off): real CommonJS all the way down.
+    test(`${kind} of "channel-sdk" runs a request end to end${kind.startsWith('CJS') ? ' (without require(esm))' : ''}`, async () => {
       const token = service.issue();
-      const { stdout } = await run(process.execPath, [kind.startsWith('ESM') ? '--input-type=module' : '--input-type=commonjs', '-e', flow(load)], {
+      const flags = kind.startsWith('ESM') ? ['--input-type=module'] : ['--input-type=commonjs', '--no-experimental-require-module'];
+      const { stdout } = await run(process.execPath, [...flags, '-e', flow(load)], {
         env: { ...process.env, SERVICE: service.url, TOKEN: token },
       });
       expect(JSON.parse(stdout)).toEqual({ ok: '/hello', isError: true });
@@ -123,7 +125,8 @@ describe('built package', () => {
 
   for (const [kind, flag, load] of [
     ['ESM import', '--input-type=module', "import * as server from 'channel-sdk/server'; const where = import.meta.resolve('channel-sdk/server');"],
-    ['CJS require', '--input-type=commonjs', "const server = require('channel-sdk/server'); const where = require.resolve('channel-sdk/server');"],
+    // -e code is CommonJS unless told otherwise; no require(esm) either.
+    ['CJS require', '--no-experimental-require-module', "const server = require('channel-sdk/server'); const where = require.resolve('channel-sdk/server');"],
   ]) {
     test(`${kind} of "channel-sdk/server" resolves to the node:crypto build and verifies the GitHub vector`, async () => {
       const code = `${load}
