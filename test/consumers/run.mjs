@@ -162,9 +162,18 @@ try {
       await node(['--input-type=module', '-e', importAll], { cwd: dir });
     });
   }
-  for (const [label, binary, version] of [...nodes, floor]) {
+  // Bun and Deno run the same file from the same node_modules (Deno 2 reads package.json).
+  const bun = join(tools, '@oven/bun-linux-x64/bin/bun');
+  const deno = join(tools, '@deno/linux-x64-glibc/deno');
+  const others = [
+    ['Bun', bun, versionOf('@oven/bun-linux-x64'), []],
+    ['Deno', deno, versionOf('@deno/linux-x64-glibc'), ['run', '--allow-all']],
+  ];
+  const denoEnv = { DENO_DIR: join(tmp, 'deno-cache'), DENO_NO_UPDATE_CHECK: '1' };
+  for (const [label, binary, version, args = []] of [...nodes, floor, ...others]) {
     await check('quick start (ESM): createClient against the sandbox, GET, POST, expire → one forced refresh', label, version, async () => {
-      const result = lastJson((await run(binary, ['quick-start.mjs'], { cwd: npmProject })).stdout);
+      const result = lastJson((await run(binary, [...args, 'quick-start.mjs'], { cwd: npmProject, env: denoEnv })).stdout);
+      expectEqual(result.runtime, (label === 'Bun' ? 'bun ' : label === 'Deno' ? 'deno ' : 'node ') + version, 'runtime');
       expectEqual(result.forced, [false, true], 'tokenProvider forceRefresh calls');
       expectEqual([result.unauthorized, result.echoed.method, result.again === result.orders, result.error], [1, 'POST', true, 'API_ERROR'], 'flow');
     });
