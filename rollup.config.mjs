@@ -4,7 +4,7 @@ import { dts } from 'rollup-plugin-dts';
 import esbuild from 'rollup-plugin-esbuild';
 import { thirdPartyNotices } from './scripts/third-party-notices.mjs';
 
-// One input per package entry; shared code lands in chunks. ky, mitt, zod and jose are
+// One input per package entry; shared code lands in chunks. ky, mitt and zod are
 // bundled (tree-shaken) into the entries that use them, so the package has no runtime
 // dependencies: WeChat's npm build packs every dependency and rejects their syntax, strict
 // installs refuse ky's engines field, and CommonJS loaders cannot require ESM-only ky.
@@ -25,6 +25,8 @@ const compile = (target) => esbuild({ target, tsconfig: 'tsconfig.json', include
 const notices = thirdPartyNotices();
 // Source maps cover our own code only: the bundled libraries' lines map to nothing (their
 // sources are not installed, and their mappings alone would put the install over 2 MB).
+// The CommonJS maps leave out the sources' text (sourcemapExcludeSources): Node's
+// --enable-source-maps needs only the mappings; devtools and bundlers read the ESM maps.
 const ownMapsOnly = {
   name: 'maps-for-our-code-only',
   transform(code, id) {
@@ -39,7 +41,7 @@ export default [
     plugins: [resolve(), compile('es2022'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
     ],
   },
   // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
@@ -50,11 +52,11 @@ export default [
     plugins: [resolve(), compile('es2017'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
     ],
   },
   // The CLI: ESM only, with a shebang. It takes the sandbox from the channel-sdk/testing build
-  // next to it rather than a second copy of the sandbox, jose and zod.
+  // next to it rather than a second copy of the sandbox and zod.
   {
     input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
     external: (id, _importer, resolved) => external(id) || (resolved && id.endsWith('/src/testing/sandbox.ts')),

@@ -7,15 +7,17 @@ export default defineConfig({
       {
         test: {
           name: 'client',
-          environment: 'happy-dom',
-          include: ['test/core/**/*.test.ts', 'test/transports/**/*.test.ts', 'test/conformance/**/*.test.ts'],
+          // happy-dom minus its devtools network log (see the file).
+          environment: './test/helpers/quiet-happy-dom.ts',
+          include: ['test/core/**/*.test.ts', 'test/transports/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/readme/browser-*.test.ts'],
         },
       },
       {
         test: {
           name: 'node',
           environment: 'node',
-          include: ['test/package/**/*.test.ts', 'test/server/**/*.test.ts', 'test/testing/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/miniprogram/**/*.test.ts', 'test/model/**/*.test.ts'],
+          include: ['test/package/**/*.test.ts', 'test/server/**/*.test.ts', 'test/testing/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/miniprogram/**/*.test.ts', 'test/model/**/*.test.ts', 'test/readme/**/*.test.ts'],
+          exclude: ['test/readme/browser-*.test.ts'],
         },
       },
     ],

@@ -9,9 +9,10 @@ import { miniprogramBuild } from './build-miniprogram.mjs';
 const KB = 1024;
 // The enforced budgets sit just above what we ship, so that any growth fails the suite.
 // Issue 10's targets, 14.5 KB and 7.2 KB, held when the libraries were first bundled (14.02
-// and 6.95 KB); tokenStore, hostTokenStore and crossTab (#15) then added 3.7 and 3.1 KB.
-const BROWSER_ALL_IN = 17.9 * KB;
-const MINIPROGRAM_ALL_IN = 10.05 * KB;
+// and 6.95 KB); tokenStore, hostTokenStore and crossTab (#15) and the request queue's
+// aborts (#16) then added 3.8 and 3.2 KB.
+const BROWSER_ALL_IN = 17.95 * KB;
+const MINIPROGRAM_ALL_IN = 10.15 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

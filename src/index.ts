@@ -42,7 +42,7 @@ export interface ClientOptions extends CoreClientOptions {
 export function createClient(options: ClientOptions): Client {
   const { fetch, ky, crossTab } = (options || {}) as ClientOptions;
   if (crossTab !== undefined && !(crossTab && typeof crossTab.key === 'string' && crossTab.key)) {
-    fail('crossTab must be { key: string }, e.g. { key: userId } (tabs share a token only under the same key); got ' + describe(crossTab));
+    fail('crossTab must be { key: userId }; got ' + describe(crossTab));
   }
   return createCoreClient(
     options,

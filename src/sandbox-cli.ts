@@ -1,7 +1,8 @@
-// The `channel-sandbox` bin.
+// The `channel-sandbox` bin: every failure is one line on stderr (exit 2 for bad arguments, else 1).
+import { CliError } from './testing/cli-client.js';
 import { main } from './testing/cli.js';
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error('channel-sandbox: ' + (error instanceof Error ? error.message : String(error)));
-  process.exit(1);
+  process.stderr.write('channel-sandbox: ' + (error instanceof Error ? error.message : String(error)) + '\n');
+  process.exit(error instanceof CliError ? error.exitCode : 1);
 });

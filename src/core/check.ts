@@ -19,9 +19,15 @@ export function describe(value: unknown): string {
   return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : 'a ' + type;
 }
 
-/** The message of anything thrown, without quoting objects. */
+/**
+ * The message of anything thrown, without quoting objects: an Error's message, or the
+ * `errMsg` / `errorMessage` / `message` of a mini-program host's fail object.
+ */
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : describe(error);
+  if (error instanceof Error) return error.message;
+  const o = error as { errMsg?: unknown; errorMessage?: unknown; message?: unknown } | null;
+  const text = o && typeof o === 'object' ? [o.errMsg, o.errorMessage, o.message].filter((t) => typeof t === 'string')[0] : undefined;
+  return typeof text === 'string' ? text : describe(error);
 }
 
 /**

@@ -58,7 +58,8 @@ export function createReferenceSigning(crypto: Crypto, now: () => number = Date.
     const secret = input.secretKeyFor(key);
     if (!secret) return 'unknown access key';
     if (!/^\d{1,12}$/.test(timestamp)) return 'X-Channel-Timestamp must be Unix seconds';
-    if (Math.abs((input.nowMs ?? now()) / 1000 - Number(timestamp)) > REFERENCE_WINDOW_SECONDS) return 'timestamp outside the ±300 s window';
+    // Whole seconds on both sides, so the window is the same either way: ±300 pass, ±301 fail.
+    if (Math.abs(Math.floor((input.nowMs ?? now()) / 1000) - Number(timestamp)) > REFERENCE_WINDOW_SECONDS) return 'timestamp outside the ±300 s window';
     if (!/^[0-9a-f]{32}$/.test(nonce)) return 'X-Channel-Nonce must be 32 lower-case hex characters';
     if (!/^[0-9a-fA-F]{64}$/.test(signature)) return 'X-Channel-Signature must be 64 hex characters';
     const text = referenceStringToSign(input.method, input.path, key, timestamp, nonce, await crypto.sha256Hex(input.body));

@@ -1,63 +1,275 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { externalUserIdProblem } from '../server/token-exchange.js';
+import { CliError, controlClient, DEFAULT_SANDBOX_URL } from './cli-client.js';
+import { clockTime, describeEvent, describeFlags } from './describe.js';
 import { startSandbox } from './sandbox.js';
+import type { PushResult, SandboxEvent } from './types.js';
 
-const usage = `channel-sandbox: a local emulation of the Channel Integration Service
+const usage = `channel-sandbox: a local emulation of the Channel Integration Service, and commands to drive it
+
+  channel-sandbox [start] [options]         run a sandbox (default port 8787) and print what happens
+  channel-sandbox expire                    every token issued so far now gets 401
+  channel-sandbox fail-next [n]             the next n data calls (default 1) answer 401 (--status 503 --retry-after 2)
+  channel-sandbox push [--order SO…] [--tamper] [--to URL]
+                                            push a signed logistics.updated webhook and print the receiver's answer
+  channel-sandbox listen --forward-to URL   receive the pushes here and forward them to URL (like \`stripe listen\`)
+  channel-sandbox events [--all]            print what the sandbox does as it happens
+  channel-sandbox stats                     counters: token calls, 401s, pushes…
+  channel-sandbox token <user>              print a token for <user> (for curl)
+  channel-sandbox ttl <seconds>             lifetime of the tokens issued from now on
+
+Every command but start talks to a running sandbox:
+  --sandbox <url>   its address (default $CHANNEL_SANDBOX_URL, else ${DEFAULT_SANDBOX_URL})
+  --json            one JSON object (or one per line for start, events, listen) instead of text
+  -h, --help        help for a command: channel-sandbox push --help`;
+
+const commandHelp: Record<string, string> = {
+  start: `channel-sandbox start [options]: run a sandbox and print each token, data call and push as it happens
 
   --port <n>             port to listen on (default 8787; 0 = any free port)
   --host <addr>          address to bind (default 127.0.0.1)
-  --ttl <seconds>        lifetime of issued JWTs (default 900)
-  --webhook-url <url>    where logistics pushes go
+  --ttl <seconds>        lifetime of issued JWTs (default 900, as the service)
+  --webhook-url <url>    where pushes go when no --to and no listener
   --webhook-secret <s>   signs pushes (default: unsigned)
   --access-key <ak>      fixed credentials instead of random ones
   --secret-key <sk>
-  -h, --help`;
+  --control <who>        who may use the control API: loopback (default), any, off
+  --quiet                print the address and credentials only
+  --json                 one JSON line when ready, then one per event`,
+  expire: 'channel-sandbox expire [--sandbox URL] [--json]: every token issued so far now gets 401 (tokens issued later are fine)',
+  'fail-next': `channel-sandbox fail-next [n] [--status 401|408|429|500|502|503|504] [--retry-after <s>] [--sandbox URL] [--json]
+  the next n data calls (default 1) answer with that status (default 401) whatever their token`,
+  push: `channel-sandbox push [--order SO20240601001] [--tamper] [--to URL] [--sandbox URL] [--json]
+  POSTs a logistics.updated push for the order (signed when the sandbox has a webhook secret) to --to,
+  else through a connected \`channel-sandbox listen\`, else to the sandbox's --webhook-url; prints the answer.
+  --tamper alters the body after signing: your receiver must refuse it.`,
+  listen: `channel-sandbox listen --forward-to URL [--sandbox URL] [--json]
+  Pushes without --to now come here and are POSTed to URL with the exact body and signature header;
+  prints each push and the receiver's answer, which the sandbox records as the push's outcome.`,
+  events: 'channel-sandbox events [--all] [--sandbox URL] [--json]: print every token, data call and push as it happens (--all: the recent past first)',
+  stats: 'channel-sandbox stats [--sandbox URL] [--json]: counters since the sandbox started',
+  token: 'channel-sandbox token <user> [--sandbox URL] [--json]: a token for <user>, as the token endpoint would issue it\n  curl -H "Authorization: Bearer $(channel-sandbox token qa-1)" http://127.0.0.1:8787/open/api/v1/sdk/orders',
+  ttl: 'channel-sandbox ttl <seconds> [--sandbox URL] [--json]: lifetime of the tokens issued from now on (60 shows refresh-ahead within a minute)',
+};
 
+type Options = NonNullable<ParseArgsConfig['options']>;
+const common: Options = { sandbox: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+const optionsOf: Record<string, Options> = {
+  start: {
+    port: { type: 'string', default: '8787' },
+    host: { type: 'string', default: '127.0.0.1' },
+    ttl: { type: 'string', default: '900' },
+    'webhook-url': { type: 'string' },
+    'webhook-secret': { type: 'string', default: '' },
+    'access-key': { type: 'string' },
+    'secret-key': { type: 'string' },
+    control: { type: 'string', default: 'loopback' },
+    quiet: { type: 'boolean' },
+  },
+  expire: {},
+  'fail-next': { status: { type: 'string' }, 'retry-after': { type: 'string' } },
+  push: { order: { type: 'string' }, tamper: { type: 'boolean' }, to: { type: 'string' } },
+  listen: { 'forward-to': { type: 'string' } },
+  events: { all: { type: 'boolean' } },
+  stats: {},
+  token: {},
+  ttl: {},
+};
+
+/** How many positional arguments each command takes after its name. */
+const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1 };
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** Runs the CLI; throws {@link CliError} with a one-line message on failure. */
 export async function main(argv: string[]): Promise<void> {
-  let values;
+  const named = argv[0] !== undefined && !argv[0].startsWith('-');
+  const command = named ? argv[0] : 'start';
+  if (!optionsOf[command]) throw new CliError(`unknown command "${command}"; the commands are ${Object.keys(optionsOf).join(', ')} (channel-sandbox --help)`, 2);
+  let values: Values;
+  let args: string[];
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        port: { type: 'string', default: '8787' },
-        host: { type: 'string', default: '127.0.0.1' },
-        ttl: { type: 'string', default: '900' },
-        'webhook-url': { type: 'string' },
-        'webhook-secret': { type: 'string', default: '' },
-        'access-key': { type: 'string' },
-        'secret-key': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values, positionals: args } = parseArgs({ args: named ? argv.slice(1) : argv, options: { ...common, ...optionsOf[command] }, allowPositionals: true }) as { values: Values; positionals: string[] });
   } catch (error) {
-    console.error((error as Error).message + '\n\n' + usage);
-    process.exit(2);
+    const option = /'(-[^']*)'/.exec((error as Error).message)?.[1];
+    throw new CliError(option ? `${command}: unknown or incomplete option ${option} (channel-sandbox ${command} --help)` : `${command}: ${(error as Error).message}`, 2);
   }
-  if (values.help) return void console.log(usage);
-  const port = Number(values.port);
+  if (values.help) return void console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]);
+  if (args.length > (positionals[command] ?? 0)) throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
+  if (command === 'start') return start(values);
+  // Arguments are checked before the address is used, so a typo is reported as a typo.
+  const base = () => sandboxUrl(values.sandbox as string | undefined);
+  const client = { call: (...a: Parameters<ReturnType<typeof controlClient>['call']>) => controlClient(base()).call(...a) };
+  const print = (value: Record<string, unknown>, text: string) => console.log(values.json ? JSON.stringify(value) : text);
+  switch (command) {
+    case 'expire': {
+      const answer = await client.call('POST', 'expire');
+      return print(answer, `expired ${answer.expired} token${answer.expired === 1 ? '' : 's'}: every token issued so far now gets 401`);
+    }
+    case 'fail-next': {
+      const count = wholeNumber(args[0] ?? '1', 'fail-next: n', 0, 1000);
+      const status = values.status === undefined ? undefined : wholeNumber(values.status as string, 'fail-next: --status', 100, 599);
+      const retryAfter = values['retry-after'] === undefined ? undefined : wholeNumber(values['retry-after'] as string, 'fail-next: --retry-after', 0, 3600);
+      const answer = await client.call('POST', 'fail-next', { count, status, retryAfter });
+      return print(answer, `the next ${answer.count} data call${answer.count === 1 ? '' : 's'} answer ${answer.status}`);
+    }
+    case 'push': {
+      if (values.to !== undefined) httpUrl(values.to as string, 'push: --to');
+      const answer = (await client.call('POST', 'push', { order: values.order, tamper: values.tamper, to: values.to })) as unknown as PushResult;
+      return print(answer as unknown as Record<string, unknown>, describePush(answer, !!values.tamper));
+    }
+    case 'stats': {
+      const s = await client.call('GET', 'stats');
+      const failNext = s.failNext as { count: number; status: number };
+      return print(
+        s,
+        [
+          `token calls     ${s.tokenCalls} (issued ${s.tokensIssued}, refused ${s.tokenRejections})`,
+          `data calls      ${s.dataCalls} (401: ${s.unauthorized})`,
+          `pushes          ${s.pushes} (failed ${s.pushFailures})`,
+          `token lifetime  ${s.tokenTtlSeconds} s`,
+          `fail-next       ${failNext.count ? `${failNext.count} more answer ${failNext.status}` : 'none pending'}`,
+          `webhook URL     ${s.webhookUrl ?? '(none)'}`,
+          `listeners       ${(s.listeners as string[]).join(', ') || '(none)'}`,
+        ].join('\n'),
+      );
+    }
+    case 'token': {
+      if (args[0] === undefined) throw new CliError('token: which user? channel-sandbox token <user>', 2);
+      const problem = externalUserIdProblem(args[0]);
+      if (problem) throw new CliError('token: the user id ' + problem, 2);
+      const answer = await client.call('POST', 'token', { user: args[0] });
+      return print(answer, answer.access_token as string);
+    }
+    case 'ttl': {
+      if (args[0] === undefined) throw new CliError('ttl: how many seconds? channel-sandbox ttl 60', 2);
+      const answer = await client.call('POST', 'ttl', { seconds: wholeNumber(args[0], 'ttl: seconds', 1, 86_400) });
+      return print(answer, `tokens issued from now on live ${answer.tokenTtlSeconds} s (tokens already issued keep theirs)`);
+    }
+    case 'events':
+      for await (const { data } of controlClient(base()).stream(values.all ? 'events?since=0' : 'events')) {
+        const event = data as unknown as SandboxEvent;
+        console.log(values.json ? JSON.stringify(event) : `${clockTime(event.at)}  ${describeEvent(event)}`);
+      }
+      throw new CliError(`the sandbox at ${base()} closed the stream (stopped?)`);
+    case 'listen':
+      return listen(values);
+  }
+}
+
+async function start(values: Values): Promise<void> {
+  const port = wholeNumber(values.port as string, '--port', 0, 65535);
   const ttl = Number(values.ttl);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) return fail('--port must be a whole number from 0 to 65535');
-  if (!(ttl > 0)) return fail('--ttl must be a positive number of seconds');
-  if ((values['access-key'] === undefined) !== (values['secret-key'] === undefined)) return fail('pass both --access-key and --secret-key, or neither');
+  if (!(ttl > 0) || !Number.isFinite(ttl)) throw new CliError('--ttl must be a positive number of seconds', 2);
+  if ((values['access-key'] === undefined) !== (values['secret-key'] === undefined)) throw new CliError('pass both --access-key and --secret-key, or neither', 2);
+  if (!['loopback', 'any', 'off'].includes(values.control as string)) throw new CliError('--control must be loopback, any or off', 2);
+  if (values['webhook-url'] !== undefined) httpUrl(values['webhook-url'] as string, '--webhook-url');
   const sandbox = await startSandbox({
     port,
-    host: values.host,
+    host: values.host as string,
     tokenTtlSeconds: ttl,
-    webhookUrl: values['webhook-url'],
-    webhookSecret: values['webhook-secret'],
-    credentials: values['access-key'] ? { accessKey: values['access-key'], secretKey: values['secret-key'] as string } : undefined,
+    webhookUrl: values['webhook-url'] as string | undefined,
+    webhookSecret: values['webhook-secret'] as string,
+    controlApi: values.control as 'loopback' | 'any' | 'off',
+    credentials: values['access-key'] ? { accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string } : undefined,
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (a sandbox already running? try \`channel-sandbox stats\`); pick another with --port, or --port 0 for any free one`);
+    throw new CliError(`cannot listen on ${values.host}:${port}: ${error.message}`);
   });
-  console.log(`channel-sandbox listening on ${sandbox.url}
+  const webhook = values['webhook-url'] ?? 'none: a push needs --to URL or a running `channel-sandbox listen`';
+  if (values.json) {
+    const { accessKey, secretKey } = sandbox.credentials;
+    console.log(JSON.stringify({ event: 'ready', url: sandbox.url, accessKey, secretKey, tokenTtlSeconds: ttl, webhookUrl: values['webhook-url'] ?? null, signed: !!values['webhook-secret'] }));
+  } else {
+    console.log(`channel-sandbox listening on ${sandbox.url}
   accessKey:  ${sandbox.credentials.accessKey}
   secretKey:  ${sandbox.credentials.secretKey}
   token TTL:  ${ttl} s
-  webhook:    ${values['webhook-url'] ?? '(none; pass --webhook-url)'}${values['webhook-secret'] ? ' (signed)' : ' (unsigned)'}
+  webhook:    ${webhook}
+  pushes are ${values['webhook-secret'] ? 'signed with the webhook secret' : 'unsigned (no --webhook-secret)'}
+  control:    ${values.control === 'off' ? 'off' : `channel-sandbox expire | fail-next | push | listen | events --sandbox ${sandbox.url}`}
 Ctrl+C to stop.`);
+  }
+  if (!values.quiet) sandbox.subscribe((event) => console.log(values.json ? JSON.stringify(event) : `${clockTime(event.at)}  ${describeEvent(event)}`));
   const stop = () => sandbox.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
 
-function fail(message: string): void {
-  console.error('channel-sandbox: ' + message + '\n\n' + usage);
-  process.exit(2);
+/** `channel-sandbox listen`: takes pushes over an event stream, POSTs each to the local URL, reports the answer. */
+async function listen(values: Values): Promise<void> {
+  const forwardTo = values['forward-to'] as string | undefined;
+  if (!forwardTo) throw new CliError('listen: where to? channel-sandbox listen --forward-to http://127.0.0.1:3000/webhooks/channel', 2);
+  httpUrl(forwardTo, 'listen: --forward-to');
+  const base = sandboxUrl(values.sandbox as string | undefined);
+  const client = controlClient(base);
+  let listenerId = '';
+  for await (const { event, data } of client.stream('listen?forward_to=' + encodeURIComponent(forwardTo))) {
+    if (event === 'ready') {
+      listenerId = data.listenerId as string;
+      console.log(values.json ? JSON.stringify({ event: 'ready', forwardTo, sandbox: base }) : `Ready: pushes from ${base} go to ${forwardTo} (${data.signed ? 'signed' : 'unsigned'}; the receiver has ${data.timeoutMs} ms). Ctrl+C to stop.`);
+    } else if (event === 'push') {
+      void forward(data as unknown as Delivery).then(async (outcome) => {
+        const reported = await client.call('POST', `listen/${listenerId}/result`, { id: data.id, ...outcome }).then(
+          () => '',
+          (error: Error) => ` (not recorded: ${error.message})`,
+        );
+        const line = { id: data.id as number, orderNo: data.orderNo as string, ...outcome };
+        console.log(values.json ? JSON.stringify(line) : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${reported}`);
+      });
+    }
+  }
+  throw new CliError(`the sandbox at ${base} closed the stream (stopped?)`);
+}
+
+interface Delivery {
+  id: number;
+  orderNo: string;
+  signed: boolean;
+  tampered: boolean;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+async function forward(d: Delivery): Promise<{ status?: number; error?: string; durationMs: number }> {
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
+  try {
+    const response = await fetch(d.url, { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(d.timeoutMs) });
+    await response.arrayBuffer().catch(() => undefined);
+    return { status: response.status, durationMs: took() };
+  } catch (error) {
+    if ((error as Error).name === 'TimeoutError') return { error: `timeout after ${d.timeoutMs} ms`, durationMs: took() };
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return { error: 'connection failed: ' + (cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)), durationMs: took() };
+  }
+}
+
+function describePush(p: PushResult, tampered: boolean): string {
+  const outcome = p.ok ? `delivered, HTTP ${p.status}` : `FAILED: ${p.error}`;
+  return `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
+}
+
+function sandboxUrl(given: string | undefined): string {
+  const url = given || process.env.CHANNEL_SANDBOX_URL || DEFAULT_SANDBOX_URL;
+  httpUrl(url, given ? '--sandbox' : process.env.CHANNEL_SANDBOX_URL ? 'CHANNEL_SANDBOX_URL' : 'the default sandbox URL');
+  return url.replace(/\/+$/, '');
+}
+
+function httpUrl(value: string, name: string): void {
+  let ok = false;
+  try {
+    ok = /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
+}
+
+function wholeNumber(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new CliError(`${name} must be a whole number from ${min} to ${max}; got "${text}"`, 2);
+  return value;
 }

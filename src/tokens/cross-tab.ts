@@ -88,11 +88,10 @@ export function createCrossTab(baseUrl: string, key: string, wait: number): Toke
 
   return {
     obtain(stale, fetch) {
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), wait);
+      let granted = false;
       return locks
-        .request(name, { signal: controller.signal }, async () => {
-          clearTimeout(timer);
+        .request(name, { signal: AbortSignal.timeout(wait) }, async () => {
+          granted = true;
           await settle();
           // Another tab got a token after ours was: take it instead of asking again.
           const other = latest;
@@ -103,8 +102,7 @@ export function createCrossTab(baseUrl: string, key: string, wait: number): Toke
         })
         .catch((error: unknown) => {
           // The lock was not granted within `wait` ms (a tab hangs mid-refresh): go alone.
-          // (The timer is cleared once the lock is granted, so an error from inside is rethrown.)
-          if (controller.signal.aborted) return fetchAndAnnounce(fetch);
+          if (!granted) return fetchAndAnnounce(fetch);
           throw error;
         }) as Promise<Obtained>;
     },

@@ -5,14 +5,10 @@ import type { TokenShare } from '../core/token-manager.js';
  * where it turns out unavailable the client simply asks its own provider.
  */
 export function lazyShare(load: Promise<TokenShare | undefined>): TokenShare {
-  let real: TokenShare | undefined;
-  const ready = load.then(
-    (share) => (real = share),
-    () => undefined,
-  );
+  const ready = load.then(undefined, () => undefined);
   return {
-    obtain: (stale, fetch) => ready.then(() => (real ? real.obtain(stale, fetch) : fetch())),
-    clear: () => void ready.then(() => real && real.clear()),
-    connect: (adopt, cleared) => void ready.then(() => real && real.connect(adopt, cleared)),
+    obtain: (stale, fetch) => ready.then((share) => (share ? share.obtain(stale, fetch) : fetch())),
+    clear: () => void ready.then((share) => share && share.clear()),
+    connect: (adopt, cleared) => void ready.then((share) => share && share.connect(adopt, cleared)),
   };
 }

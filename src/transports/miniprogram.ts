@@ -63,18 +63,29 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
   let active = 0;
   // Waiting requests in arrival order. An aborted one stays in place, settled, and is skipped
   // when its turn comes: removal is O(1) however long the queue.
-  let queue: Array<() => boolean> = [];
+  let queue: Array<() => void> = [];
   let head = 0;
+  let draining = false;
 
-  const release = () => {
-    active--;
+  // Freed slots are refilled a microtask later: when one signal cancels thousands of requests
+  // at once, the queued ones are all settled by then and skipped, none started only to be
+  // aborted.
+  const drain = () => {
+    draining = false;
     while (head < queue.length) {
-      const next = queue[head++];
-      if (next()) break;
+      if (active >= concurrency) break; // start() takes a slot
+      queue[head++]();
     }
     if (head === queue.length) {
       queue = [];
       head = 0;
+    }
+  };
+  const release = () => {
+    active--;
+    if (!draining) {
+      draining = true;
+      Promise.resolve().then(drain);
     }
   };
 
@@ -123,8 +134,8 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
       };
 
-      function start(): boolean {
-        if (settled) return false;
+      function start(): void {
+        if (settled) return;
         started = true;
         active++;
         timer = setTimeout(() => {
@@ -146,7 +157,6 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         } catch (error) {
           finish(() => reject(new NetworkError('the host request() threw: ' + (error instanceof Error ? error.message : String(error)), Object.assign({ cause: error }, context))));
         }
-        return true;
       }
 
       if (signal) {

@@ -9,6 +9,7 @@ import createAuthRefreshInterceptor from 'axios-auth-refresh';
 import ky from 'ky';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createClient } from 'channel-sdk';
+import { createCancelToken, createClient as createMiniClient } from 'channel-sdk/miniprogram';
 import { verifyWebhookSignature } from 'channel-sdk/server';
 
 const quick = process.argv.includes('--quick');
@@ -340,6 +341,48 @@ if (global.gc) {
     'Webhook verification, 10 KB body (median of 9 interleaved rounds)',
     ['implementation', 'verifications / s', '× raw node:crypto'],
     Object.keys(impls).map((k) => [k, fmt(median(samples[k]), 0), fmt(median(samples[k]) / rawOps, 2)]),
+  );
+}
+
+// ---------------------------------------------------------------- G: aborting queued mini-program requests
+// A host whose request() never answers keeps every request but the first 10 in the queue;
+// one cancel token (and one AbortSignal) shared by all of them is fired; the figure is the
+// time until every request has settled. The floor: rejecting as many bare promises.
+{
+  const rows = [];
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  for (const n of [10_000, 60_000]) {
+    const count = Math.round(n * (quick ? 0.2 : 1));
+    const jwt = issue();
+    const client = createMiniClient({ baseUrl: base, tokenProvider: () => jwt, request: () => ({ abort() {} }) });
+    const measure = async (kind) => {
+      const handle = kind === 'createCancelToken' ? createCancelToken() : new AbortController();
+      const pending = Array.from({ length: count }, (_, i) => client.get('/q/' + i, { signal: handle.signal }).catch(() => 'aborted'));
+      await new Promise((r) => setTimeout(r, 50));
+      const t0 = performance.now();
+      if (kind === 'createCancelToken') handle.cancel();
+      else handle.abort();
+      await Promise.all(pending);
+      return performance.now() - t0;
+    };
+    const floor = async () => {
+      const rejects = [];
+      const pending = Array.from({ length: count }, () => new Promise((_, reject) => rejects.push(reject)).catch(() => 'aborted'));
+      const t0 = performance.now();
+      for (const reject of rejects) reject(new Error('aborted'));
+      await Promise.all(pending);
+      return performance.now() - t0;
+    };
+    rows.push([count.toLocaleString('en'), fmt(await floor(), 1), fmt(await measure('createCancelToken'), 1), fmt(await measure('AbortController'), 1)]);
+  }
+  process.off('warning', onWarning);
+  table(
+    'Aborting queued mini-program requests that share one signal (ms until all settled)',
+    ['queued requests', 'floor: reject as many promises', 'channel-sdk, createCancelToken', 'channel-sdk, AbortController'],
+    rows,
+    `process warnings during the runs: ${warnings.length ? warnings.join(', ') : 'none (no MaxListenersExceededWarning)'}`,
   );
 }
 

@@ -199,6 +199,16 @@ describe('settles exactly once', () => {
     expect((error as Error).message).toMatch(/the host answered success\(\) with something that is not a response/);
   });
 
+  test("a tokenProvider that rejects with the host's fail object: the message shows its errMsg", async () => {
+    service = await startFakeService();
+    const client = createClient({
+      baseUrl: service.url,
+      request: createHost('wx').request,
+      tokenProvider: () => Promise.reject({ errMsg: 'request:fail url not in domain list', errno: 600002 }),
+    });
+    await expect(client.get('/x')).rejects.toThrow(/tokenProvider threw: request:fail url not in domain list/);
+  });
+
   test('header: [null, {...}] in a real answer is read, the null skipped', async () => {
     service = await startFakeService();
     const client = createClient({

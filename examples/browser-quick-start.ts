@@ -1,0 +1,28 @@
+// A web page: the client asks your backend for the token, the SDK does the rest.
+import { createClient, isChannelError } from 'channel-sdk';
+
+interface OrderSummary {
+  order_no: string;
+  partner_order_no?: string;
+}
+
+export const client = createClient({
+  baseUrl: 'https://channel.example.com', // the service; the sandbox's URL while you try it
+  // Returns ONLY the access_token string; with forceRefresh, your backend must skip its cache.
+  tokenProvider: async ({ forceRefresh, signal }) => {
+    const r = await fetch('/channel-token' + (forceRefresh ? '?force=1' : ''), { credentials: 'include', ...(signal ? { signal } : {}) });
+    if (!r.ok) throw new Error('token route answered HTTP ' + r.status);
+    return ((await r.json()) as { access_token: string }).access_token;
+  },
+});
+
+client.on('auth:failed', () => location.assign('/login')); // 401 even after a fresh token
+
+try {
+  const { orders } = await client.get<{ orders: OrderSummary[] }>('/open/api/v1/sdk/orders');
+  const created = await client.post<{ order_no: string }>('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } });
+  console.log(orders.length, 'orders; created', created.order_no);
+} catch (error) {
+  if (isChannelError(error)) console.warn(error.code, error.message); // never contains a token
+  else throw error;
+}

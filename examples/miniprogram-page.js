@@ -1,0 +1,44 @@
+// pages/orders/orders.js in a WeChat mini-program ("Tools > Build npm" first). uni-app and Taro
+// projects import the same path: import { createClient } from 'channel-sdk/miniprogram'.
+const { createClient, createCancelToken, hostTokenStore, isChannelError } = require('channel-sdk/miniprogram');
+
+const app = getApp();
+
+const client = createClient({
+  baseUrl: 'https://channel.example.com', // add it to the request domain allow-list
+  // wx.request is found by itself (my, tt, swan, qq, uni and Taro too).
+  tokenProvider: ({ forceRefresh }) =>
+    new Promise((resolve, reject) =>
+      wx.request({
+        url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
+        header: { 'x-session': app.globalData.session },
+        success: (r) => {
+          const body = /** @type {{ access_token?: string }} */ (r.data);
+          if (r.statusCode === 200 && body.access_token) resolve(body.access_token);
+          else reject(new Error('token route answered ' + r.statusCode));
+        },
+        fail: (e) => reject(new Error(e.errMsg)),
+      }),
+    ),
+  // Keep the token through a cold start (see "Sharing the token").
+  tokenStore: hostTokenStore({ key: app.globalData.userId }),
+});
+
+let cancel = createCancelToken();
+
+Page({
+  data: { orders: /** @type {Array<{ order_no: string }>} */ ([]), error: '' },
+  onLoad() {
+    cancel = createCancelToken();
+    client
+      .get('/open/api/v1/sdk/orders', { signal: cancel.signal })
+      .then((data) => this.setData({ orders: /** @type {{ orders: Array<{ order_no: string }> }} */ (data).orders }))
+      .catch((error) => {
+        if (isChannelError(error) && error.code === 'ABORTED') return;
+        this.setData({ error: isChannelError(error) ? error.code : String(error) });
+      });
+  },
+  onUnload() {
+    cancel.cancel('page closed');
+  },
+});

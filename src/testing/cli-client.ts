@@ -1,0 +1,78 @@
+/** What the CLI says when it stops: one line, and the exit code (2 for bad arguments). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** Where the CLI finds a sandbox when neither --sandbox nor CHANNEL_SANDBOX_URL says. */
+export const DEFAULT_SANDBOX_URL = 'http://127.0.0.1:8787';
+
+const notRunning = (base: string, why: string) =>
+  new CliError(`no sandbox at ${base} (${why}); start one with \`channel-sandbox start\`, or pass --sandbox URL or set CHANNEL_SANDBOX_URL`);
+
+function reason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code === 'ECONNREFUSED') return 'connection refused';
+  if ((error as Error).name === 'TimeoutError') return 'no answer within 30 s';
+  return cause?.message ?? (error as Error).message;
+}
+
+/** A client of one sandbox's control API (`/__sandbox/`). */
+export function controlClient(base: string) {
+  async function send(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    try {
+      return await fetch(base + '/__sandbox/' + route, {
+        method,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: route === 'events' || route.startsWith('listen?') ? undefined : AbortSignal.timeout(30_000),
+      });
+    } catch (error) {
+      throw notRunning(base, reason(error));
+    }
+  }
+
+  async function json(response: Response): Promise<Record<string, unknown>> {
+    const text = await response.text();
+    let value: Record<string, unknown> | undefined;
+    try {
+      value = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // Not the control API: something else listens there.
+    }
+    if (!value || typeof value !== 'object') throw new CliError(`${base} answered HTTP ${response.status} without the sandbox's JSON: is it a channel-sandbox?`);
+    if (!response.ok) throw new CliError(typeof value.error === 'string' ? value.error : `${base} answered HTTP ${response.status}: is it a channel-sandbox?`);
+    return value;
+  }
+
+  return {
+    call: async (method: 'GET' | 'POST', route: string, body?: unknown) => json(await send(method, route, method === 'POST' ? (body ?? {}) : undefined)),
+    /** Opens an event stream (`events` or `listen?…`) and yields its events until it ends. */
+    async *stream(route: string): AsyncGenerator<{ event: string; data: Record<string, unknown> }> {
+      const response = await send('GET', route, undefined, { accept: 'text/event-stream' });
+      if (!response.ok || !response.body) await json(response);
+      if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) throw new CliError(`${base} did not answer with an event stream: is it a channel-sandbox?`);
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let event = 'message';
+          let data = '';
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) event = line.slice(7);
+            else if (line.startsWith('data: ')) data += line.slice(6);
+          }
+          if (data) yield { event, data: JSON.parse(data) as Record<string, unknown> };
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,8 @@
+export default {
+  logger: {
+    quiet: false,
+    stats: true
+  },
+  mini: {},
+  h5: {}
+}

@@ -1,0 +1,4 @@
+export default {
+  mini: {},
+  h5: {}
+}
