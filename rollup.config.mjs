@@ -1,10 +1,14 @@
 import { rmSync } from 'node:fs';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
 import { dts } from 'rollup-plugin-dts';
 import esbuild from 'rollup-plugin-esbuild';
+import { thirdPartyNotices } from './scripts/third-party-notices.mjs';
 
-// One input per package entry; shared code lands in chunks. Dependencies stay external
-// (the user's bundler dedupes them); the mini-program bundle, which inlines them, is separate.
-// CJS output: ky is ESM-only, and require(esm) returns its namespace (__esModule: true), hence interop 'auto'.
+// One input per package entry; shared code lands in chunks. ky, mitt and zod are
+// bundled (tree-shaken) into the entries that use them, so the package has no runtime
+// dependencies: WeChat's npm build packs every dependency and rejects their syntax, strict
+// installs refuse ky's engines field, and CommonJS loaders cannot require ESM-only ky.
+// Only node:* built-ins stay external.
 const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts', testing: 'src/testing.ts' };
 // Both server builds share one declaration file: their exports are identical.
 const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts', miniprogram: 'src/miniprogram.ts' };
@@ -12,40 +16,66 @@ const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 's
 // would otherwise pile up and ship in the package (test/package checks none does).
 rmSync('dist', { recursive: true, force: true });
 
-const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
+const external = (id) => id.startsWith('node:');
+const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], preferBuiltins: true });
+// The bundled libraries go through esbuild too: lowered to the entry's target like our own
+// code, and stripped of their doc comments (whose `import ... from` examples would read as imports).
+const compile = (target) => esbuild({ target, tsconfig: 'tsconfig.json', include: /\.[cm]?[jt]s$/, exclude: [] });
+// dist/THIRD_PARTY_NOTICES.md: the licences of what the entries below bundle.
+const notices = thirdPartyNotices();
+// Source maps cover our own code only: the bundled libraries' lines map to nothing (their
+// sources are not installed, and their mappings alone would put the install over 2 MB).
+// The CommonJS maps leave out the sources' text (sourcemapExcludeSources): Node's
+// --enable-source-maps needs only the mappings; devtools and bundlers read the ESM maps.
+const ownMapsOnly = {
+  name: 'maps-for-our-code-only',
+  transform(code, id) {
+    return id.includes('/node_modules/') ? { code, map: { mappings: '' } } : null;
+  },
+};
 
 export default [
   {
     input,
     external,
-    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
+    plugins: [resolve(), compile('es2022'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
     ],
   },
-  // uni-app and Taro bundle this one (ES2017 syntax, dependencies left to their bundler);
+  // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
   // WeChat's npm build takes miniprogram_dist/ instead (scripts/build-miniprogram.mjs).
   {
     input: { miniprogram: 'src/miniprogram.ts' },
     external,
-    plugins: [esbuild({ target: 'es2017', tsconfig: 'tsconfig.json' })],
+    plugins: [resolve(), compile('es2017'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, interop: 'auto' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
     ],
   },
-  // The CLI: ESM only, with a shebang.
+  // The CLI: ESM only, with a shebang. It takes the sandbox from the channel-sdk/testing build
+  // next to it rather than a second copy of the sandbox and zod.
   {
     input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
-    external,
-    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
-    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', banner: '#!/usr/bin/env node' },
+    external: (id, _importer, resolved) => external(id) || (resolved && id.endsWith('/src/testing/sandbox.ts')),
+    plugins: [resolve(), compile('es2022'), notices],
+    output: {
+      dir: 'dist',
+      format: 'es',
+      entryFileNames: '[name].js',
+      banner: '#!/usr/bin/env node',
+      paths: (id) => (id.endsWith('/src/testing/sandbox.ts') ? './testing.js' : id),
+    },
   },
   {
     input: typesInput,
     external,
-    plugins: [dts({ tsconfig: 'tsconfig.json' })],
+    // The declarations our public types use from ky, mitt and zod are inlined (KyPassThrough,
+    // the emitter's on/off, the exported zod/mini schemas), so the .d.cts files import nothing
+    // ESM-only (TS1479 under node16 CommonJS) and nothing that is not installed.
+    plugins: [dts({ tsconfig: 'tsconfig.json', includeExternal: ['ky', 'mitt', 'zod'] })],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunks/[name]-[hash].d.ts' },
       { dir: 'dist', format: 'es', entryFileNames: '[name].d.cts', chunkFileNames: 'chunks/[name]-[hash].d.cts' },

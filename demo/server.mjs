@@ -15,8 +15,6 @@ const WEBHOOK_SECRET = 'whsec_demo_secret';
 /** Directories the page may load modules from, each resolved by package name. */
 const vendor = new Map([
   ['channel-sdk', dirname(fileURLToPath(import.meta.resolve('channel-sdk')))],
-  ['ky', dirname(fileURLToPath(import.meta.resolve('ky')))],
-  ['mitt', dirname(fileURLToPath(import.meta.resolve('mitt')))],
 ]);
 const types = new Map([
   ['.html', 'text/html; charset=utf-8'],

@@ -99,16 +99,16 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Rejects with the signal's reason as soon as it aborts, even if `value` never settles. */
 function within<T>(value: T | PromiseLike<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
     Promise.resolve(value).then(
       (result) => {
-        signal.removeEventListener('abort', onAbort);
+        signal.removeEventListener('abort', stop);
         resolve(result);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        signal.removeEventListener('abort', stop);
         reject(error);
       },
     );

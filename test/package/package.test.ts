@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import vm from 'node:vm';
+import { parse } from 'acorn';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
 
@@ -15,7 +16,8 @@ const run = promisify(execFile);
 
 /** Loads a built CJS file and its relative chunks inside a fresh vm context (another realm). */
 function loadInNewRealm(entry: string): unknown {
-  const context = vm.createContext({ setTimeout, clearTimeout });
+  // TextEncoder: ky, bundled into the entry, makes one when the module loads, as browsers allow.
+  const context = vm.createContext({ setTimeout, clearTimeout, TextEncoder });
   const cache = new Map<string, { exports: unknown }>();
   const load = (file: string): unknown => {
     const hit = cache.get(file);
@@ -30,10 +32,15 @@ function loadInNewRealm(entry: string): unknown {
 }
 const require = createRequire(import.meta.url);
 
-/** Every file reachable from package.json's entry points: relative imports, requires, source maps. */
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+/** The subpaths, each with a folder whose package.json serves resolvers that ignore `exports` (webpack 4, TypeScript node10). */
+const SUBPATHS = ['server', 'testing', 'miniprogram'];
+const stub = (subpath: string) => JSON.parse(readFileSync(`${subpath}/package.json`, 'utf8')) as Record<string, string>;
+
+/** Every file reachable from package.json's entry points (and the subpath folders'): relative imports, requires, source maps. */
 function reachableFromEntries(): Set<string> {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
-  const pending: string[] = [pkg.main, pkg.module, pkg.types, ...Object.values(pkg.bin as Record<string, string>)];
+  const pending: string[] = [pkg.main, pkg.module, pkg.types, ...Object.values(pkg.bin as Record<string, string>), 'dist/THIRD_PARTY_NOTICES.md'];
+  for (const subpath of SUBPATHS) pending.push(...Object.values(stub(subpath)).map((file) => resolve(subpath, file)));
   const walk = (value: unknown): void => {
     if (typeof value === 'string') pending.push(value);
     else if (value && typeof value === 'object') Object.values(value).forEach(walk);
@@ -67,14 +74,18 @@ describe('built package', () => {
     expect([...reachable].filter((file) => !files.includes(file))).toEqual([]);
   });
 
-  test('every function, constant and class in the published .d.ts files carries JSDoc (editor hovers)', () => {
+  test('every function, constant and class the published .d.ts files export carries JSDoc (editor hovers)', () => {
     const undocumented: string[] = [];
     for (const file of reachableFromEntries()) {
       if (!file.endsWith('.d.ts')) continue;
-      const lines = readFileSync(file, 'utf8').split('\n');
+      const text = readFileSync(file, 'utf8');
+      // What the file exports (`export { local as alias }`); the declarations inlined from bundled
+      // libraries (ky's, zod's) that only support those types are not exported and not checked.
+      const exported = new Set([...text.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) => m[1].split(',').map((part) => part.trim().split(/\s+/)[0])));
+      const lines = text.split('\n');
       lines.forEach((line, i) => {
-        const name = /^(?:export )?declare (?:const|function|class) (\w+)/.exec(line)?.[1];
-        if (!name) return;
+        const [, exportKeyword, name] = /^(export )?declare (?:const|function|class) (\w+)/.exec(line) ?? [];
+        if (!name || !(exportKeyword || exported.has(name))) return;
         let previous = i - 1;
         while (previous >= 0 && lines[previous].trim() === '') previous--;
         if (!lines[previous]?.trim().endsWith('*/')) undocumented.push(name);
@@ -101,9 +112,11 @@ describe('built package', () => {
     ['ESM import', "import { createClient, isChannelError, ConfigError } from 'channel-sdk';"],
     ['CJS require', "const { createClient, isChannelError, ConfigError } = require('channel-sdk');"],
   ]) {
-    test(`${kind} of "channel-sdk" runs a request end to end`, async () => {
+    // CommonJS without require(esm) (Node 20.3-20.18, or turned off): real CommonJS all the way down.
+    test(`${kind} of "channel-sdk" runs a request end to end${kind.startsWith('CJS') ? ' (without require(esm))' : ''}`, async () => {
       const token = service.issue();
-      const { stdout } = await run(process.execPath, [kind.startsWith('ESM') ? '--input-type=module' : '--input-type=commonjs', '-e', flow(load)], {
+      const flags = kind.startsWith('ESM') ? ['--input-type=module'] : ['--input-type=commonjs', '--no-experimental-require-module'];
+      const { stdout } = await run(process.execPath, [...flags, '-e', flow(load)], {
         env: { ...process.env, SERVICE: service.url, TOKEN: token },
       });
       expect(JSON.parse(stdout)).toEqual({ ok: '/hello', isError: true });
@@ -112,7 +125,8 @@ describe('built package', () => {
 
   for (const [kind, flag, load] of [
     ['ESM import', '--input-type=module', "import * as server from 'channel-sdk/server'; const where = import.meta.resolve('channel-sdk/server');"],
-    ['CJS require', '--input-type=commonjs', "const server = require('channel-sdk/server'); const where = require.resolve('channel-sdk/server');"],
+    // -e code is CommonJS unless told otherwise; no require(esm) either.
+    ['CJS require', '--no-experimental-require-module', "const server = require('channel-sdk/server'); const where = require.resolve('channel-sdk/server');"],
   ]) {
     test(`${kind} of "channel-sdk/server" resolves to the node:crypto build and verifies the GitHub vector`, async () => {
       const code = `${load}
@@ -148,9 +162,69 @@ describe('built package', () => {
   });
 
   test('package.json names the entries it ships', () => {
-    const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
     expect(pkg.sideEffects).toBe(false);
     expect(Object.keys(pkg.exports['.'].import)[0]).toBe('types');
     expect(Object.keys(pkg.exports['.'].require)[0]).toBe('types');
+  });
+
+  test('publishes no runtime dependencies: ky, mitt and zod are bundled, and only node:* is imported', () => {
+    expect([pkg.dependencies, pkg.peerDependencies, pkg.optionalDependencies, pkg.bundleDependencies]).toEqual([undefined, undefined, undefined, undefined]);
+    for (const name of ['ky', 'mitt', 'zod']) expect(pkg.devDependencies).toHaveProperty(name);
+    const bare = new Set<string>();
+    for (const file of reachableFromEntries()) {
+      if (!/\.c?js$/.test(file)) continue;
+      const code = readFileSync(file, 'utf8');
+      for (const match of code.matchAll(/^(?:import|export)\b[^'"\n]*?['"]([^'"]+)['"];?$|\b(?:require|import)\(['"]([^'"]+)['"]\)/gm)) bare.add(match[1] ?? match[2]);
+    }
+    expect([...bare].filter((id) => !id.startsWith('.') && !id.startsWith('node:'))).toEqual([]);
+    expect(bare).toContain('node:crypto');
+  });
+
+  test('dist/THIRD_PARTY_NOTICES.md carries the licence of every bundled package, at the installed version', () => {
+    const notices = readFileSync('dist/THIRD_PARTY_NOTICES.md', 'utf8');
+    const listed = [...notices.matchAll(/^## (\S+) (\S+) \((\S+)\)$/gm)].map(([, name, version, licence]) => [name, version, licence]);
+    const installed = (name: string) => JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version;
+    expect(listed).toEqual(['ky', 'mitt', 'zod'].map((name) => [name, installed(name), 'MIT']));
+    expect(notices.match(/Permission is hereby granted/g)).toHaveLength(3);
+  });
+
+  test.each(SUBPATHS)('channel-sdk/%s has a folder for resolvers without `exports` (webpack 4, TypeScript node10), pointing where `exports` does', (subpath) => {
+    const target = pkg.exports['./' + subpath];
+    // The universal build for the `main` field: `node` is a condition only `exports` knows.
+    const universal = { import: target.import, require: target.require };
+    expect(stub(subpath)).toEqual({
+      main: '.' + universal.require.default,
+      module: '.' + universal.import.default,
+      types: '.' + universal.require.types,
+    });
+    expect(pkg.files).toContain(subpath);
+  });
+
+  test('each built file parses at its entry\'s syntax level: ES2017 for the mini-program entries, ES2022 for the others', () => {
+    const levels: Record<string, number> = {};
+    const failures: string[] = [];
+    for (const file of reachableFromEntries()) {
+      if (!/\.c?js$/.test(file)) continue;
+      const level = /[/\\](miniprogram\.c?js|mp-[^/\\]+)$/.test(file) ? 2017 : 2022;
+      try {
+        parse(readFileSync(file, 'utf8'), { ecmaVersion: level, sourceType: file.endsWith('.js') ? 'module' : 'script', allowHashBang: true });
+      } catch (error) {
+        failures.push(`${file}: ${(error as Error).message} at ES${level}`);
+      }
+      levels[level] = (levels[level] ?? 0) + 1;
+    }
+    expect(failures).toEqual([]);
+    expect(levels[2017]).toBeGreaterThanOrEqual(2);
+  });
+
+  test('installs in under 2 MB (no dependencies, so the tarball is the whole install)', async () => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { env: { ...process.env, npm_config_loglevel: 'silent' } });
+    const [{ unpackedSize }] = JSON.parse(stdout.slice(stdout.indexOf('[')));
+    expect(unpackedSize).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  test('the mini-program sample installs the packed tarball (as from the registry), not a folder link', () => {
+    const sample = JSON.parse(readFileSync('demo/miniprogram/package.json', 'utf8'));
+    expect(sample.dependencies['channel-sdk']).toBe(`file:../../channel-sdk-${pkg.version}.tgz`);
   });
 });
