@@ -9,10 +9,13 @@ import { miniprogramBuild } from './build-miniprogram.mjs';
 const KB = 1024;
 // The enforced budgets sit just above what we ship, so that any growth fails the suite.
 // Issue 10's targets, 14.5 KB and 7.2 KB, held when the libraries were first bundled (14.02
-// and 6.95 KB); tokenStore, hostTokenStore and crossTab (#15) and the request queue's
-// aborts (#16) then added 3.8 and 3.2 KB.
-const BROWSER_ALL_IN = 17.95 * KB;
-const MINIPROGRAM_ALL_IN = 10.15 * KB;
+// and 6.95 KB: bundling cost nothing). The behaviour issues #11 and #12 require (the logout
+// fence, redaction, checks of every option, request option and URL, the CORS diagnosis) then
+// added 2.4 / 2.2 KB (browser / mini-program), #15 (tokenStore, hostTokenStore, crossTab)
+// 1.4 / 0.9 KB (0.7 KB of it the crossTab chunk, downloaded only when crossTab is set), and
+// later fixes 0.1 KB. docs/size.md has the breakdown.
+const BROWSER_ALL_IN = 18.05 * KB;
+const MINIPROGRAM_ALL_IN = 10.25 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

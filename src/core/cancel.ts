@@ -16,16 +16,17 @@ export interface CancelToken {
  * onUnload() { token.cancel('page closed'); }
  */
 export function createCancelToken(): CancelToken {
-  // A Set: removing one of many listeners stays O(1).
-  const listeners = new Set<() => void>();
+  // A Set, made at the first listener (the client makes one token per request): removing one
+  // of many listeners stays O(1).
+  let listeners: Set<() => void> | undefined;
   const signal = {
     aborted: false,
     reason: undefined as unknown,
     addEventListener(_type: 'abort', listener: () => void) {
-      listeners.add(listener);
+      (listeners || (listeners = new Set())).add(listener);
     },
     removeEventListener(_type: 'abort', listener: () => void) {
-      listeners.delete(listener);
+      if (listeners) listeners.delete(listener);
     },
   };
   return {
@@ -35,8 +36,8 @@ export function createCancelToken(): CancelToken {
       signal.aborted = true;
       signal.reason = reason;
       const current: Array<() => void> = [];
-      listeners.forEach((listener) => current.push(listener));
-      listeners.clear();
+      if (listeners) listeners.forEach((listener) => current.push(listener));
+      listeners = undefined;
       for (const listener of current) listener();
     },
   };

@@ -154,7 +154,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         let failure: ChannelError | undefined;
         try {
           // A fresh request object per attempt: nothing consumed by an earlier attempt is reused.
-          response = await transport({ method, url, headers: Object.assign({}, headers, { authorization: 'Bearer ' + held.token }), body, timeout, signal });
+          // The transport drops the connection on the caller's signal; a clearToken() fence only
+          // needs the request to end (a signal for every attempt costs ky ~10% per request).
+          const sent = transport({ method, url, headers: Object.assign({}, headers, { authorization: 'Bearer ' + held.token }), body, timeout, signal: given ? signal : undefined });
+          response = await (given ? sent : raceSignal(sent, signal, context, false));
         } catch (error) {
           failure = transportError(error, signal, context, redact);
         }
@@ -254,7 +257,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
 }
 
 function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
-  return 'then' in held ? raceSignal(held, signal, context) : held;
+  return 'then' in held ? raceSignal(held, signal, context, false) : held;
 }
 
 function transportError(error: unknown, signal: SignalLike, context: { method: string; url: string }, redact: Redactor): ChannelError {

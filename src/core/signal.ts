@@ -52,10 +52,14 @@ export function onAbort(signal: SignalLike, fn: () => void): () => void {
  * Settles like `promise`, or rejects with AbortError as soon as `signal` aborts. The
  * promise itself goes on: a token refresh shared with other requests must not be cancelled.
  */
-export function raceSignal<T>(promise: Promise<T>, signal: SignalLike, context: ErrorContext): Promise<T> {
+export function raceSignal<T>(promise: Promise<T>, signal: SignalLike, context: ErrorContext, shared = true): Promise<T> {
   if (signal.aborted) return Promise.reject(abortError(signal, context));
   return new Promise<T>((resolve, reject) => {
-    const off = onAbort(signal, () => reject(abortError(signal, context)));
+    const stop = () => reject(abortError(signal, context));
+    // A signal of one request's own is listened to directly; a shared one through onAbort.
+    const off = shared
+      ? onAbort(signal, stop)
+      : (signal.addEventListener('abort', stop), () => signal.removeEventListener('abort', stop));
     promise.then(
       (value) => {
         off();
@@ -69,13 +73,13 @@ export function raceSignal<T>(promise: Promise<T>, signal: SignalLike, context: 
   });
 }
 
-/** Waits `ms`, or rejects with AbortError when `signal` aborts first. */
+/** Waits `ms`, or rejects with AbortError when `signal` (a request's own) aborts first. */
 export function sleep(ms: number, signal: SignalLike, context: ErrorContext): Promise<void> {
   let timer = 0 as unknown as ReturnType<typeof setTimeout>;
   const wait = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);
   });
-  return raceSignal(wait, signal, context).then(undefined, (error: unknown) => {
+  return raceSignal(wait, signal, context, false).then(undefined, (error: unknown) => {
     clearTimeout(timer);
     throw error;
   });

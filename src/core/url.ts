@@ -53,6 +53,8 @@ export function buildUrl(base: string, path: string, searchParams?: SearchParams
  * must not reach another application behind the same gateway.
  */
 function resolveDots(path: string): string {
+  // Most paths have no dot segment at all: nothing to resolve.
+  if (!/\.|%2e/i.test(path)) return path.charAt(0) === '/' ? path.slice(1) : path;
   const q = path.indexOf('?');
   const segments = (q < 0 ? path : path.slice(0, q)).replace(/^\//, '').split('/');
   const out: string[] = [];

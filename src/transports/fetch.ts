@@ -26,19 +26,20 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     // ky (AbortSignal.any) and fetch only obey a real AbortSignal: a createCancelToken() signal
     // or the client's own would be accepted and never fire. One controller per attempt drops
     // the connection whichever kind of signal aborts.
-    const controller = new AbortController();
-    const abort = () => controller.abort(signal && signal.reason);
+    // Only when there is a signal: ky's signal plumbing costs ~10% of a request.
+    const controller = signal && new AbortController();
+    const abort = () => controller && controller.abort(signal && signal.reason);
     if (signal) signal.addEventListener('abort', abort);
     // One deadline for the headers and the body (totalTimeout; ky retries nothing here). ky's
     // own body read enforces it and aborts the connection when it passes; a timer of ours
     // could only stop waiting, as the stream is locked by the read by then.
-    const pending = api(url, { method, headers, body, timeout, totalTimeout: timeout, signal: controller.signal });
+    const pending = api(url, { method, headers, body, timeout, totalTimeout: timeout, ...(controller ? { signal: controller.signal } : {}) });
     try {
       const text = await pending.text();
       const response = await pending;
       return { status: response.status, headers: response.headers, body: text };
     } catch (error) {
-      if (controller.signal.aborted) throw error; // the core turns this into AbortError
+      if (controller && controller.signal.aborted) throw error; // the core turns this into AbortError
       if (isTimeoutError(error)) throw new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
       // ky's errors hold the Request, and with it the Authorization header: keep only the cause.
       const cause = isKyError(error) ? error.cause : error;

@@ -6,7 +6,11 @@ import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import axios from 'axios';
 import createAuthRefreshInterceptor from 'axios-auth-refresh';
-import ky from 'ky';
+import { build } from 'esbuild';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createClient } from 'channel-sdk';
 import { createCancelToken, createClient as createMiniClient } from 'channel-sdk/miniprogram';
@@ -61,6 +65,17 @@ async function fetchToken() {
 }
 
 // ---------------------------------------------------------------- contenders
+// channel-sdk carries its own copy of ky (bundled). Every ky-based contender gets a copy of
+// its own too: sharing one node_modules/ky, they would warm its code up for each other (plain
+// ky measures ~10% faster that way), which no single app gets.
+const copies = mkdtempSync(join(tmpdir(), 'bench-ky-'));
+async function kyCopy(name) {
+  const outfile = join(copies, name + '.mjs');
+  await build({ stdin: { contents: "export { default } from 'ky';", resolveDir: process.cwd() }, bundle: true, format: 'esm', platform: 'neutral', mainFields: ['module', 'main'], target: 'es2022', outfile, logLevel: 'silent' });
+  return (await import(pathToFileURL(outfile).href)).default;
+}
+const kys = { plain: await kyCopy('plain'), retry: await kyCopy('retry'), after: await kyCopy('after') };
+
 // Each: { name, setup() -> { get(path), post(path, json) } } returning the unwrapped data.
 const contenders = {
   'bare fetch': () => {
@@ -72,13 +87,13 @@ const contenders = {
   },
   'plain ky (no auth logic)': () => {
     const token = issue();
-    const api = ky.create({ prefix: base, retry: 0, headers: { authorization: `Bearer ${token}` } });
+    const api = kys.plain.create({ prefix: base, retry: 0, headers: { authorization: `Bearer ${token}` } });
     return { get: (p) => api.get(p.slice(1)).json().then((b) => b.data) };
   },
   // ky README FAQ "How do I implement token refresh on 401 responses?"
   'ky hook: retry 401 + beforeRetry (ky README)': async () => {
     let token = await fetchToken();
-    const api = ky.create({
+    const api = kys.retry.create({
       prefix: base,
       retry: { statusCodes: [401] },
       hooks: {
@@ -99,6 +114,7 @@ const contenders = {
   // ky README afterResponse example: refresh on the first 401 and ky.retry with a new Request.
   'ky hook: afterResponse + ky.retry (ky README)': async () => {
     let token = await fetchToken();
+    const ky = kys.after;
     const api = ky.create({
       prefix: base,
       hooks: {
