@@ -3,6 +3,7 @@
 // so no `Function(...)`), minified. Checked by test/miniprogram/bundle.test.ts.
 // scripts/size.mjs imports `miniprogramBuild` for its per-module breakdown.
 import { build } from 'esbuild';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 const entry = 'src/miniprogram.ts';
@@ -44,4 +45,19 @@ async function buildPlainCommonJs() {
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) await buildPlainCommonJs();
+/**
+ * `require('channel-sdk/miniprogram')`, the path uni-app, Taro and the README use, works in
+ * WeChat's npm build too: it resolves `pkg/sub` inside miniprogram_npm/pkg/ as sub.js or
+ * sub/index.js, so both point at the one bundle.
+ */
+function subpathAliases() {
+  const alias = "module.exports = require('./index.js');\n";
+  writeFileSync('miniprogram_dist/miniprogram.js', alias);
+  mkdirSync('miniprogram_dist/miniprogram', { recursive: true });
+  writeFileSync('miniprogram_dist/miniprogram/index.js', "module.exports = require('../index.js');\n");
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await buildPlainCommonJs();
+  subpathAliases();
+}

@@ -141,9 +141,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       let replayed = false;
       let rejectedToken = '';
       let attempt = 0;
-      const note = <K extends 'request' | 'response' | 'unauthorized' | 'retry'>(type: K, extra: Omit<ClientEvents[K], keyof RequestInfo>) =>
-        // A retry is numbered as the attempt it announces.
-        events.emit(type, Object.assign({ requestId, method, url, attempt: type === 'retry' ? attempt + 1 : attempt }, extra) as ClientEvents[K]);
+      const note = <K extends 'request' | 'response' | 'unauthorized' | 'retry'>(type: K, extra: Omit<ClientEvents[K], keyof RequestInfo>) => {
+        // A retry is numbered as the attempt it announces. No payload is built for nobody.
+        if (events.heard(type)) events.emit(type, Object.assign({ requestId, method, url, attempt: type === 'retry' ? attempt + 1 : attempt }, extra) as ClientEvents[K]);
+      };
       for (;;) {
         attempt++;
         note('request', {});
@@ -227,8 +228,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         live.delete(stop);
         // Every failure is a ChannelError and emits `error`, whatever went wrong.
         const error = isChannelError(thrown) ? thrown : new ConfigError('unexpected failure: ' + redact.text(messageOf(thrown)), { cause: redact.cause(thrown) });
-        const method = error.method || String(helper || (o && o.method) || 'GET').toUpperCase();
-        events.emit('error', { requestId, method, url: error.url || String(path), error });
+        if (events.heard('error')) {
+          const method = error.method || String(helper || (o && o.method) || 'GET').toUpperCase();
+          events.emit('error', { requestId, method, url: error.url || String(path), error });
+        }
         throw error;
       },
     );

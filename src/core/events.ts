@@ -49,6 +49,8 @@ export type ClientEvents = {
 /** The emitter a client uses: a listener that throws affects no other listener and no request. */
 export interface Events {
   emit<K extends keyof ClientEvents>(type: K, payload: ClientEvents[K]): void;
+  /** Whether anyone listens to `type` (or to everything): a payload need not be built otherwise. */
+  heard(type: keyof ClientEvents): boolean;
   on: Emitter<ClientEvents>['on'];
   off: Emitter<ClientEvents>['off'];
 }
@@ -72,6 +74,11 @@ export function createEvents(): Events {
       const all = emitter.all.get('*') as WildcardHandler<ClientEvents>[] | undefined;
       if (own) for (const listener of own.slice()) run(() => listener(payload));
       if (all) for (const listener of all.slice()) run(() => listener(type, payload));
+    },
+    heard(type) {
+      const own = emitter.all.get(type);
+      const all = emitter.all.get('*');
+      return !!((own && own.length) || (all && all.length));
     },
     on: emitter.on,
     off: emitter.off,

@@ -15,9 +15,10 @@ export function abortError(signal: SignalLike, context: ErrorContext): AbortErro
   const limit = E.stackTraceLimit;
   E.stackTraceLimit = 0;
   try {
-    return signal.reason === cleared
-      ? new AbortError('clearToken() ran while this request was under way (e.g. a logout); it is not sent again, with any token', context)
-      : new AbortError('request aborted through its signal', Object.assign({ cause: signal.reason }, context));
+    if (signal.reason === cleared) return new AbortError('clearToken() ran while this request was under way (e.g. a logout); it is not sent again, with any token', context);
+    const error = new AbortError('request aborted through its signal', context);
+    if (signal.reason !== undefined) (error as { cause?: unknown }).cause = signal.reason;
+    return error;
   } finally {
     E.stackTraceLimit = limit;
   }

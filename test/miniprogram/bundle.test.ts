@@ -112,3 +112,23 @@ test('runs a full 401 -> refresh -> retry flow in a realm without web APIs or po
   expect(flow.error).toEqual({ code: 'CONFIG_ERROR', isChannelError: true });
   expect(wx.calls.length).toBeGreaterThanOrEqual(4);
 });
+
+test("require('channel-sdk/miniprogram') works in WeChat's npm layout: miniprogram.js and miniprogram/index.js are the same bundle", () => {
+  const load = (file: string, seen = new Map<string, unknown>()): unknown => {
+    const module = { exports: {} as Record<string, unknown> };
+    const dir = file.slice(0, file.lastIndexOf('/'));
+    const req = (id: string) => {
+      const target = new URL(id, 'file://' + dir + '/').pathname;
+      if (!seen.has(target)) seen.set(target, load(target, seen));
+      return seen.get(target);
+    };
+    new Function('module', 'exports', 'require', readFileSync(file, 'utf8'))(module, module.exports, req);
+    return module.exports;
+  };
+  const root = process.cwd() + '/miniprogram_dist/';
+  const index = load(root + 'index.js') as Record<string, unknown>;
+  for (const alias of ['miniprogram.js', 'miniprogram/index.js']) {
+    expect(Object.keys(load(root + alias) as object).toSorted()).toEqual(Object.keys(index).toSorted());
+    expect(() => parse(readFileSync(root + alias, 'utf8'), { ecmaVersion: 2017, sourceType: 'script' })).not.toThrow();
+  }
+});

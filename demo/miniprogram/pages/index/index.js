@@ -1,6 +1,6 @@
 // The SDK comes from WeChat's npm build (miniprogram_npm/channel-sdk, copied from the
 // package's miniprogram_dist/): CommonJS, ES2017, no dependencies, no fetch.
-const { createClient, createCancelToken, isChannelError } = require('channel-sdk');
+const { createClient, createCancelToken, isChannelError } = require('channel-sdk/miniprogram'); // miniprogram_npm/channel-sdk/miniprogram.js after Build npm
 const { partnerBackend } = require('../../config.js');
 
 // wx.request as a promise, for the demo backend's own routes.
