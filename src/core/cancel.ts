@@ -9,6 +9,35 @@ export interface CancelToken {
 }
 
 /**
+ * A signal and its cancel in one object, with its methods on the prototype: the client makes
+ * one per request (the logout fence), so it is kept to a single small allocation.
+ */
+export class Stop implements SignalLike {
+  aborted = false;
+  reason: unknown = undefined;
+  // A Set, made at the first listener: removing one of many stays O(1).
+  private listeners: Set<() => void> | undefined = undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    (this.listeners || (this.listeners = new Set())).add(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    if (this.listeners) this.listeners.delete(listener);
+  }
+
+  cancel(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    // Detached before the calls: a listener that removes or adds one does not touch this set.
+    const current = this.listeners;
+    this.listeners = undefined;
+    if (current) current.forEach((listener) => listener());
+  }
+}
+
+/**
  * A small stand-in for `AbortController` where the host has none.
  * @example
  * const token = createCancelToken();
@@ -16,29 +45,6 @@ export interface CancelToken {
  * onUnload() { token.cancel('page closed'); }
  */
 export function createCancelToken(): CancelToken {
-  // A Set, made at the first listener (the client makes one token per request): removing one
-  // of many listeners stays O(1).
-  let listeners: Set<() => void> | undefined;
-  const signal = {
-    aborted: false,
-    reason: undefined as unknown,
-    addEventListener(_type: 'abort', listener: () => void) {
-      (listeners || (listeners = new Set())).add(listener);
-    },
-    removeEventListener(_type: 'abort', listener: () => void) {
-      if (listeners) listeners.delete(listener);
-    },
-  };
-  return {
-    signal,
-    cancel(reason?: unknown) {
-      if (signal.aborted) return;
-      signal.aborted = true;
-      signal.reason = reason;
-      const current: Array<() => void> = [];
-      if (listeners) listeners.forEach((listener) => current.push(listener));
-      listeners = undefined;
-      for (const listener of current) listener();
-    },
-  };
+  const stop = new Stop();
+  return { signal: stop, cancel: (reason?: unknown) => stop.cancel(reason) };
 }

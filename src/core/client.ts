@@ -3,7 +3,7 @@ import { ChannelError, isChannelError } from '../errors/ChannelError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { UnauthorizedError } from '../errors/UnauthorizedError.js';
-import { createCancelToken, type CancelToken } from './cancel.js';
+import { Stop } from './cancel.js';
 import { checkKeys, describe, fail, messageOf } from './check.js';
 import { readResponse, validate } from './envelope.js';
 import { createEvents, type ClientEvents, type RequestInfo } from './events.js';
@@ -72,7 +72,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   const events = createEvents();
   const redact = createRedactor();
   // Every request under way: clearToken() fences them all.
-  const live = new Set<CancelToken>();
+  const live = new Set<Stop>();
   let requests = 0;
   function fence(): void {
     live.forEach((stop) => stop.cancel(cleared));
@@ -96,7 +96,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
 
-  async function send(path: string, o: RequestOptions<unknown>, requestId: number, stop: CancelToken, helper?: string): Promise<unknown> {
+  async function send(path: string, o: RequestOptions<unknown>, requestId: number, stop: Stop, helper?: string): Promise<unknown> {
     // Everything is checked before a token is asked for or anything is sent.
     if (typeof o !== 'object' || o === null) fail('request options must be an object, e.g. { searchParams, json }; got ' + describe(o));
     checkKeys(o, requestKeys, 'request option', requestHints);
@@ -132,7 +132,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     const retryable = policy.methods.indexOf(method) >= 0;
 
     // The request's own signal fires for the caller's signal and for clearToken().
-    const signal = stop.signal;
+    const signal = stop;
     const detach = !given ? noop : given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
     try {
       if (signal.aborted) throw abortError(signal, context);
@@ -155,9 +155,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         let failure: ChannelError | undefined;
         try {
           // A fresh request object per attempt: nothing consumed by an earlier attempt is reused.
-          // The transport drops the connection on the caller's signal; a clearToken() fence only
-          // needs the request to end (a signal for every attempt costs ky ~10% per request).
-          const sent = transport({ method, url, headers: Object.assign({}, headers, { authorization: 'Bearer ' + held.token }), body, timeout, signal: given ? signal : undefined });
+          // The transport drops the connection on the caller's signal; for a clearToken() fence
+          // it only must not start a queued attempt, and the request ends here at once.
+          const sent = transport({ method, url, headers: Object.assign({}, headers, { authorization: 'Bearer ' + held.token }), body, timeout, signal, dropOnAbort: !!given });
           response = await (given ? sent : raceSignal(sent, signal, context, false));
         } catch (error) {
           failure = transportError(error, signal, context, redact);
@@ -216,7 +216,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   /** `helper` is the method of get(), post()...; their options may not name another. */
   function run<T>(path: string, o: RequestOptions<T> = {}, helper?: string): Promise<T> {
     const requestId = ++requests;
-    const stop = createCancelToken();
+    const stop = new Stop();
     live.add(stop);
     // send() is async: whatever goes wrong in it, even a bad option, arrives as a rejection.
     return send(path, o as RequestOptions<unknown>, requestId, stop, helper).then(

@@ -19,7 +19,17 @@ export interface TransportRequest {
   body?: string;
   /** Milliseconds this attempt may take; the transport rejects with `TimeoutError` after it. */
   timeout: number;
+  /**
+   * Fires when the request is cancelled (its caller's signal) or fenced (clearToken()). An
+   * attempt not yet started (queued) must then never start.
+   */
   signal?: SignalLike;
+  /**
+   * `false` when only a clearToken() fence can fire `signal`: an attempt already on the wire
+   * may then finish on its own (the caller stops waiting regardless), which spares a
+   * transport whose cancellation costs (ky's signal plumbing). Otherwise drop it. @default true
+   */
+  dropOnAbort?: boolean;
 }
 
 /** A response as the core reads it: any status, the body as text. */

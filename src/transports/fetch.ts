@@ -22,14 +22,14 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     if (key in pass) throw new ConfigError('ky.' + key + ' is set by channel-sdk; use the client or request option of that name instead');
   }
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
-  return async ({ method, url, headers, body, timeout, signal }) => {
+  return async ({ method, url, headers, body, timeout, signal, dropOnAbort = true }) => {
     // ky (AbortSignal.any) and fetch only obey a real AbortSignal: a createCancelToken() signal
     // or the client's own would be accepted and never fire. One controller per attempt drops
-    // the connection whichever kind of signal aborts.
-    // Only when there is a signal: ky's signal plumbing costs ~10% of a request.
-    const controller = signal && new AbortController();
+    // the connection whichever kind of signal aborts; none when only a clearToken() fence can
+    // fire (dropOnAbort: false), as ky's signal plumbing costs ~10% of a request.
+    const controller = signal && dropOnAbort ? new AbortController() : undefined;
     const abort = () => controller && controller.abort(signal && signal.reason);
-    if (signal) signal.addEventListener('abort', abort);
+    if (controller && signal) signal.addEventListener('abort', abort);
     // One deadline for the headers and the body (totalTimeout; ky retries nothing here). ky's
     // own body read enforces it and aborts the connection when it passes; a timer of ours
     // could only stop waiting, as the stream is locked by the read by then.
@@ -45,7 +45,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       const cause = isKyError(error) ? error.cause : error;
       throw new NetworkError('network error: ' + messageOf(cause) + corsHint(method, url, cause), { method, url, cause });
     } finally {
-      if (signal) signal.removeEventListener('abort', abort);
+      if (controller && signal) signal.removeEventListener('abort', abort);
     }
   };
 }

@@ -266,6 +266,19 @@ describe('concurrency queue', () => {
     expect(host.calls.map((c) => new URL(c.url).pathname)).toEqual(['/slow/50', '/after']);
   });
 
+  test('a request queued by the host limit when clearToken() runs is never sent, with any token (found by the model test)', async () => {
+    service = await startFakeService();
+    const { host, client } = await setup('wx', {}, { concurrency: 1 });
+    const first = client.get('/slow/100').catch((e: unknown) => e);
+    const queued = client.get('/queued').catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    client.clearToken();
+    expect(await queued).toMatchObject({ code: 'ABORTED' });
+    expect(await first).toMatchObject({ code: 'ABORTED' });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(host.calls.map((c) => new URL(c.url).pathname)).toEqual(['/slow/100']);
+  });
+
   test('a request aborted while queued is never sent', async () => {
     service = await startFakeService();
     const { host, client } = await setup('wx', {}, { concurrency: 1 });
