@@ -6,11 +6,8 @@
  *   check, and never the token (#12).
  * - Both kinds of signal cancel an attempt on the wire and the connection is dropped (#11).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { hasChromium, launchChromium, whyNoChromium } from '../helpers/chromium.js';
+import { hasChromium, launchChromium, listen, servePackagePage, whyNoChromium } from '../helpers/chromium.js';
 import { makeJwt } from '../helpers/fake-service.js';
 
 // Passes on a set-up machine (it launches Chromium), fails under CI=true without it, and is
@@ -25,12 +22,6 @@ test('Chromium is installed and launches', async (context) => {
     await browser.close();
   }
 });
-
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
 
 describe.runIf(hasChromium)('browser entry in Chromium', () => {
   const token = makeJwt({ iat: 1, exp: 2e9, sub: 'chromium-user' });
@@ -51,22 +42,7 @@ describe.runIf(hasChromium)('browser entry in Chromium', () => {
       if (req.url?.startsWith('/hold')) return void res.on('close', () => closedEarly.push(req.url ?? ''));
       res.writeHead(200, { 'content-type': 'application/json', ...cors }).end('{"code":0,"data":"ok"}');
     });
-    const bundle = await build({
-      stdin: {
-        contents: "import { createClient, createCancelToken, isChannelError } from 'channel-sdk'; Object.assign(window, { createClient, createCancelToken, isChannelError });",
-        resolveDir: process.cwd(),
-        loader: 'js',
-      },
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      write: false,
-      logLevel: 'silent',
-    });
-    site = await listen((req, res) => {
-      if (req.url === '/bundle.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script><body>channel-sdk</body>');
-    });
+    site = await servePackagePage(['createClient', 'createCancelToken', 'isChannelError']);
     browser = await launchChromium();
     await browser.page.goto(site.url);
     await browser.page.waitForFunction(() => typeof (window as unknown as { createClient?: unknown }).createClient === 'function');

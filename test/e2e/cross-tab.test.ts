@@ -4,19 +4,10 @@
  * partner may build on top of the service) and a partner backend whose token route the tabs'
  * tokenProvider calls over HTTP.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { hasChromium, launchChromium } from '../helpers/chromium.js';
+import { hasChromium, launchChromium, listen, servePackagePage } from '../helpers/chromium.js';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
-
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
 
 interface Outcome {
   ok: number;
@@ -45,18 +36,7 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
       // The token exchange takes a while, as a real one does.
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: service.issue(user) })), 80);
     });
-    const bundle = await build({
-      stdin: { contents: "import { createClient } from 'channel-sdk'; window.createClient = createClient;", resolveDir: process.cwd(), loader: 'js' },
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      write: false,
-      logLevel: 'silent',
-    });
-    site = await listen((req, res) => {
-      if (req.url === '/bundle.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script><body>tab</body>');
-    });
+    site = await servePackagePage(['createClient']);
     browser = await launchChromium();
   }, 60_000);
 

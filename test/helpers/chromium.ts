@@ -5,8 +5,11 @@
  * passing run has no skipped test.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -31,4 +34,30 @@ export async function launchChromium(viewport = { width: 1400, height: 1000 }): 
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** A raw node:http server on 127.0.0.1:0, the handler in full control (no CORS added). */
+export async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/**
+ * A page that puts `names` of the browser entry on `window`, bundled from the package by its
+ * name the way a user's bundler would (esbuild, browser conditions), served at `url`.
+ */
+export async function servePackagePage(names: string[]): Promise<{ server: Server; url: string }> {
+  const bundle = await build({
+    stdin: { contents: `import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`, resolveDir: process.cwd(), loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
+  return listen((req, res) => {
+    if (req.url === '/bundle.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script><body>channel-sdk</body>');
+  });
 }
