@@ -1,5 +1,5 @@
 import { checkKeys, describe } from '../core/check.js';
-import { onAbort } from '../core/signal.js';
+import { onAbort, raceSignal } from '../core/signal.js';
 import { normalizeBaseUrl } from '../core/url.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { TokenExchangeError } from '../errors/TokenExchangeError.js';
@@ -96,25 +96,6 @@ type CacheRead = Outcome<ExchangedToken | undefined> | Promise<Outcome<Exchanged
 const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
 const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-/** Rejects with the signal's reason as soon as it aborts, even if `value` never settles. */
-function within<T>(value: T | PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(signal.reason);
-    if (signal.aborted) return stop();
-    signal.addEventListener('abort', stop, { once: true });
-    Promise.resolve(value).then(
-      (result) => {
-        signal.removeEventListener('abort', stop);
-        resolve(result);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', stop);
-        reject(error);
-      },
-    );
-  });
-}
-
 function checkOptions(o: TokenExchangeOptions): void {
   if (typeof o !== 'object' || o === null) throw new ConfigError('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
   checkKeys(o, optionKeys, 'createTokenExchange option');
@@ -343,21 +324,21 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         new TokenExchangeError('the token endpoint did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
       let headers: Record<string, string>;
       try {
-        headers = await within(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey }), timer);
+        headers = await raceSignal(Promise.resolve(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey })), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('get a signed request (the sign function is slow)');
         throw new TokenExchangeError('the sign function failed: ' + messageOf(error), context);
       }
       let response: Response;
       try {
-        response = await within(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer);
+        response = await raceSignal(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('answer');
         throw new TokenExchangeError('could not reach the token endpoint: ' + messageOf(error), { ...context, cause: error });
       }
       let text: string;
       try {
-        text = await within(response.text(), timer);
+        text = await raceSignal(response.text(), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('send the whole body of its HTTP ' + response.status + ' answer', response.status);
         throw new TokenExchangeError('could not read the token endpoint\'s answer (HTTP ' + response.status + '): ' + messageOf(error), { ...context, status: response.status, cause: error });
