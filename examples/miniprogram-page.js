@@ -2,7 +2,7 @@
 // projects import the same path: import { createClient } from 'channel-sdk/miniprogram'.
 const { createClient, createCancelToken, hostTokenStore, isChannelError } = require('channel-sdk/miniprogram');
 
-const app = getApp();
+const app = getApp(); // globalData.session and .userId: what your login stored
 
 const client = createClient({
   baseUrl: 'https://channel.example.com', // add it to the request domain allow-list
@@ -11,7 +11,7 @@ const client = createClient({
     new Promise((resolve, reject) =>
       wx.request({
         url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
-        header: { 'x-session': app.globalData.session },
+        header: { 'x-session': app.globalData.session }, // no cookies here: the token route reads x-session
         success: (r) => (r.statusCode === 200 ? resolve(/** @type {{ access_token: string }} */ (r.data).access_token) : reject(new Error('token route answered ' + r.statusCode))),
         fail: (e) => reject(new Error(e.errMsg)),
       }),

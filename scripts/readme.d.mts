@@ -1,7 +1,7 @@
 export interface ReadmeBlock {
-  /** `example` or `check`, from the comment before the fence; undefined when unmarked. */
-  marker?: 'example' | 'check';
-  /** The example's path, or the check's declared names. */
+  /** `example`, `check` or `try`, from the comment before the fence; undefined when unmarked. */
+  marker?: 'example' | 'check' | 'try';
+  /** The example's path, the check's declared names, or the examples a `try` block runs. */
   argument?: string;
   lang: string;
   code: string;

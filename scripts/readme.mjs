@@ -2,12 +2,15 @@
 //   <!-- example: examples/x.ts -->   the block below is that file, verbatim; a test runs the file
 //   <!-- check -->                    type-checked only (it needs the reader's app)
 //   <!-- check: client -->            same, with `client` (a channel-sdk Client) declared
+//   <!-- try[: examples/x.ts …] -->    (sh) the commands a reader runs to try those examples, in the
+//                                     folder the first `try` block sets up; `npm run test:examples`
+//                                     runs them in fresh projects (test/readme/fresh-projects.mjs)
 // `npm run readme` copies every example file into its block (README.md and docs/webhooks.md);
 // test/readme and test/server/recipe-docs check they match.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
-const fence = /^(<!-- (example|check)(?::\s*([^>]*?))? -->\n)?```(\w*)\n([\s\S]*?)^```$/gm;
+const fence = /^(<!-- (example|check|try)(?::\s*([^>]*?))? -->\n)?```(\w*)\n([\s\S]*?)^```$/gm;
 
 /** Every fenced block with its marker, language, code and line. */
 export function readmeBlocks(text) {

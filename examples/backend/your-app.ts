@@ -13,8 +13,12 @@ export async function saveLogistics(logistics: Logistics): Promise<void> {
 
 const sessions: Record<string, string> = { 'demo-session': 'user-1' };
 
-/** Your user id for the request's session cookie, or undefined when nobody is signed in. */
+/** Your user id for a session id, or undefined when nobody is signed in with it. */
+export function userIdFromSession(id: string | null | undefined): string | undefined {
+  return id ? sessions[id] : undefined;
+}
+
+/** Your user id for the request's session cookie (a web page's), or undefined. */
 export function userIdFromCookie(cookie: string | null | undefined): string | undefined {
-  const id = /(?:^|;\s*)session=([^;]*)/.exec(cookie ?? '')?.[1];
-  return id === undefined ? undefined : sessions[id];
+  return userIdFromSession(/(?:^|;\s*)session=([^;]*)/.exec(cookie ?? '')?.[1]);
 }

@@ -1,35 +1,41 @@
 /**
  * The README's examples, run as written against the sandbox. A test replaces only the two
- * placeholder hosts: https://channel.example.com (the service) becomes the sandbox's URL, and
- * https://partner.example.com (your backend) a token route this test serves with
- * createTokenExchange, as the reader's backend would. Environment variables stand in for a
- * deployment's configuration.
+ * placeholder hosts, as the README tells a reader trying them to: https://channel.example.com
+ * (the service) becomes the sandbox's URL, and https://partner.example.com (your backend) the
+ * README's own Express recipe (examples/backend/express.ts), booted here, whose token route
+ * must accept what the mini-program page sends. Environment variables stand in for a
+ * deployment's configuration. `npm run test:examples` runs them all in fresh projects.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { createTokenExchange } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 import { createHost } from '../helpers/hosts.js';
-import { startServer, sendJson, type TestServer } from '../helpers/server.js';
 
 let sandbox: Sandbox;
-let backend: TestServer;
-let routeCalls = 0;
+let backend: { url: string; close(): Promise<void> };
+const routeCalls: Array<{ url: string; status: number }> = [];
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
-  // The reader's token route: { access_token }, ?force=1 bypasses the cache.
-  backend = await startServer(async (req, res) => {
-    routeCalls++;
-    const force = (req.url ?? '').includes('force=1');
-    const { accessToken } = await exchange.getToken('user-42', { forceRefresh: force });
-    sendJson(res, 200, { access_token: accessToken });
+  vi.stubEnv('CHANNEL_BASE_URL', sandbox.url);
+  vi.stubEnv('CHANNEL_ACCESS_KEY', sandbox.credentials.accessKey);
+  vi.stubEnv('CHANNEL_SECRET_KEY', sandbox.credentials.secretKey);
+  const { app } = await import('../../examples/backend/express.js');
+  const server = createServer((req, res) => {
+    res.on('finish', () => routeCalls.push({ url: req.url ?? '', status: res.statusCode }));
+    app(req, res);
   });
-  Object.assign(process.env, { CHANNEL_BASE_URL: sandbox.url, CHANNEL_ACCESS_KEY: sandbox.credentials.accessKey, CHANNEL_SECRET_KEY: sandbox.credentials.secretKey });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  backend = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 });
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await backend?.close();
   await sandbox?.close();
 });
@@ -61,7 +67,8 @@ function launchPage(storage: Map<string, unknown>) {
     setTimeout,
     clearTimeout,
     wx,
-    getApp: () => ({ globalData: { session: 'session-1', userId: 'user-42' } }),
+    // What the reader's login stored: the stand-in session of examples/backend/your-app.ts.
+    getApp: () => ({ globalData: { session: 'demo-session', userId: 'user-1' } }),
     Page: (definition: typeof page & object) => {
       page = Object.assign(definition, { setData: (d: Record<string, unknown>) => updates.push(d) });
     },
@@ -77,18 +84,28 @@ function launchPage(storage: Map<string, unknown>) {
   return { page: page!, updates };
 }
 
-test('examples/miniprogram-page.js runs in a WeChat-like realm: orders shown, and a relaunch asks the token route nothing', async () => {
+test("examples/miniprogram-page.js in a WeChat-like realm, against the README's Express token route (x-session): orders shown, a relaunch asks the route nothing", async () => {
   const storage = new Map<string, unknown>();
   const first = launchPage(storage);
-  const before = routeCalls;
+  routeCalls.length = 0;
   first.page.onLoad();
-  await expect.poll(() => first.updates).toEqual([{ orders: expect.arrayContaining([expect.objectContaining({ order_no: 'SO20240601001' })]) }]);
-  expect(routeCalls - before).toBe(1);
+  await expect.poll(() => first.updates.length).toBe(1);
+  expect(first.updates).toEqual([{ orders: expect.arrayContaining([expect.objectContaining({ order_no: 'SO20240601001' })]) }]);
+  expect(routeCalls).toEqual([{ url: '/channel-token', status: 200 }]);
 
   const second = launchPage(storage);
   second.page.onLoad();
   await expect.poll(() => second.updates.length).toBe(1);
   expect(second.updates[0]).toHaveProperty('orders');
-  expect(routeCalls - before).toBe(1);
+  expect(routeCalls).toHaveLength(1);
   second.page.onUnload();
+});
+
+test("the README's Express token route: a page's session cookie or a mini-program's x-session, 401 for neither or an unknown one", async () => {
+  const status = (headers: Record<string, string>) => fetch(backend.url + '/channel-token', { headers }).then((r) => r.status);
+  expect(await status({ cookie: 'session=demo-session' })).toBe(200);
+  expect(await status({ 'x-session': 'demo-session' })).toBe(200);
+  expect(await status({})).toBe(401);
+  expect(await status({ 'x-session': 'forged' })).toBe(401);
+  expect(await status({ cookie: 'session=forged' })).toBe(401);
 });
