@@ -125,13 +125,15 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
           const jti = jtiOf(accessToken);
           const cached = served.get(user) === jti;
           served.set(user, jti);
-          const took = `${(clock() - started).toFixed(1)} ms`;
-          if (cached) emit('backend', 'exchange-cached', `token route: token #${jti} for ${user} from the backend's cache (${took})`, { jti });
-          else emit('backend', force ? 'exchange-forced' : 'exchange', `token route: exchange for ${user}${force ? ' with forceRefresh (cache bypassed)' : ''} → token #${jti} in ${took}`, { jti });
+          const took = `took ${(clock() - started).toFixed(1)} ms`;
+          // Stamped when the route started (the row is a span): it shows above the token the
+          // service issued for it, as cause above effect.
+          if (cached) emit('backend', 'exchange-cached', `token route: token #${jti} for ${user} from the backend's cache (${took})`, { jti }, started);
+          else emit('backend', force ? 'exchange-forced' : 'exchange', `token route: exchange for ${user}${force ? ' with forceRefresh (cache bypassed)' : ''} → token #${jti} (${took})`, { jti }, started);
           json(res, 200, { access_token: accessToken });
         } catch (error) {
           const message = error.message.replace(/^\[channel-sdk\] /, '');
-          emit('backend', 'exchange-failed', `token exchange failed: ${message}`);
+          emit('backend', 'exchange-failed', `token exchange failed: ${message}`, {}, started);
           json(res, error.code === 'CONFIG_ERROR' ? 400 : 502, { error: message });
         }
       },
