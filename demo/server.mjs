@@ -2,6 +2,7 @@
 // channel-sdk/server, and a web page that uses channel-sdk by its package name.
 //   npm run demo                 -> http://127.0.0.1:5173 (or the next free port)
 //   PORT=8080 DEMO_TTL=60 npm run demo
+// What the page shows and why: docs/demo.md.
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { dirname, extname, join, normalize, sep } from 'node:path';
@@ -38,10 +39,12 @@ const shortPath = (path) => path.replace('/open/api/v1', '');
 const jtiOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()).jti;
 
 /**
- * Starts everything. Options: port (0 = any), ttl (token lifetime, s), slowReceiverMs,
- * webhookTimeoutMs. Resolves to { url, sandbox, close }.
+ * Starts everything. Options: port (0 = any), ttl (token lifetime, s), aheadTtl (the short
+ * lifetime of the refresh-ahead flow, s), slowReceiverMs, webhookTimeoutMs. Resolves to
+ * { url, sandbox, aheadTtl, close }.
  */
-export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, slowReceiverMs = 9000, webhookTimeoutMs = 8000 } = {}) {
+export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, aheadTtl = Math.min(20, ttl), slowReceiverMs = 9000, webhookTimeoutMs = 8000 } = {}) {
+  if (!(Number.isFinite(aheadTtl) && aheadTtl >= 4 && aheadTtl <= ttl)) throw new RangeError(`aheadTtl must be a number of seconds from 4 to ttl (${ttl}); got ${aheadTtl}`);
   const listeners = new Set();
   const emit = (lane, kind, text, extra = {}, at = clock()) => {
     const line = `data: ${JSON.stringify({ lane, kind, text, at, ...extra })}\n\n`;
@@ -112,7 +115,7 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
 
   const routes = new Map(
     Object.entries({
-      'GET /api/config': (_q, res) => json(res, 200, { sandboxUrl: sandbox.url, ttl: sandbox.tokenTtlSeconds, webhookTimeoutMs, paths: { orders: '/open/api/v1/sdk/orders', echo: '/open/api/v1/sdk/echo' } }),
+      'GET /api/config': (_q, res) => json(res, 200, { sandboxUrl: sandbox.url, ttl, aheadTtl, webhookTimeoutMs, paths: { orders: '/open/api/v1/sdk/orders', echo: '/open/api/v1/sdk/echo' } }),
       // The page measures its clock's offset to this one.
       'GET /api/clock': (_q, res) => json(res, 200, { now: clock() }),
       // The partner backend's token route: what the page's tokenProvider calls.
@@ -125,13 +128,15 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
           const jti = jtiOf(accessToken);
           const cached = served.get(user) === jti;
           served.set(user, jti);
-          const took = `${(clock() - started).toFixed(1)} ms`;
-          if (cached) emit('backend', 'exchange-cached', `token route: token #${jti} for ${user} from the backend's cache (${took})`, { jti });
-          else emit('backend', force ? 'exchange-forced' : 'exchange', `token route: exchange for ${user}${force ? ' with forceRefresh (cache bypassed)' : ''} → token #${jti} in ${took}`, { jti });
+          const took = `took ${(clock() - started).toFixed(1)} ms`;
+          // Stamped when the route started (the row is a span): it shows above the token the
+          // service issued for it, as cause above effect.
+          if (cached) emit('backend', 'exchange-cached', `token route: token #${jti} for ${user} from the backend's cache (${took})`, { jti }, started);
+          else emit('backend', force ? 'exchange-forced' : 'exchange', `token route: exchange for ${user}${force ? ' with forceRefresh (cache bypassed)' : ''} → token #${jti} (${took})`, { jti }, started);
           json(res, 200, { access_token: accessToken });
         } catch (error) {
           const message = error.message.replace(/^\[channel-sdk\] /, '');
-          emit('backend', 'exchange-failed', `token exchange failed: ${message}`);
+          emit('backend', 'exchange-failed', `token exchange failed: ${message}`, {}, started);
           json(res, error.code === 'CONFIG_ERROR' ? 400 : 502, { error: message });
         }
       },
@@ -141,9 +146,10 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
         sandbox.failNext(n);
         json(res, 200, { n });
       },
+      // The refresh-ahead flow switches to its short lifetime and back.
       'POST /api/control/ttl': (q, res) => {
         const seconds = Number(q.get('seconds'));
-        if (![20, 60, 900].includes(seconds)) return json(res, 400, { error: 'seconds must be 20, 60 or 900' });
+        if (seconds !== ttl && seconds !== aheadTtl) return json(res, 400, { error: `seconds must be ${ttl} or ${aheadTtl}` });
         if (seconds !== sandbox.tokenTtlSeconds) {
           sandbox.setTokenTtl(seconds);
           // A new exchange, so no token of the old lifetime comes back from its cache.
@@ -181,6 +187,8 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
         const timer = setTimeout(() => res.writeHead(200).end(), slowReceiverMs);
         res.on('close', () => clearTimeout(timer));
       },
+      // The page's icon is inline; a browser that asks here anyway gets "no icon", not a 404.
+      'GET /favicon.ico': (_q, res) => res.writeHead(204, { 'cache-control': 'max-age=86400' }).end(),
       'GET /api/events': (_q, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
         res.write(': connected\n\n');
@@ -213,6 +221,7 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, sl
   return {
     url: baseUrl,
     sandbox,
+    aheadTtl,
     close: async () => {
       for (const res of listeners) res.end();
       server.closeAllConnections();
@@ -272,7 +281,7 @@ async function cli() {
   const port = Number(new URL(demo.url).port);
   if (!fixed && port !== first) console.log(`port ${first} is busy; using ${port}`);
   console.log(`channel-sdk demo ready: open ${demo.url}
-  sandbox (the service stand-in): ${demo.sandbox.url}, tokens live ${ttl} s (the page can change it)
+  sandbox (the service stand-in): ${demo.sandbox.url}, tokens live ${ttl} s (${demo.aheadTtl} s during the refresh-ahead flow)
 Ctrl+C to stop.`);
   const stop = () => demo.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -6,13 +6,13 @@ let clock = 0;
 const r = (lane: Row['lane'], kind: string, extra: Partial<Row> = {}): Row => ({ lane, kind, at: ++clock, text: `${lane} ${kind}`, ...extra });
 const call = '1.1/1';
 
-/** Sign in and call once: provider -> exchange -> token -> attempt -> 200 -> result. */
+/** Sign in and call once: provider -> exchange (stamped at its start) -> token issued -> new token -> attempt -> 200 -> result. */
 function firstCall(): Row[] {
   return [
     r('page', 'call', { call }),
     r('sdk', 'provider'),
-    r('service', 'token-issued', { jti: '1' }),
     r('backend', 'exchange', { jti: '1' }),
+    r('service', 'token-issued', { jti: '1' }),
     r('sdk', 'token', { jti: '1' }),
     r('sdk', 'request', { call, requestId: 1, attempt: 1 }),
     r('service', 'data-ok', { call, jti: '1', status: 200 }),
@@ -35,8 +35,8 @@ function burst(): Row[] {
     r('sdk', 'unauthorized', { call: a, requestId: 2, attempt: 1 }),
     r('sdk', 'provider'),
     r('sdk', 'unauthorized', { call: b, requestId: 3, attempt: 1 }),
-    r('service', 'token-issued', { jti: '2' }),
     r('backend', 'exchange-forced', { jti: '2' }),
+    r('service', 'token-issued', { jti: '2' }),
     r('sdk', 'token', { jti: '2' }),
     r('sdk', 'retry', { call: a, requestId: 2, attempt: 2, reason: 'unauthorized' }),
     r('sdk', 'request', { call: a, requestId: 2, attempt: 2 }),
@@ -63,6 +63,14 @@ describe('causalViolations', () => {
     expect(causalViolations([...firstCall(), ...burst()])).toEqual([]);
   });
 
+  test('the token issued shown above the exchange that asked for it (QA report, issue #26: the exchange was stamped at its end)', () => {
+    const rows = move(firstCall(), (x) => x.kind === 'exchange', (x) => x.kind === 'token-issued');
+    expect(causalViolations(rows)).toEqual([
+      'an exchange above each token the service issued: "service token-issued" (row 3) has none',
+      'call 1.1/1: the exchange that asked for token #1 before the service issued it: "backend exchange" (row 4) should be above "service token-issued" (row 3)',
+    ]);
+  });
+
   test('the token exchange shown after the new token and the first attempt (QA report, flow 1)', () => {
     const rows = move(firstCall(), (x) => x.kind === 'exchange', (x) => x.kind === 'request');
     expect(causalViolations(rows)).toContain("the backend's exchange above the SDK's new token: \"sdk token\" (row 4) has none");
@@ -83,6 +91,6 @@ describe('causalViolations', () => {
   test('rows shown out of their own time order', () => {
     const rows = firstCall();
     [rows[2], rows[3]] = [rows[3], rows[2]];
-    expect(causalViolations(rows)[0]).toBe('row 4 "service token-issued" is shown below a later row');
+    expect(causalViolations(rows)[0]).toBe('row 4 "backend exchange" is shown below a later row');
   });
 });

@@ -1,6 +1,7 @@
 /** One row of the demo's timeline, as the e2e test reads it from the page. */
 export interface Row {
-  lane: 'page' | 'sdk' | 'backend' | 'service';
+  /** `run`: a run's header row (its verdict), across every lane. */
+  lane: 'page' | 'sdk' | 'backend' | 'service' | 'run';
   kind: string;
   at: number;
   /** `<burst>.<i>/<n>`: the call a data-call row belongs to (page, SDK and service lanes). */
@@ -17,6 +18,8 @@ export interface Row {
 
 const is = (lane: Row['lane'], ...kinds: string[]) => (r: Row) => r.lane === lane && kinds.includes(r.kind);
 const exchanged = is('backend', 'exchange', 'exchange-forced', 'exchange-cached');
+/** The backend's token route asked the service (rather than answering from its cache). */
+const asked = is('backend', 'exchange', 'exchange-forced');
 
 /**
  * Each effect needs its own cause shown above it: at every effect row, the rows above hold at
@@ -29,7 +32,8 @@ const causes: Array<[string, (r: Row) => boolean, (r: Row) => boolean]> = [
   ["the service's 200 above the SDK's", is('service', 'data-ok'), is('sdk', 'response')],
   ["the SDK's response above the page's result", is('sdk', 'response'), is('page', 'call-ok')],
   ['a tokenProvider call above each token route row', is('sdk', 'provider'), (r) => r.lane === 'backend' && r.kind.startsWith('exchange')],
-  ['a token issued above each exchange that got a new one', is('service', 'token-issued'), is('backend', 'exchange', 'exchange-forced')],
+  // The token route's row is stamped when it started (a span): it asks, then the service issues.
+  ['an exchange above each token the service issued', asked, is('service', 'token-issued')],
   ["the backend's exchange above the SDK's new token", exchanged, is('sdk', 'token')],
   ['a 401 above each replay', is('sdk', 'unauthorized'), (r) => is('sdk', 'retry')(r) && r.reason === 'unauthorized'],
   ['a 401 above each auth:failed', is('sdk', 'unauthorized'), is('sdk', 'auth-failed')],
@@ -86,6 +90,7 @@ export function causalViolations(rows: Row[]): string[] {
       if (answer?.jti && (exchange || issued)) {
         above(exchange, request, `call ${call}: token #${answer.jti}'s exchange before attempt ${attempt}, which carried it`);
         above(issued, request, `call ${call}: token #${answer.jti} issued before attempt ${attempt}`);
+        if (exchange && asked(exchange)) above(exchange, issued, `call ${call}: the exchange that asked for token #${answer.jti} before the service issued it`);
         if (attempt > 1 && of('sdk', 'retry', attempt)?.reason === 'unauthorized' && exchange && exchange.kind !== 'exchange-forced' && exchange.kind !== 'exchange-cached') {
           problems.push(`call ${call}: the replay carried token #${answer.jti}, which came from ${where(exchange)}, not a forced exchange`);
         }

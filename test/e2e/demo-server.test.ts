@@ -32,11 +32,61 @@ describe('demo server', () => {
     for (const path of ['/', '/app.js', '/style.css', '/vendor/channel-sdk/index.js']) expect({ path, status: (await fetch(demo.url + path)).status }).toEqual({ path, status: 200 });
   });
 
+  test('a browser asking for /favicon.ico gets "no icon" (204), not a 404 (the page has its icon inline)', async () => {
+    const icon = await fetch(demo.url + '/favicon.ico');
+    expect([icon.status, await icon.text()]).toEqual([204, '']);
+  });
+
   test('control routes refuse what they do not know, without internals', async () => {
     const push = await fetch(demo.url + '/api/control/push?mode=__proto__', { method: 'POST' });
     expect([push.status, await push.json()]).toEqual([400, { error: 'mode must be signed, tampered, fail or slow' }]);
-    expect((await fetch(demo.url + '/api/control/ttl?seconds=5', { method: 'POST' })).status).toBe(400);
+    const ttl = await fetch(demo.url + '/api/control/ttl?seconds=5', { method: 'POST' });
+    expect([ttl.status, await ttl.json()]).toEqual([400, { error: 'seconds must be 900 or 20' }]);
     expect((await fetch(demo.url + '/api/constructor', { method: 'POST' })).status).toBe(404);
+  });
+
+  test("the refresh-ahead flow's short lifetime is the page's to switch to and back", async () => {
+    expect(await (await fetch(demo.url + '/api/config')).json()).toMatchObject({ ttl: 900, aheadTtl: 20 });
+    for (const seconds of [20, 900]) {
+      const answer = await fetch(demo.url + `/api/control/ttl?seconds=${seconds}`, { method: 'POST' });
+      expect([answer.status, await answer.json()]).toEqual([200, { ttl: seconds }]);
+    }
+  });
+
+  test("the token route's row is stamped when it started: above the token the service issued for it", async () => {
+    const rows: Array<{ lane: string; kind: string; at: number; text: string }> = [];
+    const events = await fetch(demo.url + '/api/events');
+    const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const line = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (line.startsWith('data: ')) rows.push(JSON.parse(line.slice(6)));
+        }
+      }
+    })();
+    const token = await fetch(demo.url + '/api/channel-token?user=order-check&force=1');
+    expect(token.status).toBe(200);
+    await expect.poll(() => rows.filter((r) => r.kind === 'exchange-forced' || r.kind === 'token-issued').length).toBe(2);
+    await reader.cancel();
+    await reading;
+    const exchange = rows.find((r) => r.kind === 'exchange-forced');
+    const issued = rows.find((r) => r.kind === 'token-issued');
+    // Emitted after the token came back, yet stamped before the service issued it; it says how long it took.
+    expect(rows.indexOf(exchange as (typeof rows)[number])).toBeGreaterThan(rows.indexOf(issued as (typeof rows)[number]));
+    expect((exchange?.at ?? Infinity) < (issued?.at ?? -Infinity)).toBe(true);
+    expect(exchange?.text).toMatch(/^token route: exchange for order-check with forceRefresh \(cache bypassed\) → token #\d+ \(took [\d.]+ ms\)$/);
+  });
+
+  test('a refresh-ahead lifetime outside 4 s … ttl is refused with the reason', async () => {
+    await expect(startDemo({ port: 0, aheadTtl: 2 })).rejects.toThrow('aheadTtl must be a number of seconds from 4 to ttl (900); got 2');
+    await expect(startDemo({ port: 0, ttl: 60, aheadTtl: 90 })).rejects.toThrow('aheadTtl must be a number of seconds from 4 to ttl (60); got 90');
   });
 });
 
