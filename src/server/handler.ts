@@ -1,6 +1,7 @@
 import { checkKeys, describe, MAX_DELAY } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
+import { createBodyGuard } from './body-guard.js';
 import { isSignatureHex, type Crypto, type Secret } from './crypto.js';
 import { checkDedupStore, type DedupLease, type DedupState, type WebhookDedupStore } from './dedup.js';
 import { answer, CONSUMED_ADVICE, fetchRoute, messageOf, type BodyResult, type Core, type FetchRoute, type Incoming, type Outgoing } from './route.js';
@@ -23,7 +24,8 @@ export interface WebhookContext {
 export interface WebhookErrorInfo {
   /**
    * `request` malformed request (e.g. Host header), `method` not POST, `config` no secret,
-   * `body` already read by another parser or unreadable, `size` too large, `signature`,
+   * `body` already read by another parser, unreadable, not in within `bodyTimeoutMs` (408) or
+   * refused for want of room in `maxBufferedBytes` (503), `size` too large, `signature`,
    * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
    * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
    * push is processed anyway), `callback` threw, `slow` the callback is still running after
@@ -56,6 +58,21 @@ export interface WebhookHandlerOptions {
   allowUnsigned?: boolean;
   /** Larger bodies get 413, checked while reading. @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
+  /**
+   * Milliseconds a request may take to deliver its body, counted from when the handler starts
+   * reading it; past it the answer is 408 and the connection is closed. The service itself waits
+   * 8 s for the whole answer. Applies to bodies the handler reads (not to a body a framework
+   * parser such as express.raw() buffered first). @default 8000
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * Bytes of request bodies this handler holds at once, across all requests in flight (bodies
+   * being read, and bodies whose callback runs). When a chunk does not fit, the body that has
+   * waited longest for its next chunk is dropped to make room (503 with Retry-After, connection
+   * closed); when nothing can give way, the new body is. At least `maxBodyBytes`.
+   * @default 67108864 (64 MiB)
+   */
+  maxBufferedBytes?: number;
   /** Called for each verified `logistics.updated` push; the handler answers 2xx only after it resolves. */
   onLogisticsUpdated: (event: LogisticsUpdatedEvent, context: WebhookContext) => unknown;
   /** Called for any other event type; without it such pushes are acknowledged and ignored. */
@@ -91,6 +108,8 @@ export type WebhookHandler = FetchRoute;
 
 const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
+// Closing the connection: a client that stalls its body is not kept for another request.
+const BODY_TIMEOUT = answer(408, { error: 'the body did not arrive in time' }, { connection: 'close' });
 const NOT_POST = answer(405, { error: 'method not allowed' }, { allow: 'POST' });
 const BAD_REQUEST = answer(400, { error: 'bad request' });
 const UNAUTHORIZED = answer(401, { error: 'invalid signature' });
@@ -110,6 +129,8 @@ const OPTION_KEYS = [
   'secret',
   'allowUnsigned',
   'maxBodyBytes',
+  'bodyTimeoutMs',
+  'maxBufferedBytes',
   'onLogisticsUpdated',
   'onEvent',
   'onError',
@@ -118,8 +139,8 @@ const OPTION_KEYS = [
   'dedupTimeoutMs',
   'dedupLeaseMs',
 ];
-// Habits from other libraries: body-parser's `limit`, Fastify's `bodyLimit`.
-const OPTION_HINTS = { limit: 'maxBodyBytes', bodylimit: 'maxBodyBytes', webhooksecret: 'secret' };
+// Habits from other libraries: body-parser's `limit`, Fastify's `bodyLimit`, undici's `bodyTimeout`.
+const OPTION_HINTS = { limit: 'maxBodyBytes', bodylimit: 'maxBodyBytes', timeout: 'bodyTimeoutMs', bodytimeout: 'bodyTimeoutMs', webhooksecret: 'secret' };
 
 /** A whole number within bounds, or ConfigError naming the option and an example. */
 function whole(name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
@@ -145,6 +166,9 @@ export function createHandlerFactory(crypto: Crypto) {
     }
     if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0)) throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describe(o.maxBodyBytes));
     const maxBodyBytes = o.maxBodyBytes ?? 1024 * 1024;
+    const bodyTimeoutMs = whole('bodyTimeoutMs', o.bodyTimeoutMs, 8000, 1, MAX_DELAY, '8000');
+    const maxBufferedBytes = whole('maxBufferedBytes', o.maxBufferedBytes, Math.max(64 * 1024 * 1024, maxBodyBytes), 1, Number.MAX_SAFE_INTEGER, '67108864');
+    if (maxBufferedBytes < maxBodyBytes) throw new ConfigError('maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit');
     const slowCallbackMs = whole('slowCallbackMs', o.slowCallbackMs, 7000, 1, MAX_DELAY, '7000');
     const dedupTimeoutMs = whole('dedupTimeoutMs', o.dedupTimeoutMs, 1000, 1, MAX_DELAY, '1000');
     const dedupLeaseMs = whole('dedupLeaseMs', o.dedupLeaseMs, Math.max(10_000, 2 * dedupTimeoutMs), 1, MAX_DELAY, '10000');
@@ -154,6 +178,8 @@ export function createHandlerFactory(crypto: Crypto) {
     if (dedup !== undefined) checkDedupStore(dedup);
     if (onEvent !== undefined && typeof onEvent !== 'function') throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
     if (o.onError !== undefined && typeof o.onError !== 'function') throw new ConfigError('onError must be a function (error, info) => ...; got ' + describe(o.onError));
+    const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
+    const busy = answer(503, { error: 'too many request bodies in flight; retry later' }, { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' });
     const inProgress = answer(503, { error: 'this push is being processed by another delivery; retry later' }, { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) });
     const onError = o.onError || defaultReport;
     // A reporter that throws changes no answer (and cannot throw out of the slow-callback timer).
@@ -185,13 +211,22 @@ export function createHandlerFactory(crypto: Crypto) {
       // Checked before the body is read: a push without a well-formed signature costs nothing more.
       const signature = secret === '' ? undefined : incoming.header(SIGNATURE_HEADER);
       if (secret !== '' && !isSignatureHex(signature)) return reject(UNAUTHORIZED, withoutStack(() => signatureMissing(signature)), 'signature');
-      return verified(incoming, secret, signature, await incoming.body(maxBodyBytes));
+      const ticket = bodies.open();
+      try {
+        return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket));
+      } finally {
+        ticket.close();
+      }
     };
 
     async function verified(incoming: Incoming, secret: Secret | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
       if (!body.ok) {
         if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
         if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
+        if (body.reason === 'timeout') return reject(BODY_TIMEOUT, new Error('the body did not arrive within bodyTimeoutMs (' + bodyTimeoutMs + ' ms); answered 408 and closed the connection'), 'body');
+        if (body.reason === 'busy') {
+          return reject(busy, new Error('request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection'), 'body');
+        }
         const message =
           'the push body was read by something else before the webhook handler, which needs the raw bytes to check the signature. ' + CONSUMED_ADVICE[incoming.framework];
         return reject(answer(500, { error: message }), new ConfigError(message), 'body', 'error');
