@@ -42,16 +42,12 @@ export function checkKeys(value: object, known: string[], what: string, hints?: 
     let near: string | undefined;
     for (const hint in hints || {}) if (hint === lower) near = (hints as Record<string, string>)[hint];
     let best = near ? 0 : 3;
-    let closest = Infinity;
     for (const k of known) {
       const other = k.toLowerCase();
-      // A shared stem counts as a near miss too: `retries` for `retry`. Among equals, the
-      // nearest by edit distance wins (`dedupLease` -> `dedupLeaseMs`, not `dedup`).
-      const edits = distance(lower, other);
-      const d = Math.min(edits, lower.slice(0, 4) === other.slice(0, 4) ? 2 : 3);
-      if ((d < best || (d === best && near !== undefined && edits < closest)) && d < other.length / 2) {
+      // A shared stem counts as a near miss too: `retries` for `retry`.
+      const d = Math.min(distance(lower, other), lower.slice(0, 4) === other.slice(0, 4) ? 2 : 3);
+      if (d < best && d < other.length / 2) {
         best = d;
-        closest = edits;
         near = k;
       }
     }

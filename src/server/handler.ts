@@ -139,8 +139,23 @@ const OPTION_KEYS = [
   'dedupTimeoutMs',
   'dedupLeaseMs',
 ];
-// Habits from other libraries: body-parser's `limit`, Fastify's `bodyLimit`, undici's `bodyTimeout`.
-const OPTION_HINTS = { limit: 'maxBodyBytes', bodylimit: 'maxBodyBytes', timeout: 'bodyTimeoutMs', bodytimeout: 'bodyTimeoutMs', webhooksecret: 'secret' };
+// Habits from other libraries (body-parser's `limit`, Fastify's `bodyLimit`, undici's
+// `bodyTimeout`), and names the shared stems would otherwise point elsewhere (checkKeys takes
+// the first of equally near keys: `dedupLease` would get `dedup`).
+const OPTION_HINTS = {
+  limit: 'maxBodyBytes',
+  bodylimit: 'maxBodyBytes',
+  timeout: 'bodyTimeoutMs',
+  bodytimeout: 'bodyTimeoutMs',
+  webhooksecret: 'secret',
+  deduplease: 'dedupLeaseMs',
+  lease: 'dedupLeaseMs',
+  leasems: 'dedupLeaseMs',
+  deduptimeout: 'dedupTimeoutMs',
+  maxbufferbytes: 'maxBufferedBytes',
+  maxbuffered: 'maxBufferedBytes',
+  maxbufferedbyte: 'maxBufferedBytes',
+};
 
 /** A whole number within bounds, or ConfigError naming the option and an example. */
 function whole(name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
