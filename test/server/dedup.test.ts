@@ -212,12 +212,12 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
   test('a callback that outlives several lease lengths keeps its lease (renewed): the other instance still gets 503', async () => {
     const store = createMemoryDedupStore();
     let finish!: () => void;
-    const a = setup(store, () => new Promise<void>((resolve) => (finish = resolve)), { dedupLeaseMs: 200, dedupTimeoutMs: 50 });
-    const b = setup(store, undefined, { dedupLeaseMs: 200, dedupTimeoutMs: 50 });
+    const a = setup(store, () => new Promise<void>((resolve) => (finish = resolve)), { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
+    const b = setup(store, undefined, { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
     const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
     const first = doorA.send(await push());
     await vi.waitFor(() => expect(a.calls).toHaveLength(1));
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // five lease lengths
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // four lease lengths
     const during = await doorB.send(await push());
     finish();
     const outcome = await first;

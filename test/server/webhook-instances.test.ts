@@ -14,8 +14,8 @@ import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js';
 import { sampleLogistics } from './helpers.js';
 
 const secret = 'whsec_instances';
-// Short, so that a lapsed lease is seen quickly; the handler renews it every 500 ms.
-const leaseMs = 1500;
+// Short, so that a lapsed lease is seen quickly; the handler renews it every second.
+const leaseMs = 3000;
 
 interface Report {
   calls: number;
@@ -167,7 +167,7 @@ describe.runIf(hasRedis)('webhook dedup across instances (real redis-server, two
     const body = JSON.stringify({ event: 'logistics.updated', logistics }); // the bytes the sandbox sends
     const headers = { 'content-type': 'application/json', 'x-channel-webhook-signature': await signWebhookBody(body, secret) };
     const during = await fetch(b.url, { method: 'POST', headers, body });
-    expect([during.status, during.headers.get('retry-after'), await during.json()]).toEqual([503, '2', { error: 'this push is being processed by another delivery; retry later' }]);
+    expect([during.status, during.headers.get('retry-after'), await during.json()]).toEqual([503, '3', { error: 'this push is being processed by another delivery; retry later' }]);
     expect((await first).status).toBe(200);
     const after = await fetch(b.url, { method: 'POST', headers, body });
     expect([after.status, await after.json()]).toEqual([200, { ok: true, duplicate: true }]);
