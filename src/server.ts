@@ -41,8 +41,9 @@ export const dedupKey = server.dedupKey;
 /**
  * The webhook route: verifies the signature over the raw body, parses, validates, then calls
  * your callback, and answers 200 only after it succeeded; 401 bad or missing signature, 400 bad
- * JSON or shape, 405 not POST, 413 too large, 500 the callback threw or no secret is configured.
- * It never rejects: a body another middleware already read gets a 500 saying what to change for
+ * JSON or shape, 405 not POST, 408 body not in within `bodyTimeoutMs`, 413 too large, 500 the
+ * callback threw or no secret is configured, 503 + Retry-After when bodies in flight fill
+ * `maxBufferedBytes` or (with `dedup`) another delivery of the push is running. It never rejects: a body another middleware already read gets a 500 saying what to change for
  * the framework in use. It is a Fetch handler (`(request) => Promise<Response>`: Next.js App
  * Router, Deno, Bun, workers; Hono's context works too); `toNodeHandler(handler)` serves it on
  * node:http, Express, Next.js Pages Router, Koa and Fastify without building a Fetch Request.

@@ -5,7 +5,7 @@ export type { FetchContext, FetchRoute } from './route.js';
 export { createTokenRoute } from './token-route.js';
 export type { TokenRoute, TokenRouteErrorInfo, TokenRouteOptions, TokenSource } from './token-route.js';
 export { createMemoryDedupStore } from './dedup.js';
-export type { MemoryDedupStoreOptions, WebhookDedupStore } from './dedup.js';
+export type { DedupLease, DedupState, MemoryDedupStoreOptions, WebhookDedupStore } from './dedup.js';
 export { compareLogistics, latestEventTime, isLogisticsUpdated, SIGNATURE_HEADER } from './webhook.js';
 export type { ParseWebhookInput, RawBody } from './webhook.js';
 export type { HeadersLike } from './headers.js';

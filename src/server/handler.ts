@@ -1,8 +1,10 @@
+import { checkKeys, describe, MAX_DELAY } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
+import { createBodyGuard } from './body-guard.js';
 import { isSignatureHex, type Crypto, type Secret } from './crypto.js';
-import type { WebhookDedupStore } from './dedup.js';
-import { answer, CONSUMED_ADVICE, fetchRoute, messageOf, type Core, type FetchRoute, type Outgoing } from './route.js';
+import { checkDedupStore, type DedupLease, type DedupState, type WebhookDedupStore } from './dedup.js';
+import { answer, CONSUMED_ADVICE, fetchRoute, messageOf, type BodyResult, type Core, type FetchRoute, type Incoming, type Outgoing } from './route.js';
 import { isLogisticsUpdated, isSecret, parsePayload, SIGNATURE_HEADER, signatureMismatch, signatureMissing } from './webhook.js';
 
 /** What a callback receives besides the event. */
@@ -22,10 +24,12 @@ export interface WebhookContext {
 export interface WebhookErrorInfo {
   /**
    * `request` malformed request (e.g. Host header), `method` not POST, `config` no secret,
-   * `body` already read by another parser or unreadable, `size` too large, `signature`,
-   * `payload` not JSON or not the documented shape, `duplicate` already handled (info),
-   * `dedup` the dedup store failed or was slow (the push is processed anyway), `callback` threw,
-   * `slow` the callback is still running after `slowCallbackMs`.
+   * `body` already read by another parser, unreadable, not in within `bodyTimeoutMs` (408) or
+   * refused for want of room in `maxBufferedBytes` (503), `size` too large, `signature`,
+   * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
+   * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
+   * push is processed anyway), `callback` threw, `slow` the callback is still running after
+   * `slowCallbackMs`.
    */
   stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow';
   /** `info` needs nothing done; `warn` a rejected or slow push; `error` something to fix. */
@@ -54,6 +58,21 @@ export interface WebhookHandlerOptions {
   allowUnsigned?: boolean;
   /** Larger bodies get 413, checked while reading. @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
+  /**
+   * Milliseconds a request may take to deliver its body, counted from when the handler starts
+   * reading it; past it the answer is 408 and the connection is closed. The service itself waits
+   * 8 s for the whole answer. Applies to bodies the handler reads (not to a body a framework
+   * parser such as express.raw() buffered first). @default 8000
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * Bytes of request bodies this handler holds at once, across all requests in flight (bodies
+   * being read, and bodies whose callback runs). When a chunk does not fit, the body that has
+   * waited longest for its next chunk is dropped to make room (503 with Retry-After, connection
+   * closed); when nothing can give way, the new body is. At least `maxBodyBytes`.
+   * @default 67108864 (64 MiB)
+   */
+  maxBufferedBytes?: number;
   /** Called for each verified `logistics.updated` push; the handler answers 2xx only after it resolves. */
   onLogisticsUpdated: (event: LogisticsUpdatedEvent, context: WebhookContext) => unknown;
   /** Called for any other event type; without it such pushes are acknowledged and ignored. */
@@ -66,13 +85,22 @@ export interface WebhookHandlerOptions {
   /** A callback slower than this is reported (the service stops waiting at 8 s). @default 7000 */
   slowCallbackMs?: number;
   /**
-   * Remembers pushes already handled (by {@link WebhookContext.dedupKey}), so that a push
-   * delivered twice, or to two instances, runs the callback once: `createMemoryDedupStore()`
-   * for one process, `createRedisDedupStore(redis)` for several.
+   * Remembers pushes processed (by {@link WebhookContext.dedupKey}), so that a push delivered
+   * twice, or to two instances, runs the callback once: `createMemoryDedupStore()` for one
+   * process, `createRedisDedupStore(redis)` for several. A repeat is acknowledged (200
+   * `duplicate`) only once a delivery's callback succeeded; while one runs, repeats get 503 with
+   * Retry-After so that the service tries again.
    */
   dedup?: WebhookDedupStore;
   /** Milliseconds a dedup store call may take; past it the push is processed anyway. @default 1000 */
   dedupTimeoutMs?: number;
+  /**
+   * Milliseconds a delivery's hold on a push (its lease) lasts unless renewed. The handler renews
+   * it every third of this while the callback runs; when an instance dies mid-callback, the
+   * service's redeliveries get 503 until the lease lapses, and the next one is processed.
+   * At least twice `dedupTimeoutMs`. @default 10000
+   */
+  dedupLeaseMs?: number;
 }
 
 /** What {@link createWebhookHandler} returns: a Fetch route that `toNodeHandler` also serves. */
@@ -80,6 +108,8 @@ export type WebhookHandler = FetchRoute;
 
 const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
+// Closing the connection: a client that stalls its body is not kept for another request.
+const BODY_TIMEOUT = answer(408, { error: 'the body did not arrive in time' }, { connection: 'close' });
 const NOT_POST = answer(405, { error: 'method not allowed' }, { allow: 'POST' });
 const BAD_REQUEST = answer(400, { error: 'bad request' });
 const UNAUTHORIZED = answer(401, { error: 'invalid signature' });
@@ -95,21 +125,77 @@ function defaultReport(error: unknown, info: WebhookErrorInfo): void {
   (info.level === 'error' ? console.error : console.warn)(text);
 }
 
+const OPTION_KEYS = [
+  'secret',
+  'allowUnsigned',
+  'maxBodyBytes',
+  'bodyTimeoutMs',
+  'maxBufferedBytes',
+  'onLogisticsUpdated',
+  'onEvent',
+  'onError',
+  'slowCallbackMs',
+  'dedup',
+  'dedupTimeoutMs',
+  'dedupLeaseMs',
+];
+// Habits from other libraries (body-parser's `limit`, Fastify's `bodyLimit`, undici's
+// `bodyTimeout`), and names the shared stems would otherwise point elsewhere (checkKeys takes
+// the first of equally near keys: `dedupLease` would get `dedup`).
+const OPTION_HINTS = {
+  limit: 'maxBodyBytes',
+  bodylimit: 'maxBodyBytes',
+  timeout: 'bodyTimeoutMs',
+  bodytimeout: 'bodyTimeoutMs',
+  webhooksecret: 'secret',
+  deduplease: 'dedupLeaseMs',
+  lease: 'dedupLeaseMs',
+  leasems: 'dedupLeaseMs',
+  deduptimeout: 'dedupTimeoutMs',
+  maxbufferbytes: 'maxBufferedBytes',
+  maxbuffered: 'maxBufferedBytes',
+  maxbufferedbyte: 'maxBufferedBytes',
+};
+
+/** A whole number within bounds, or ConfigError naming the option and an example. */
+function whole(name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  throw new ConfigError(name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describe(value));
+}
+
+const newLeaseId = () => globalThis.crypto.randomUUID();
+
 export function createHandlerFactory(crypto: Crypto) {
   // Documented where it is exported: src/server.ts.
   return function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
-    const o = options || ({} as WebhookHandlerOptions);
-    const { allowUnsigned = false, maxBodyBytes = 1024 * 1024, onLogisticsUpdated, onEvent, slowCallbackMs = 7000, dedup, dedupTimeoutMs = 1000 } = o;
+    if (typeof options !== 'object' || options === null) throw new ConfigError('createWebhookHandler needs an options object: { secret, onLogisticsUpdated }');
+    const o = options;
+    checkKeys(o, OPTION_KEYS, 'createWebhookHandler option', OPTION_HINTS);
+    const { allowUnsigned = false, onLogisticsUpdated, onEvent, dedup } = o;
     if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
     if (typeof o.secret !== 'function' && !isSecret(o.secret) && !allowUnsigned) {
       throw new ConfigError(
         'createWebhookHandler: secret is empty. Pass the webhook secret from the integration configuration; to read it at the first request instead of at import (e.g. for next build), pass a function: secret: () => process.env.CHANNEL_WEBHOOK_SECRET. With no secret configured at all: allowUnsigned: true',
       );
     }
-    if (!(maxBodyBytes > 0)) throw new ConfigError('maxBodyBytes must be a positive number of bytes');
-    if (dedup !== undefined && (typeof dedup?.claim !== 'function' || typeof dedup.release !== 'function')) {
-      throw new ConfigError('dedup must be a store with claim(key) and release(key), e.g. createMemoryDedupStore()');
+    if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0)) throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describe(o.maxBodyBytes));
+    const maxBodyBytes = o.maxBodyBytes ?? 1024 * 1024;
+    const bodyTimeoutMs = whole('bodyTimeoutMs', o.bodyTimeoutMs, 8000, 1, MAX_DELAY, '8000');
+    const maxBufferedBytes = whole('maxBufferedBytes', o.maxBufferedBytes, Math.max(64 * 1024 * 1024, maxBodyBytes), 1, Number.MAX_SAFE_INTEGER, '67108864');
+    if (maxBufferedBytes < maxBodyBytes) throw new ConfigError('maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit');
+    const slowCallbackMs = whole('slowCallbackMs', o.slowCallbackMs, 7000, 1, MAX_DELAY, '7000');
+    const dedupTimeoutMs = whole('dedupTimeoutMs', o.dedupTimeoutMs, 1000, 1, MAX_DELAY, '1000');
+    const dedupLeaseMs = whole('dedupLeaseMs', o.dedupLeaseMs, Math.max(10_000, 2 * dedupTimeoutMs), 1, MAX_DELAY, '10000');
+    if (dedupLeaseMs < 2 * dedupTimeoutMs) {
+      throw new ConfigError('dedupLeaseMs (' + dedupLeaseMs + ') must be at least twice dedupTimeoutMs (' + dedupTimeoutMs + '): the lease is renewed every third of it, and a renewal may take dedupTimeoutMs');
     }
+    if (dedup !== undefined) checkDedupStore(dedup);
+    if (onEvent !== undefined && typeof onEvent !== 'function') throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
+    if (o.onError !== undefined && typeof o.onError !== 'function') throw new ConfigError('onError must be a function (error, info) => ...; got ' + describe(o.onError));
+    const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
+    const busy = answer(503, { error: 'too many request bodies in flight; retry later' }, { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' });
+    const inProgress = answer(503, { error: 'this push is being processed by another delivery; retry later' }, { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) });
     const onError = o.onError || defaultReport;
     // A reporter that throws changes no answer (and cannot throw out of the slow-callback timer).
     const report = (error: unknown, info: WebhookErrorInfo) => {
@@ -140,10 +226,22 @@ export function createHandlerFactory(crypto: Crypto) {
       // Checked before the body is read: a push without a well-formed signature costs nothing more.
       const signature = secret === '' ? undefined : incoming.header(SIGNATURE_HEADER);
       if (secret !== '' && !isSignatureHex(signature)) return reject(UNAUTHORIZED, withoutStack(() => signatureMissing(signature)), 'signature');
-      const body = await incoming.body(maxBodyBytes);
+      const ticket = bodies.open();
+      try {
+        return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket));
+      } finally {
+        ticket.close();
+      }
+    };
+
+    async function verified(incoming: Incoming, secret: Secret | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
       if (!body.ok) {
         if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
         if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
+        if (body.reason === 'timeout') return reject(BODY_TIMEOUT, new Error('the body did not arrive within bodyTimeoutMs (' + bodyTimeoutMs + ' ms); answered 408 and closed the connection'), 'body');
+        if (body.reason === 'busy') {
+          return reject(busy, new Error('request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection'), 'body');
+        }
         const message =
           'the push body was read by something else before the webhook handler, which needs the raw bytes to check the signature. ' + CONSUMED_ADVICE[incoming.framework];
         return reject(answer(500, { error: message }), new ConfigError(message), 'body', 'error');
@@ -168,10 +266,13 @@ export function createHandlerFactory(crypto: Crypto) {
       let key: Promise<string> | undefined;
       const context: WebhookContext = { rawBody, dedupKey: () => (key ||= crypto.sha256Hex(rawBody)), request: incoming.native };
       if (!dedup) return deliver(event, context);
-      return deliverOnce(event, context);
-    };
+      return deliverOnce(dedup, event, context);
+    }
 
-    async function deliverOnce(event: WebhookEvent, context: WebhookContext): Promise<Outgoing> {
+    // A repeat is acknowledged only once a delivery's callback succeeded (`done`); while one runs
+    // elsewhere (`running`, a live lease) the answer is 503, so the service delivers it again, and
+    // a delivery that dies or fails leaves nothing behind that outlives its lease.
+    async function deliverOnce(store: WebhookDedupStore, event: WebhookEvent, context: WebhookContext): Promise<Outgoing> {
       const key = await context.dedupKey();
       const running = inflight.get(key);
       if (running) {
@@ -179,25 +280,36 @@ export function createHandlerFactory(crypto: Crypto) {
         report(new Error('a repeat of a push in progress here; answered with its outcome'), { stage: 'duplicate', level: 'info', status: out.status });
         return out;
       }
-      let claimed: unknown = true;
       let out: Outgoing = FAILED;
       let settle!: (out: Outgoing) => void;
       inflight.set(key, new Promise((resolve) => (settle = resolve)));
       try {
+        const lease: DedupLease = { id: newLeaseId(), ms: dedupLeaseMs };
+        let state: DedupState | undefined;
         try {
-          claimed = await bounded(() => dedup!.claim(key), dedupTimeoutMs, 'claim');
+          state = await bounded(() => store.claim(key, lease), dedupTimeoutMs, 'claim');
+          if (state !== 'claimed' && state !== 'running' && state !== 'done') {
+            throw new Error("the dedup store's claim answered " + describe(state) + "; expected 'claimed', 'running' or 'done'");
+          }
         } catch (error) {
+          state = undefined;
           report(error, { stage: 'dedup', level: 'warn' }); // processed anyway: a repeat beats a loss
         }
-        if (claimed === false) {
-          report(new Error('push already handled (same body); acknowledged without calling the callback'), { stage: 'duplicate', level: 'info', status: 200 });
+        if (state === 'done') {
+          report(new Error('push already processed (same body); acknowledged without calling the callback'), { stage: 'duplicate', level: 'info', status: 200 });
           return (out = DUPLICATE);
         }
-        out = await deliver(event, context);
-        if (out !== OK) {
-          // Give the claim back so that the service's next delivery is processed.
-          await bounded(() => dedup!.release(key), dedupTimeoutMs, 'release').catch((error: unknown) => report(error, { stage: 'dedup', level: 'warn' }));
+        if (state === 'running') {
+          report(new Error('another delivery of this push is being processed; answered 503 so that the service delivers it again'), { stage: 'duplicate', level: 'info', status: 503 });
+          return (out = inProgress);
         }
+        out = await deliver(event, context, state === 'claimed' ? { store, key, lease } : undefined);
+        // Marked processed only now; a failure gives the lease back, so the next delivery runs at
+        // once. Without a claim (the store failed) neither is waited for: the answer stays bounded.
+        const settled = bounded(() => (out === OK ? store.complete(key, lease) : store.release(key, lease)), dedupTimeoutMs, out === OK ? 'complete' : 'release').catch(
+          (error: unknown) => report(error, { stage: 'dedup', level: 'warn' }),
+        );
+        if (state === 'claimed') await settled;
         return out;
       } finally {
         inflight.delete(key);
@@ -205,12 +317,41 @@ export function createHandlerFactory(crypto: Crypto) {
       }
     }
 
-    // Callbacks in progress, watched by one timer rather than a timer per push.
-    const running = new Set<{ started: number; reported: boolean }>();
+    // Callbacks in progress, watched by one timer rather than a timer per push: it reports slow
+    // ones and renews the dedup lease of each every third of dedupLeaseMs.
+    interface Held {
+      store: WebhookDedupStore;
+      key: string;
+      lease: DedupLease;
+      renewed?: number;
+      renewing?: boolean;
+      lost?: boolean;
+    }
+    const running = new Set<{ started: number; reported: boolean; held?: Held }>();
     let watcher: ReturnType<typeof setInterval> | undefined;
+    const renewEvery = dedupLeaseMs / 3;
+    const renew = (held: Held, now: number) => {
+      held.renewing = true;
+      held.renewed = now;
+      bounded(() => held.store.renew(held.key, held.lease), dedupTimeoutMs, 'renew').then(
+        (mine) => {
+          held.renewing = false;
+          if (mine === false && !held.lost) {
+            held.lost = true;
+            report(new Error('the lease on this push lapsed while its callback ran (the event loop or the store stalled past dedupLeaseMs); another delivery may run it too'), { stage: 'dedup', level: 'warn' });
+          }
+        },
+        (error: unknown) => {
+          held.renewing = false;
+          report(error, { stage: 'dedup', level: 'warn' });
+        },
+      );
+    };
     const watch = () => {
       const now = Date.now();
       for (const call of running) {
+        const held = call.held;
+        if (held && !held.renewing && !held.lost && now - (held.renewed ?? call.started) >= renewEvery) renew(held, now);
         if (call.reported || now - call.started < slowCallbackMs) continue;
         call.reported = true;
         report(
@@ -219,12 +360,13 @@ export function createHandlerFactory(crypto: Crypto) {
         );
       }
     };
+    const watchEvery = Math.min(500, Math.max(5, slowCallbackMs / 8), Math.max(5, renewEvery / 2));
 
-    async function deliver(event: WebhookEvent, context: WebhookContext): Promise<Outgoing> {
-      const call = { started: Date.now(), reported: false };
+    async function deliver(event: WebhookEvent, context: WebhookContext, held?: Held): Promise<Outgoing> {
+      const call = { started: Date.now(), reported: false, held };
       running.add(call);
       if (!watcher) {
-        watcher = setInterval(watch, Math.min(500, Math.max(5, slowCallbackMs / 8)));
+        watcher = setInterval(watch, watchEvery);
         (watcher as { unref?: () => void }).unref?.();
       }
       try {

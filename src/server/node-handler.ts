@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConfigError } from '../errors/ConfigError.js';
+import type { BodyTicket } from './body-guard.js';
 import { concat, ROUTE_CORE, run, type BodyResult, type Core, type Framework, type Incoming, type Outgoing } from './route.js';
 
 // No node:* import at run time: the edge build of the server entry (Web Crypto, for workers)
@@ -129,17 +130,18 @@ class NodeIncoming implements Incoming {
     return this.parsedBody instanceof Uint8Array ? undefined : this.parsedBody;
   }
 
-  body(limit: number): Promise<BodyResult> {
-    // express.raw(), Fastify's parseAs: 'buffer', or express.json({ verify }) keeping req.rawBody.
+  body(limit: number, ticket?: BodyTicket): Promise<BodyResult> {
+    // express.raw(), Fastify's parseAs: 'buffer', or express.json({ verify }) keeping req.rawBody:
+    // read by the framework's parser, within its limits and deadlines, not ours.
     const given = this.parsedBody instanceof Uint8Array ? this.parsedBody : this.rawBody instanceof Uint8Array ? this.rawBody : undefined;
     if (given) return Promise.resolve(given.length > limit ? TOO_LARGE : { ok: true, bytes: given });
-    return readNodeBody(this.req, limit);
+    return readNodeBody(this.req, limit, ticket);
   }
 }
 
 const TOO_LARGE: BodyResult = { ok: false, reason: 'too-large' };
 
-function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+function readNodeBody(req: IncomingMessage, limit: number, ticket?: BodyTicket): Promise<BodyResult> {
   if (req.readableEnded || req.readableDidRead || req.readableFlowing) return Promise.resolve({ ok: false, reason: 'consumed' });
   const declared = req.headers['content-length'] === undefined ? -1 : Number(req.headers['content-length']);
   if (declared > limit) {
@@ -157,6 +159,7 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyResult> 
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('close', onClose);
+      if (ticket) ticket.onStop = undefined;
       resolve(result);
     };
     const onData = (chunk: Uint8Array) => {
@@ -165,10 +168,22 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyResult> 
         drain(req);
         return;
       }
+      if (ticket && !ticket.take(chunk.length)) return stop('busy');
       chunks.push(chunk);
       size += chunk.length;
     };
-    const onEnd = () => finish({ ok: true, bytes: concat(chunks, size, allocate) });
+    // Past the deadline or evicted from the byte budget: the chunks go now; the answer (408 or
+    // 503) closes the connection, and what the client still sends meanwhile is read and dropped.
+    const stop = (reason: 'timeout' | 'busy') => {
+      chunks.length = 0;
+      finish({ ok: false, reason });
+      drain(req);
+    };
+    if (ticket) ticket.onStop = stop;
+    const onEnd = () => {
+      ticket?.read();
+      finish({ ok: true, bytes: concat(chunks, size, allocate) });
+    };
     const onError = (error: unknown) => finish({ ok: false, reason: 'unreadable', error });
     const onClose = () => finish({ ok: false, reason: 'unreadable', error: new Error('the connection closed before the body was complete') });
     req.on('data', onData);

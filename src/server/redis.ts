@@ -1,8 +1,8 @@
 // Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
-import { describe } from '../core/check.js';
+import { checkKeys, describe } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
-import type { WebhookDedupStore } from './dedup.js';
+import type { DedupState, WebhookDedupStore } from './dedup.js';
 import type { ExchangedToken, TokenCache, TokenCacheLock } from './token-cache.js';
 
 // The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
@@ -60,7 +60,7 @@ export interface RedisTokenCacheOptions {
 export interface RedisDedupStoreOptions {
   /** Put before every key. @default 'channel-sdk:webhook:' */
   prefix?: string;
-  /** How long a handled push is remembered, in seconds. @default 86400 (a day) */
+  /** How long a processed push is remembered, in seconds. @default 86400 (a day) */
   ttlSeconds?: number;
 }
 
@@ -69,8 +69,10 @@ interface Commands {
   get(key: string): Promise<string | null>;
   /** SET with PX (and NX): true when the key was set. */
   setPx(key: string, value: string, ms: number, onlyIfAbsent: boolean): Promise<boolean>;
-  /** SET NX EX: true when the key was set. */
-  claim(key: string, value: string, seconds: number): Promise<boolean>;
+  /** SET EX. */
+  setEx(key: string, value: string, seconds: number): Promise<void>;
+  /** EVAL of a script over one key (cluster-safe), its answer as text. */
+  script(script: string, key: string, ...args: string[]): Promise<string | null>;
   del(key: string): Promise<void>;
   /** Deletes `key` only while it still holds `value`. */
   deleteIfEquals(key: string, value: string): Promise<void>;
@@ -101,7 +103,8 @@ function commandsFor(redis: unknown, what: string): Commands {
     return {
       get: async (key) => (ready(), text(await io.get(key))),
       setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await (onlyIfAbsent ? io.set(key, value, 'PX', ms, 'NX') : io.set(key, value, 'PX', ms))) !== null),
-      claim: async (key, value, seconds) => (ready(), (await io.set(key, value, 'EX', seconds, 'NX')) !== null),
+      setEx: async (key, value, seconds) => void (ready(), await io.set(key, value, 'EX', seconds)),
+      script: async (script, key, ...args) => (ready(), text(await io.eval(script, 1, key, ...args))),
       del: async (key) => void (ready(), await io.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
     };
@@ -114,7 +117,8 @@ function commandsFor(redis: unknown, what: string): Commands {
     return {
       get: async (key) => (ready(), text(await node.get(key))),
       setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await node.set(key, value, onlyIfAbsent ? { PX: ms, NX: true } : { PX: ms })) !== null),
-      claim: async (key, value, seconds) => (ready(), (await node.set(key, value, { EX: seconds, NX: true })) !== null),
+      setEx: async (key, value, seconds) => void (ready(), await node.set(key, value, { EX: seconds })),
+      script: async (script, key, ...args) => (ready(), text(await node.eval(script, { keys: [key], arguments: args }))),
       del: async (key) => void (ready(), await node.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await node.eval(DELETE_IF_EQUALS, { keys: [key], arguments: [value] })),
     };
@@ -163,9 +167,23 @@ export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCac
   };
 }
 
+// The dedup scripts: each reads and writes the one key, so they run on a Redis Cluster as is.
+// A key holds `lease:<id>` while a delivery runs the callback (PX: it lapses unless renewed), then
+// `1` once processed (EX ttl). `1` is also what versions before leases wrote, read as processed.
+const CLAIM =
+  "local v = redis.call('get', KEYS[1]) " +
+  "if not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 'claimed' end " +
+  "if string.sub(v, 1, 6) == 'lease:' then return 'running' end return 'done'";
+const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+const DONE = '1';
+
 /**
- * A webhook dedup store on your Redis (`SET key 1 NX EX ttl` to claim, `DEL` to release), so a
- * push delivered twice, or to two instances, runs your callback once.
+ * A webhook dedup store on your Redis, shared by every instance: a delivery takes a short lease
+ * on the push (`SET <prefix><dedupKey> lease:<id> PX <dedupLeaseMs>`, in one script with the
+ * check), renews it while the callback runs, and marks the push processed (`SET … 1 EX
+ * <ttlSeconds>`) only after the callback succeeded; a failed callback drops its lease. Every
+ * command touches one key, so a Redis Cluster client (ioredis `Cluster`, node-redis
+ * `createCluster`) works as it is.
  * @example
  * createWebhookHandler({ secret, dedup: createRedisDedupStore(redis), onLogisticsUpdated });
  */
@@ -173,13 +191,20 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
   const what = 'createRedisDedupStore(redis, options)';
   const commands = commandsFor(redis, what);
   const o = options || {};
+  checkKeys(o, ['prefix', 'ttlSeconds'], what + ' option', { ttl: 'ttlSeconds', keyprefix: 'prefix' });
   const prefix = checkPrefix(what, o.prefix, 'channel-sdk:webhook:');
   const ttlSeconds = o.ttlSeconds ?? 86400;
   if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
     throw new ConfigError(what + ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' + (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describe(ttlSeconds)));
   }
+  const ms = (lease: { ms: number }) => String(Math.max(1, Math.ceil(lease.ms)));
   return {
-    claim: (key) => commands.claim(prefix + key, '1', ttlSeconds),
-    release: (key) => commands.del(prefix + key),
+    async claim(key, lease) {
+      const state = await commands.script(CLAIM, prefix + key, 'lease:' + lease.id, ms(lease));
+      return state as DedupState;
+    },
+    renew: async (key, lease) => (await commands.script(RENEW, prefix + key, 'lease:' + lease.id, ms(lease))) === '1',
+    complete: (key) => commands.setEx(prefix + key, DONE, ttlSeconds),
+    release: (key, lease) => commands.deleteIfEquals(prefix + key, 'lease:' + lease.id),
   };
 }

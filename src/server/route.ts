@@ -3,13 +3,14 @@
 // node-handler.ts (node:http, Express, Next.js Pages Router, Koa, Fastify). Both describe the
 // request as an `Incoming`, run the same core, and write its `Outgoing` their own way, so the
 // statuses and messages cannot drift apart between runtimes.
+import type { BodyStop, BodyTicket } from './body-guard.js';
 
 /** Which front door a request came through; it picks the advice when a body was already read. */
 export type Framework = 'fetch' | 'next-app' | 'hono' | 'node' | 'express' | 'next-pages' | 'koa' | 'fastify';
 
 export type BodyResult =
   | { ok: true; bytes: Uint8Array }
-  | { ok: false; reason: 'too-large' | 'consumed' | 'unreadable'; error?: unknown };
+  | { ok: false; reason: 'too-large' | 'consumed' | 'unreadable' | BodyStop; error?: unknown };
 
 /** What a core reads from a request, whatever the framework. */
 export interface Incoming {
@@ -26,8 +27,8 @@ export interface Incoming {
   query(): string;
   /** A body the framework already parsed (express.json(), koa-bodyparser, Fastify, Next.js), if any. */
   parsed(): unknown;
-  /** The body as bytes, reading no further than `limit`. */
-  body(limit: number): Promise<BodyResult>;
+  /** The body as bytes, reading no further than `limit`; with a ticket, within its deadline and byte budget. */
+  body(limit: number, ticket?: BodyTicket): Promise<BodyResult>;
 }
 
 /** What a core answers: always JSON. */
@@ -141,12 +142,12 @@ class FetchIncoming implements Incoming {
     return undefined;
   }
 
-  body(limit: number): Promise<BodyResult> {
-    return readFetchBody(this.request, limit);
+  body(limit: number, ticket?: BodyTicket): Promise<BodyResult> {
+    return readFetchBody(this.request, limit, ticket);
   }
 }
 
-async function readFetchBody(request: Request, limit: number): Promise<BodyResult> {
+async function readFetchBody(request: Request, limit: number, ticket?: BodyTicket): Promise<BodyResult> {
   if (Number(request.headers.get('content-length')) > limit) return { ok: false, reason: 'too-large' };
   if (request.bodyUsed) return { ok: false, reason: 'consumed' };
   const stream = request.body;
@@ -159,20 +160,31 @@ async function readFetchBody(request: Request, limit: number): Promise<BodyResul
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
+  // A stopped body (deadline, or evicted from the byte budget) is left unread, not cancelled:
+  // cancelling may destroy the connection before the 408 or 503 is written.
+  const stopped = ticket && new Promise<BodyStop>((resolve) => (ticket.onStop = resolve));
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const next = reader.read();
+      const step = stopped ? await Promise.race([next, stopped]) : await next;
+      if (typeof step === 'string') {
+        next.catch(() => {});
+        return { ok: false, reason: step };
+      }
+      const { done, value } = step;
       if (done) break;
       size += value.length;
       if (size > limit) {
         reader.cancel().catch(() => {});
         return { ok: false, reason: 'too-large' };
       }
+      if (ticket && !ticket.take(value.length)) return { ok: false, reason: 'busy' };
       chunks.push(value);
     }
   } catch (error) {
     return { ok: false, reason: 'unreadable', error };
   }
+  ticket?.read();
   return { ok: true, bytes: concat(chunks, size) };
 }
 

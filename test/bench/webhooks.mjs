@@ -4,7 +4,13 @@
 // this process (concurrency 50). Rounds interleave the contenders in a fresh random order, so
 // drift on a shared machine hits all alike; the tables give medians and per-round ratios.
 //
-//   npm run build && node --expose-gc test/bench/webhooks.mjs [--quick] [--rounds N] [--seconds S] [--only small|large|tampered|memory]
+//   npm run build && node --expose-gc test/bench/webhooks.mjs [--quick] [--rounds N] [--seconds S] [--only small|large|tampered|memory|stall]
+//     [--stall-connections N] [--stall-seconds S]
+//
+// `stall` (issue #21 item 3): N connections (1,000) each send a push's headers with a well-formed
+// but wrong signature and 1 MiB minus one byte of body, then stall; meanwhile real signed pushes
+// arrive every 500 ms. Reported per contender: server RSS, attack connections still open at
+// 10/30/S seconds, how they were answered, and the real pushes' outcomes.
 //
 // A contender server is this same file run with `--serve <name>`.
 import { fork } from 'node:child_process';
@@ -92,6 +98,7 @@ async function serve(name) {
       clearInterval(sampler);
       process.send({ peak });
     }
+    if (message === 'now') server.getConnections((_error, connections) => process.send({ rss: process.memoryUsage().rss, connections }));
   });
   process.send({ port: server.address().port });
 }
@@ -111,7 +118,7 @@ async function main() {
   const option = (flag, fallback) => (args.includes(flag) ? Number(args[args.indexOf(flag) + 1]) : fallback);
   const rounds = option('--rounds', quick ? 3 : 7);
   const seconds = option('--seconds', quick ? 1 : 3);
-  // --only small|large|tampered|memory (repeatable): run just those scenarios.
+  // --only small|large|tampered|memory|stall (repeatable): run just those scenarios.
   const only = args.flatMap((arg, i) => (arg === '--only' ? [args[i + 1]] : []));
   const wanted = (scenario) => only.length === 0 || only.includes(scenario);
 
@@ -151,6 +158,7 @@ async function main() {
     return a;
   };
   const fmt = (n, digits = 0) => n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  const mib = (n) => fmt(n / 1024 / 1024, 1);
   const out = [];
   const table = (title, head, rows, note) => {
     out.push(`**${title}**\n`, '| ' + head.join(' | ') + ' |', '|' + head.map(() => '---').join('|') + '|', ...rows.map((r) => '| ' + r.join(' | ') + ' |'), '');
@@ -207,6 +215,92 @@ async function main() {
   if (wanted('tampered')) await compare('Tampered push, ~1 KB: rejections per second', small, true, 'rejected');
   if (wanted('memory')) await memoryScenario();
   for (const { child } of Object.values(servers)) child.kill();
+  if (wanted('stall')) await stallScenario();
+
+  async function stallScenario() {
+    const count = option('--stall-connections', 1000);
+    const stallSeconds = option('--stall-seconds', 60);
+    const { connect } = await import('node:net');
+    const { request } = await import('node:http');
+    const filler = Buffer.alloc(1024 * 1024 - 1, 'x'); // one shared buffer for every socket
+    const rows = [];
+    for (const name of CONTENDERS) {
+      const child = fork(new URL(import.meta.url), ['--serve', name], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      const { port } = await new Promise((resolve) => child.once('message', resolve));
+      const ask1 = (message) => new Promise((resolve) => (child.once('message', resolve), child.send(message)));
+      const { baseline } = await ask1('baseline');
+      const forged = requestFor(name, filler.toString() + '}', true).headers; // a well-formed, wrong signature
+      const head = Object.entries({ host: '127.0.0.1', ...forged, 'content-length': 1024 * 1024 }).map(([k, v]) => `${k}: ${v}\r\n`);
+      const wire = Buffer.from(`POST / HTTP/1.1\r\n${head.join('')}\r\n`, 'latin1');
+      const started = performance.now();
+      const attack = Array.from({ length: count }, () => {
+        const state = { closedAt: undefined, status: undefined };
+        const socket = connect(port, '127.0.0.1', () => {
+          socket.write(wire);
+          socket.write(filler);
+        });
+        socket.on('data', (chunk) => (state.status ??= Number(chunk.toString('latin1', 9, 12))));
+        socket.on('error', () => {});
+        socket.on('close', () => (state.closedAt = performance.now() - started));
+        state.socket = socket;
+        return state;
+      });
+      // Real signed pushes on fresh connections, every 500 ms for the first 20 s, each given the
+      // service's 8 s.
+      const real = requestFor(name, pushBody(6), false);
+      const pushes = [];
+      const pusher = setInterval(() => {
+        pushes.push(
+          new Promise((resolve) => {
+            const t = performance.now();
+            const req = request(`http://127.0.0.1:${port}/`, { method: 'POST', headers: real.headers, agent: false, timeout: 8000 }, (res) => {
+              res.resume();
+              res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t }));
+            });
+            req.on('timeout', () => req.destroy(new Error('timeout')));
+            req.on('error', () => resolve({ status: 'none', ms: performance.now() - t }));
+            req.end(real.body);
+          }),
+        );
+      }, 500);
+      const at = async (s) => {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, s * 1000 - (performance.now() - started))));
+        const now = await ask1('now');
+        return { open: attack.filter((c) => c.closedAt === undefined).length, connections: now.connections, rss: now.rss };
+      };
+      const marks = [];
+      for (const s of [10, 20]) marks.push(await at(s));
+      clearInterval(pusher);
+      marks.push(await at(30));
+      marks.push(await at(stallSeconds));
+      const { peak } = await ask1('peak');
+      child.kill();
+      for (const c of attack) c.socket.destroy();
+      const done = await Promise.all(pushes);
+      const answered = {};
+      for (const c of attack) answered[c.status ?? 'none'] = (answered[c.status ?? 'none'] ?? 0) + 1;
+      // Served: 2xx within the service's 8 s window.
+      const ok = done.filter((p) => p.status >= 200 && p.status < 300 && p.ms <= 8000);
+      rows.push([
+        name,
+        mib(peak.rss),
+        mib(marks[3].rss),
+        `${marks[0].open} / ${marks[2].open} / ${marks[3].open}`,
+        Object.entries(answered)
+          .map(([status, n]) => `${status}: ${n}`)
+          .join(', '),
+        `${ok.length}/${done.length}`,
+        ok.length ? fmt(Math.max(...ok.map((p) => p.ms))) : '–',
+      ]);
+      console.error(`[stall] ${name}: baseline RSS ${mib(baseline.rss)} MiB, marks ${JSON.stringify(marks)}`);
+    }
+    table(
+      `${count.toLocaleString('en')} connections sending 1 MiB minus one byte, then stalling (signature well-formed but wrong)`,
+      ['receiver', 'peak RSS MiB', `RSS at ${stallSeconds} s MiB`, `attack connections open at 10 / 30 / ${stallSeconds} s`, 'how they were answered (status: count)', 'real pushes served: 2xx within 8 s (sent every 500 ms, first 20 s)', 'slowest real push ms'],
+      rows,
+      `A fresh server process per receiver with its defaults (node:http: requestTimeout 300 s); RSS of the server process, sampled every 2 ms.`,
+    );
+  }
 
   async function memoryScenario() {
 
@@ -247,7 +341,6 @@ async function main() {
       memory[name].push({ rss: peak.rss - baseline.rss, buffers: peak.external - baseline.external, heap: peak.heap - baseline.heap });
     }
   }
-  const mib = (n) => fmt(n / 1024 / 1024, 1);
   const ratio = (name, key) => fmt(median(memory[name].map((m) => m[key])) / median(memory.floor.map((m) => m[key])), 2);
   table(
     `100 concurrent ${(Buffer.byteLength(huge) / 1024 / 1024).toFixed(2)} MiB pushes: peak memory over an idle server's baseline`,

@@ -14,6 +14,7 @@ import { signWebhookBody } from 'channel-sdk/server';
 import { startSandbox, type Sandbox } from 'channel-sdk/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { largeLogistics, sampleLogistics } from '../server/helpers.js';
+import { stall } from '../server/stalled.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const nextBin = createRequire(join(root, 'package.json')).resolve('next/dist/bin/next');
@@ -158,6 +159,16 @@ describe.each([
 
   test('a push near 1 MiB -> 200', async () => {
     expect((await sandbox.pushLogistics(largeLogistics(1000 * 1024), { url: app + hook })).status).toBe(200);
+  });
+
+  test('a body that stalls -> 408 at the default 8 s (bodyTimeoutMs), and the connection is closed', async () => {
+    const client = await stall(Number(new URL(app).port), 1000, 10, hook);
+    try {
+      await expect.poll(() => client.closed, { timeout: 30_000, interval: 100 }).toBe(true);
+    } finally {
+      client.socket.destroy();
+    }
+    expect(client.status).toBe(408);
   });
 
   test('another JSON route in the same app is unaffected', async () => {

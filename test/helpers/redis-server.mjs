@@ -21,13 +21,18 @@ function freePort() {
 
 const exited = (child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())));
 
-async function tryStart(port, dir) {
-  // `--port 0` turns TCP off in redis-server, hence a port picked just before.
-  const child = spawn(redisServerPath, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], {
+function spawnServer(port, dir, persist) {
+  // `--port 0` turns TCP off in redis-server, hence a port picked just before. `persist`: an
+  // append-only file in `dir`, written at every command, so that down() then up() keeps the data.
+  const appendonly = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  return spawn(redisServerPath, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...appendonly, '--dir', dir, '--daemonize', 'no'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+function whenReady(child) {
   let output = '';
-  const ready = await new Promise((resolve) => {
+  return new Promise((resolve) => {
     const onData = (chunk) => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) resolve(true);
@@ -36,7 +41,12 @@ async function tryStart(port, dir) {
     child.stderr.on('data', onData);
     child.once('exit', () => resolve(false));
     child.once('error', () => resolve(false));
-  });
+  }).then((ready) => ({ ready, output }));
+}
+
+async function tryStart(port, dir, persist) {
+  let child = spawnServer(port, dir, persist);
+  const { ready, output } = await whenReady(child);
   if (!ready) {
     if (/in use/i.test(output)) return undefined; // another agent took the port first
     throw new Error('redis-server did not start: ' + output.slice(-500));
@@ -58,14 +68,25 @@ async function tryStart(port, dir) {
       if (paused) child.kill('SIGCONT');
       paused = false;
     },
+    async down() {
+      if (paused) child.kill('SIGCONT');
+      paused = false;
+      child.kill('SIGTERM');
+      await exited(child);
+    },
+    async up() {
+      child = spawnServer(port, dir, persist);
+      const again = await whenReady(child);
+      if (!again.ready) throw new Error('redis-server did not start again: ' + again.output.slice(-500));
+    },
   };
 }
 
 /** Starts a private redis-server; call `stop()` when done. */
-export async function startRedis() {
+export async function startRedis({ persist = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-redis-'));
   for (let attempt = 0; attempt < 5; attempt++) {
-    const server = await tryStart(await freePort(), dir);
+    const server = await tryStart(await freePort(), dir, persist);
     if (server) return server;
   }
   throw new Error('redis-server: no free port after 5 tries');

@@ -1,13 +1,24 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { ConfigError, createMemoryDedupStore, createWebhookHandler, signWebhookBody, type WebhookDedupStore, type WebhookErrorInfo } from '../../src/server-node.js';
+import {
+  ConfigError,
+  createMemoryDedupStore,
+  createWebhookHandler,
+  dedupKey,
+  signWebhookBody,
+  type DedupLease,
+  type WebhookDedupStore,
+  type WebhookErrorInfo,
+  type WebhookHandlerOptions,
+} from '../../src/server-node.js';
 import { doors } from './doors.js';
 import { captureConsole } from './helpers.js';
 import { PROJECT_BODY } from './implementations.js';
 
 const secret = 'test_secret_123';
 const push = async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': await signWebhookBody(PROJECT_BODY, secret) } });
+const lease = (id: string, ms = 10_000): DedupLease => ({ id, ms });
 
-function setup(dedup: WebhookDedupStore, callback: () => unknown = () => {}, extra: { dedupTimeoutMs?: number } = {}) {
+function setup(dedup: WebhookDedupStore, callback: () => unknown = () => {}, extra: Partial<WebhookHandlerOptions> = {}) {
   const calls: string[] = [];
   const reported: Array<[unknown, WebhookErrorInfo]> = [];
   const handler = createWebhookHandler({
@@ -20,7 +31,7 @@ function setup(dedup: WebhookDedupStore, callback: () => unknown = () => {}, ext
     },
     onError: (error, info) => void reported.push([error, info]),
   });
-  return { handler, calls, reported, stages: () => reported.map(([, info]) => `${info.stage}/${info.level}`) };
+  return { handler, calls, reported, stages: () => reported.map(([, info]) => `${info.stage}/${info.level}${info.status ? '/' + info.status : ''}`) };
 }
 
 afterEach(() => {
@@ -28,40 +39,115 @@ afterEach(() => {
 });
 
 describe('createMemoryDedupStore', () => {
-  test('claims once; a released key can be claimed again', () => {
+  test('claimed once; running while the lease is live; done only after complete', () => {
     const store = createMemoryDedupStore();
-    expect([store.claim('a'), store.claim('a'), store.claim('b')]).toEqual([true, false, true]);
-    store.release('a');
-    expect(store.claim('a')).toBe(true);
+    expect([store.claim('a', lease('1')), store.claim('a', lease('2')), store.claim('b', lease('3'))]).toEqual(['claimed', 'running', 'claimed']);
+    store.complete('a', lease('1'));
+    expect(store.claim('a', lease('4'))).toBe('done');
   });
 
-  test('forgets a key after ttlSeconds', () => {
+  test('a released lease lets the next delivery claim at once; a release by someone else does nothing', () => {
+    const store = createMemoryDedupStore();
+    store.claim('a', lease('1'));
+    store.release('a', lease('2'));
+    expect(store.claim('a', lease('3'))).toBe('running');
+    store.release('a', lease('1'));
+    expect(store.claim('a', lease('3'))).toBe('claimed');
+  });
+
+  test('a lease nobody renews lapses (its holder died): the next delivery claims it; renew keeps a live one', () => {
+    vi.useFakeTimers({ now: 0 });
+    const store = createMemoryDedupStore();
+    expect(store.claim('dead', lease('1', 1000))).toBe('claimed');
+    expect(store.claim('alive', lease('2', 1000))).toBe('claimed');
+    vi.setSystemTime(900);
+    expect(store.renew('alive', lease('2', 1000))).toBe(true);
+    expect(store.renew('alive', lease('other', 1000))).toBe(false);
+    vi.setSystemTime(1000);
+    expect(store.claim('dead', lease('3', 1000))).toBe('claimed');
+    expect(store.claim('alive', lease('4', 1000))).toBe('running');
+    expect(store.renew('dead', lease('1', 1000))).toBe(false); // lapsed and taken: no longer its holder's
+  });
+
+  test('a late holder that succeeds marks the push done; the newer holder failing then leaves it done', () => {
+    vi.useFakeTimers({ now: 0 });
+    const store = createMemoryDedupStore();
+    store.claim('a', lease('late', 100));
+    vi.setSystemTime(200);
+    expect(store.claim('a', lease('new', 100))).toBe('claimed');
+    store.complete('a', lease('late', 100));
+    store.release('a', lease('new', 100));
+    expect(store.claim('a', lease('x', 100))).toBe('done');
+  });
+
+  test('forgets a processed key after ttlSeconds', () => {
     vi.useFakeTimers({ now: 0 });
     const store = createMemoryDedupStore({ ttlSeconds: 60 });
-    expect(store.claim('a')).toBe(true);
+    store.claim('a', lease('1'));
+    store.complete('a', lease('1'));
     vi.setSystemTime(59_999);
-    expect(store.claim('a')).toBe(false);
+    expect(store.claim('a', lease('2'))).toBe('done');
     vi.setSystemTime(60_000);
-    expect(store.claim('a')).toBe(true);
+    expect(store.claim('a', lease('3'))).toBe('claimed');
   });
 
-  test('keeps at most maxEntries keys, dropping the oldest', () => {
+  test('keeps at most maxEntries processed keys, dropping the oldest', () => {
     const store = createMemoryDedupStore({ maxEntries: 2 });
-    store.claim('a');
-    store.claim('b');
-    store.claim('c');
-    expect([store.claim('a'), store.claim('c')]).toEqual([true, false]);
+    for (const key of ['a', 'b', 'c']) store.complete(key, lease(key));
+    expect([store.claim('a', lease('1')), store.claim('c', lease('2'))]).toEqual(['claimed', 'done']);
   });
 
-  test('refuses nonsense options', () => {
+  test('refuses nonsense options, naming the one meant', () => {
     expect(() => createMemoryDedupStore({ ttlSeconds: 0 })).toThrow(ConfigError);
-    expect(() => createMemoryDedupStore({ maxEntries: 0 })).toThrow(ConfigError);
-    expect(() => createWebhookHandler({ secret, dedup: {} as WebhookDedupStore, onLogisticsUpdated: () => {} })).toThrow(/claim\(key\) and release\(key\)/);
+    expect(() => createMemoryDedupStore({ maxEntries: 0 })).toThrow(/maxEntries must be at least 1/);
+    expect(() => createMemoryDedupStore({ ttl: 60 } as never)).toThrow(/unknown createMemoryDedupStore option "ttl"; did you mean "ttlSeconds"\?/);
+  });
+});
+
+describe('a custom dedup store', () => {
+  test('one of the interface before leases (claim and release only) -> ConfigError saying what to add', () => {
+    const legacy = { claim: () => true, release: () => {} };
+    expect(() => createWebhookHandler({ secret, dedup: legacy as never, onLogisticsUpdated: () => {} })).toThrow(ConfigError);
+    expect(() => createWebhookHandler({ secret, dedup: legacy as never, onLogisticsUpdated: () => {} })).toThrow(
+      /claim\(key\) and release\(key\) only.*acknowledged as a duplicate and never processed\. Add renew\(key, lease\) and complete\(key, lease\)/,
+    );
+  });
+
+  test('anything else without the four methods -> ConfigError naming the missing ones', () => {
+    expect(() => createWebhookHandler({ secret, dedup: {} as never, onLogisticsUpdated: () => {} })).toThrow(/has no claim, renew, complete, release/);
+    expect(() => createWebhookHandler({ secret, dedup: { claim() {}, release() {}, renew() {} } as never, onLogisticsUpdated: () => {} })).toThrow(/has no complete$/);
+  });
+
+  test('a store written to the interface in a few lines (a Map here; a SQL table the same way) works', async () => {
+    // What docs/webhooks.md shows for "Your own store".
+    const rows = new Map<string, { lease?: string; until: number }>();
+    const store: WebhookDedupStore = {
+      claim(key, { id, ms }) {
+        const row = rows.get(key);
+        if (row && row.lease === undefined) return 'done';
+        if (row && row.until > Date.now()) return 'running';
+        rows.set(key, { lease: id, until: Date.now() + ms });
+        return 'claimed';
+      },
+      renew(key, { id, ms }) {
+        const row = rows.get(key);
+        if (row?.lease !== id) return false;
+        row.until = Date.now() + ms;
+        return true;
+      },
+      complete: (key) => void rows.set(key, { until: Infinity }),
+      release: (key, { id }) => void (rows.get(key)?.lease === id && rows.delete(key)),
+    };
+    const route = setup(store);
+    const first = await route.handler(new Request('http://partner.example/hook', { method: 'POST', ...(await push()) }));
+    const second = await route.handler(new Request('http://partner.example/hook', { method: 'POST', ...(await push()) }));
+    expect([first.status, await second.json()]).toEqual([200, { ok: true, duplicate: true }]);
+    expect(route.calls).toHaveLength(1);
   });
 });
 
 describe.each(doors)('webhook dedup through %s', (_door, open) => {
-  test('a push delivered twice runs the callback once; the repeat gets 200 and is reported as info', async () => {
+  test('a push delivered twice runs the callback once; the repeat gets 200 duplicate, reported as info', async () => {
     const route = setup(createMemoryDedupStore());
     const door = await open(route.handler);
     const first = await door.send(await push());
@@ -69,10 +155,10 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
     await door.close();
     expect([first.status, first.json, second.status, second.json]).toEqual([200, { ok: true }, 200, { ok: true, duplicate: true }]);
     expect(route.calls).toEqual(['SO20240601001']);
-    expect(route.stages()).toEqual(['duplicate/info']);
+    expect(route.stages()).toEqual(['duplicate/info/200']);
   });
 
-  test('the callback threw -> 500 and the claim is given back, so the redelivery is processed', async () => {
+  test('the callback threw -> 500 and the lease is given back, so the redelivery is processed', async () => {
     let fail = true;
     const route = setup(createMemoryDedupStore(), () => {
       if (fail) throw new Error('database down');
@@ -85,43 +171,135 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
     await door.close();
     expect(route.calls).toHaveLength(2);
   });
+
+  test('a redelivery while another instance runs the callback -> 503 with Retry-After, never 200; after success 200 duplicate', async () => {
+    const store = createMemoryDedupStore();
+    let finish!: () => void;
+    const a = setup(store, () => new Promise<void>((resolve) => (finish = resolve)), { dedupLeaseMs: 30_000 });
+    const b = setup(store, undefined, { dedupLeaseMs: 30_000 });
+    const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
+    const first = doorA.send(await push());
+    await vi.waitFor(() => expect(a.calls).toHaveLength(1));
+    const during = await doorB.send(await push());
+    expect([during.status, during.headers['retry-after'], during.json]).toEqual([503, '30', { error: 'this push is being processed by another delivery; retry later' }]);
+    finish();
+    expect((await first).status).toBe(200);
+    const after = await doorB.send(await push());
+    await Promise.all([doorA.close(), doorB.close()]);
+    expect(after.json).toEqual({ ok: true, duplicate: true });
+    expect([a.calls.length, b.calls.length]).toEqual([1, 0]);
+    expect(b.stages()).toEqual(['duplicate/info/503', 'duplicate/info/200']);
+  });
+
+  test('the instance holding the lease died (no renewals): redeliveries get 503 until it lapses, then one is processed', async () => {
+    const store = createMemoryDedupStore();
+    store.claim(await dedupKey(PROJECT_BODY), lease('died', 300));
+    const b = setup(store, undefined, { dedupLeaseMs: 300, dedupTimeoutMs: 100 });
+    const door = await open(b.handler);
+    const statuses: number[] = [];
+    for (;;) {
+      const { status } = await door.send(await push());
+      statuses.push(status);
+      if (status !== 503) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await door.close();
+    expect(statuses[0]).toBe(503);
+    expect(statuses.at(-1)).toBe(200);
+    expect(b.calls).toHaveLength(1);
+  });
+
+  test('a callback that outlives several lease lengths keeps its lease (renewed): the other instance still gets 503', async () => {
+    const store = createMemoryDedupStore();
+    let finish!: () => void;
+    const a = setup(store, () => new Promise<void>((resolve) => (finish = resolve)), { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
+    const b = setup(store, undefined, { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
+    const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
+    const first = doorA.send(await push());
+    await vi.waitFor(() => expect(a.calls).toHaveLength(1));
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // four lease lengths
+    const during = await doorB.send(await push());
+    finish();
+    const outcome = await first;
+    await Promise.all([doorA.close(), doorB.close()]);
+    expect([during.status, outcome.status, b.calls.length]).toEqual([503, 200, 0]);
+    expect(a.stages()).toEqual([]);
+  });
 });
 
 describe('webhook dedup', () => {
   const request = async () => new Request('http://partner.example/hook', { method: 'POST', ...(await push()) });
+  const store = (claim: WebhookDedupStore['claim'], more: Partial<WebhookDedupStore> = {}): WebhookDedupStore => ({ claim, renew: () => true, complete: () => {}, release: () => {}, ...more });
 
   test('a store that throws: the push is processed anyway (fail open) and the failure reported', async () => {
-    const route = setup({
-      claim: () => {
+    const route = setup(
+      store(() => {
         throw new Error('redis down');
-      },
-      release: () => {},
-    });
+      }),
+    );
     expect((await route.handler(await request())).status).toBe(200);
     expect(route.calls).toHaveLength(1);
     expect(route.stages()).toEqual(['dedup/warn']);
   });
 
   test('a store that hangs: processed after dedupTimeoutMs, reported', async () => {
-    const route = setup({ claim: () => new Promise<boolean>(() => {}), release: () => {} }, undefined, { dedupTimeoutMs: 30 });
+    const route = setup(
+      store(() => new Promise(() => {})),
+      undefined,
+      { dedupTimeoutMs: 30 },
+    );
     expect((await route.handler(await request())).status).toBe(200);
     expect(route.calls).toHaveLength(1);
     expect(route.stages()).toEqual(['dedup/warn']);
     expect((route.reported[0][0] as Error).message).toMatch(/did not answer claim within 30 ms/);
   });
 
+  test('a claim that answers something else (a store still returning true) is a store failure: processed, reported', async () => {
+    const route = setup(store((() => true) as never));
+    expect((await route.handler(await request())).status).toBe(200);
+    expect(route.calls).toHaveLength(1);
+    expect((route.reported[0][0] as Error).message).toMatch(/claim answered true; expected 'claimed', 'running' or 'done'/);
+  });
+
   test('a release that fails after the callback failed is reported; the answer stays 500', async () => {
     const route = setup(
-      {
-        claim: async () => true,
+      store(async () => 'claimed' as const, {
         release: async () => {
           throw new Error('redis down');
         },
-      },
+      }),
       () => Promise.reject(new Error('database down')),
     );
     expect((await route.handler(await request())).status).toBe(500);
-    expect(route.stages()).toEqual(['callback/error', 'dedup/warn']);
+    expect(route.stages()).toEqual(['callback/error/500', 'dedup/warn']);
+  });
+
+  test('a complete that fails after success is reported; the answer stays 200 (processed)', async () => {
+    const route = setup(
+      store(async () => 'claimed' as const, {
+        complete: async () => {
+          throw new Error('redis down');
+        },
+      }),
+    );
+    expect((await route.handler(await request())).status).toBe(200);
+    expect(route.stages()).toEqual(['dedup/warn']);
+  });
+
+  test('complete comes only after the callback resolved; release only after it threw', async () => {
+    const seen: string[] = [];
+    const route = setup(
+      store(
+        async () => {
+          seen.push('claim');
+          return 'claimed' as const;
+        },
+        { complete: () => void seen.push('complete'), release: () => void seen.push('release') },
+      ),
+      () => void seen.push('callback'),
+    );
+    await route.handler(await request());
+    expect(seen).toEqual(['claim', 'callback', 'complete']);
   });
 
   test('the same push arriving twice at once in one process: one callback, both answered with its outcome', async () => {
@@ -135,13 +313,22 @@ describe('webhook dedup', () => {
     expect(route.calls).toHaveLength(1);
   });
 
-  test('a push delivered to two instances sharing one store runs the callback once', async () => {
-    const store = createMemoryDedupStore();
-    const a = setup(store, () => new Promise((r) => setTimeout(r, 20)));
-    const b = setup(store, () => new Promise((r) => setTimeout(r, 20)));
+  test('a push delivered to two instances at once: one runs the callback, the other gets 503; the retry is a duplicate', async () => {
+    const shared = createMemoryDedupStore();
+    const a = setup(shared, () => new Promise((r) => setTimeout(r, 20)));
+    const b = setup(shared, () => new Promise((r) => setTimeout(r, 20)));
     const answers = await Promise.all([a.handler(await request()), b.handler(await request())]);
-    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect(answers.map((r) => r.status).toSorted()).toEqual([200, 503]);
     expect(a.calls.length + b.calls.length).toBe(1);
+    const retry = await (answers[0].status === 503 ? a : b).handler(await request());
+    expect(await retry.json()).toEqual({ ok: true, duplicate: true });
+  });
+
+  test('options: an unknown key or a lease shorter than two dedup timeouts -> ConfigError', () => {
+    const base = { secret, dedup: createMemoryDedupStore(), onLogisticsUpdated: () => {} };
+    expect(() => createWebhookHandler({ ...base, dedupLease: 5000 } as never)).toThrow(/unknown createWebhookHandler option "dedupLease"; did you mean "dedupLeaseMs"\?/);
+    expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 1500, dedupTimeoutMs: 1000 })).toThrow(/dedupLeaseMs \(1500\) must be at least twice dedupTimeoutMs \(1000\)/);
+    expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 0 })).toThrow(/dedupLeaseMs must be a whole number from 1/);
   });
 
   test('default reporting prints nothing for a duplicate', async () => {

@@ -9,14 +9,14 @@ import { Router } from '@koa/router';
 import { serve } from '@hono/node-server';
 import { createClient } from 'channel-sdk';
 import { signWebhookBody, toNodeHandler, type Logistics } from 'channel-sdk/server';
-import { startSandbox, type Sandbox } from 'channel-sdk/testing';
+import type { Sandbox } from 'channel-sdk/testing';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
-import { captureConsole, largeLogistics, sampleLogistics } from './helpers.js';
+import { captureConsole, largeLogistics, recipeEnvironment, sampleLogistics } from './helpers.js';
 
 const secret = 'whsec_frameworks';
 let sandbox: Sandbox;
@@ -24,13 +24,8 @@ let saved: Logistics[];
 let webhook: typeof import('../../examples/backend/channel.js').webhook;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ webhookSecret: secret });
-  vi.stubEnv('CHANNEL_WEBHOOK_SECRET', secret);
-  vi.stubEnv('CHANNEL_BASE_URL', sandbox.url);
-  vi.stubEnv('CHANNEL_ACCESS_KEY', sandbox.credentials.accessKey);
-  vi.stubEnv('CHANNEL_SECRET_KEY', sandbox.credentials.secretKey);
+  ({ sandbox, webhook } = await recipeEnvironment(secret));
   saved = (await import('../../examples/backend/your-app.js')).saved;
-  webhook = (await import('../../examples/backend/channel.js')).webhook;
 });
 afterAll(async () => {
   vi.unstubAllEnvs();

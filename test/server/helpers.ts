@@ -1,3 +1,4 @@
+import { vi } from 'vitest';
 import type { Logistics } from '../../src/schemas/logistics.js';
 import { demoLogistics } from '../../src/testing/demo-data.js';
 
@@ -24,4 +25,19 @@ export function largeLogistics(bytes: number): Logistics {
   const size = Buffer.byteLength(JSON.stringify(event)) + 1;
   const count = Math.max(1, Math.round((bytes - 300) / size));
   return { ...sampleLogistics, shipments: [{ ...sampleLogistics.shipments[0], events: Array.from({ length: count }, () => event) }] };
+}
+
+/**
+ * A fresh sandbox (the built package's) and the environment examples/backend/channel.ts reads
+ * pointed at it; then the recipes' `webhook`. Undo with `vi.unstubAllEnvs()` and `sandbox.close()`.
+ */
+export async function recipeEnvironment(webhookSecret: string) {
+  const { startSandbox } = await import('channel-sdk/testing'); // built: the recipes import the package
+  const sandbox = await startSandbox({ webhookSecret });
+  vi.stubEnv('CHANNEL_WEBHOOK_SECRET', webhookSecret);
+  vi.stubEnv('CHANNEL_BASE_URL', sandbox.url);
+  vi.stubEnv('CHANNEL_ACCESS_KEY', sandbox.credentials.accessKey);
+  vi.stubEnv('CHANNEL_SECRET_KEY', sandbox.credentials.secretKey);
+  const { webhook } = await import('../../examples/backend/channel.js');
+  return { sandbox, webhook };
 }

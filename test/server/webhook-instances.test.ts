@@ -1,31 +1,61 @@
 /**
- * A push delivered to two instances runs the callback once: two backend processes (the built
- * package), each with its own handler and Redis client, sharing one redis-server through
- * createRedisDedupStore, pushed to by the sandbox.
+ * A push is never lost and runs the callback once across instances: two backend processes (the
+ * built package), each with its own handler and ioredis client, sharing one real redis-server
+ * through createRedisDedupStore, pushed to by the sandbox. The test plays the service's retries:
+ * it delivers again until an answer is 2xx, as the service would after a failure. Instances are
+ * SIGKILLed mid-callback; Redis is frozen (SIGSTOP) and stopped, then started again with its data.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { Logistics } from '../../src/schemas/logistics.js';
+import { signWebhookBody } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js';
 import { sampleLogistics } from './helpers.js';
 
 const secret = 'whsec_instances';
+// Short, so that a lapsed lease is seen quickly; the handler renews it every second.
+const leaseMs = 3000;
+
+interface Report {
+  calls: number;
+  processed: number;
+  stages: string[];
+  redis: string;
+}
 
 interface Instance {
   url: string;
-  set(state: { fail?: boolean; delayMs?: number }): void;
-  report(): Promise<{ calls: number; stages: string[] }>;
+  set(state: { fail?: boolean; hang?: boolean; delayMs?: number }): void;
+  /** Resolves when a callback for this order has started here. */
+  started(order: string): Promise<void>;
+  /** What happened since the last report; then starts counting afresh. */
+  report(): Promise<Report>;
+  kill(): Promise<void>;
   close(): Promise<void>;
 }
 
-async function startInstance(redisUrl: string, prefix: string): Promise<Instance> {
-  const child: ChildProcess = fork(new URL('./webhook-instance.mjs', import.meta.url), [redisUrl, secret, prefix], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const { port } = await new Promise<{ port: number }>((resolve) => child.once('message', resolve as never));
+async function startInstance(redisUrl: string): Promise<Instance> {
+  const child: ChildProcess = fork(new URL('./webhook-instance.mjs', import.meta.url), [redisUrl, secret, 'hooks:', String(leaseMs)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const waiting: Array<{ type: string; order?: string; resolve: (message: never) => void }> = [];
+  child.on('message', (message: { type: string; order?: string }) => {
+    const at = waiting.findIndex((w) => w.type === message.type && (w.order === undefined || w.order === message.order));
+    if (at >= 0) waiting.splice(at, 1)[0].resolve(message as never);
+  });
+  const next = <T>(type: string, order?: string) => new Promise<T>((resolve) => waiting.push({ type, order, resolve }));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const { port } = await next<{ port: number }>('ready');
   return {
     url: `http://127.0.0.1:${port}/webhooks/channel`,
     set: (state) => void child.send({ set: state }),
-    report: () => new Promise((resolve) => (child.once('message', resolve as never), child.send({ report: true }))),
-    close: () => new Promise((resolve) => (child.once('exit', () => resolve()), child.send({ close: true }))),
+    started: (order) => next<void>('started', order),
+    report: () => {
+      const answer = next<Report>('report');
+      child.send({ report: true });
+      return answer;
+    },
+    kill: () => (child.kill('SIGKILL'), exited),
+    close: () => (child.connected ? (child.send({ close: true }), exited) : exited),
   };
 }
 
@@ -35,53 +65,147 @@ describe.runIf(hasRedis)('webhook dedup across instances (real redis-server, two
   let a: Instance;
   let b: Instance;
   let order = 0;
-  // A fresh order number per test, so that each starts from a push never seen.
-  const push = () => ({ ...sampleLogistics, order_no: `SO-instances-${order}` });
+  // A fresh order number each time, so that each push is one never seen.
+  const fresh = (): Logistics => ({ ...sampleLogistics, order_no: `SO-instances-${++order}` });
+  const push = (logistics: Logistics, to: Instance) => sandbox.pushLogistics(logistics, { url: to.url });
+  /** The service's retries: deliver until an answer is 2xx; the statuses seen, in order. */
+  async function redeliver(logistics: Logistics, to: Instance): Promise<Array<number | undefined>> {
+    const statuses: Array<number | undefined> = [];
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const result = await push(logistics, to);
+      statuses.push(result.status);
+      if (result.ok) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return statuses;
+  }
+  /** Redelivered to `to` until acknowledged: 503s while a lease lives, never a 200 duplicate, then processed once there. */
+  async function processedOnceBy(to: Instance, logistics: Logistics) {
+    const statuses = await redeliver(logistics, to);
+    expect(statuses.at(-1)).toBe(200);
+    expect(statuses.slice(0, -1).every((status) => status === 503)).toBe(true);
+    const report = await to.report();
+    expect([report.calls, report.processed]).toEqual([1, 1]);
+    expect(report.stages.filter((stage) => stage === 'duplicate/200')).toEqual([]);
+  }
+  const replaceA = async () => {
+    await a.kill();
+    a = await startInstance(redis.url);
+  };
+
   beforeAll(async () => {
-    [redis, sandbox] = await Promise.all([startRedis(), startSandbox({ webhookSecret: secret })]);
-    [a, b] = await Promise.all([startInstance(redis.url, 'hooks:'), startInstance(redis.url, 'hooks:')]);
+    // An append-only file, so that a Redis stopped and started again keeps its keys (as a real one does).
+    [redis, sandbox] = await Promise.all([startRedis({ persist: true }), startSandbox({ webhookSecret: secret })]);
+    [a, b] = await Promise.all([startInstance(redis.url), startInstance(redis.url)]);
   }, 30_000);
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
     await Promise.all([redis?.stop(), sandbox?.close()]);
   });
-  beforeEach(() => {
-    order++;
+  afterEach(async () => {
+    redis.resume();
+    a.set({ fail: false, hang: false, delayMs: 0 });
+    b.set({ fail: false, hang: false, delayMs: 0 });
+    await Promise.all([a.report(), b.report()]);
   });
 
-  test('the same push to both instances at once -> both 200, the callback ran once', async () => {
-    a.set({ delayMs: 50 });
-    b.set({ delayMs: 50 });
-    const logistics = push();
-    const results = await Promise.all([sandbox.pushLogistics(logistics, { url: a.url }), sandbox.pushLogistics(logistics, { url: b.url })]);
-    expect(results.map((r) => r.status)).toEqual([200, 200]);
+  test('the same push to both instances at once -> one runs the callback (200), the other 503; its retry is a 200 duplicate', async () => {
+    a.set({ delayMs: 300 });
+    b.set({ delayMs: 300 });
+    const logistics = fresh();
+    const results = await Promise.all([push(logistics, a), push(logistics, b)]);
+    expect(results.map((r) => r.status).toSorted()).toEqual([200, 503]);
+    const retry = await push(logistics, results[0].status === 503 ? a : b);
+    expect(retry.status).toBe(200);
     const reports = await Promise.all([a.report(), b.report()]);
-    expect(reports[0].calls + reports[1].calls).toBe(1);
-    expect([...reports[0].stages, ...reports[1].stages]).toEqual(['duplicate']);
+    expect(reports[0].processed + reports[1].processed).toBe(1);
+    expect([...reports[0].stages, ...reports[1].stages].toSorted()).toEqual(['duplicate/200', 'duplicate/503']);
   });
 
-  test('a redelivery to the other instance later -> 200, no second callback', async () => {
-    const logistics = push();
-    expect((await sandbox.pushLogistics(logistics, { url: a.url })).status).toBe(200);
-    expect((await sandbox.pushLogistics(logistics, { url: b.url })).status).toBe(200);
-    expect([(await a.report()).calls, (await b.report()).calls]).toEqual([1, 0]);
+  test('instance A SIGKILLed mid-callback -> the redelivery to B runs the callback (1 processed, 0 lost)', async () => {
+    a.set({ hang: true });
+    const logistics = fresh();
+    const first = push(logistics, a);
+    await a.started(logistics.order_no);
+    await replaceA();
+    expect((await first).ok).toBe(false); // the service saw the connection die
+    await processedOnceBy(b, logistics);
   });
 
-  test('the callback failed on one instance -> 500, and the redelivery to the other is processed', async () => {
-    a.set({ fail: true, delayMs: 0 });
-    const logistics = push();
-    expect((await sandbox.pushLogistics(logistics, { url: a.url })).status).toBe(500);
-    expect((await sandbox.pushLogistics(logistics, { url: b.url })).status).toBe(200);
-    expect([(await a.report()).calls, (await b.report()).calls]).toEqual([1, 1]);
+  test("A's callback throws while a redelivery reaches B -> B answers 503 (not a duplicate), then processes the next one", async () => {
+    a.set({ delayMs: 1000, fail: true });
+    const logistics = fresh();
+    const first = push(logistics, a);
+    await a.started(logistics.order_no);
+    const during = await push(logistics, b);
+    expect(during.status).toBe(503);
+    expect((await first).status).toBe(500);
+    expect((await push(logistics, b)).status).toBe(200);
+    const [ra, rb] = await Promise.all([a.report(), b.report()]);
+    expect([ra.processed, rb.calls, rb.processed]).toEqual([0, 1, 1]);
   });
 
-  test('Redis stopped: pushes are still processed (fail open) and the dedup failure reported', async () => {
-    await redis.stop();
-    // Within the sandbox's 8-second window (else no status): dedupTimeoutMs is 300 here.
-    const result = await sandbox.pushLogistics(push(), { url: a.url });
-    expect(result.status).toBe(200);
-    const report = await a.report();
-    expect(report.calls).toBe(1);
-    expect(report.stages).toContain('dedup');
+  test("A's callback outlives the service's 8-second window, then fails -> redeliveries meanwhile get 503; the next one is processed by B", async () => {
+    a.set({ delayMs: 9000, fail: true });
+    const logistics = fresh();
+    const first = await push(logistics, a); // the sandbox stops waiting at 8 s, as the service does
+    expect(first).toMatchObject({ ok: false, error: 'timeout after 8000 ms' });
+    const during = await push(logistics, b); // A's callback is still running, its lease renewed
+    expect(during.status).toBe(503);
+    const statuses = await redeliver(logistics, b);
+    expect(statuses.at(-1)).toBe(200);
+    const [ra, rb] = await Promise.all([a.report(), b.report()]);
+    expect([ra.calls, ra.processed, rb.processed]).toEqual([1, 0, 1]);
+    expect(ra.stages).toContain('callback/500');
+  }, 40_000);
+
+  test("a redelivery during A's live lease -> 503 with Retry-After; after A succeeded -> 200 duplicate, no second callback", async () => {
+    a.set({ delayMs: 1000 });
+    const logistics = fresh();
+    const first = push(logistics, a);
+    await a.started(logistics.order_no);
+    const body = JSON.stringify({ event: 'logistics.updated', logistics }); // the bytes the sandbox sends
+    const headers = { 'content-type': 'application/json', 'x-channel-webhook-signature': await signWebhookBody(body, secret) };
+    const during = await fetch(b.url, { method: 'POST', headers, body });
+    expect([during.status, during.headers.get('retry-after'), await during.json()]).toEqual([503, '3', { error: 'this push is being processed by another delivery; retry later' }]);
+    expect((await first).status).toBe(200);
+    const after = await fetch(b.url, { method: 'POST', headers, body });
+    expect([after.status, await after.json()]).toEqual([200, { ok: true, duplicate: true }]);
+    const [ra, rb] = await Promise.all([a.report(), b.report()]);
+    expect([ra.processed, rb.calls]).toEqual([1, 0]);
   });
+
+  test('Redis frozen (SIGSTOP) during a push: a push meanwhile is processed within the window; the push whose instance died is processed once Redis answers', async () => {
+    a.set({ hang: true });
+    const held = fresh();
+    const first = push(held, a);
+    await a.started(held.order_no);
+    redis.pause();
+    await replaceA();
+    await first;
+    // Frozen: every dedup call times out (dedupTimeoutMs 300), so B processes without dedup rather
+    // than refuse: a repeat is harmless to an idempotent upsert, a refusal may be the last delivery.
+    const meanwhile = await push(fresh(), b);
+    expect(meanwhile.status).toBe(200); // a status at all: answered within the 8 s window
+    const frozen = await b.report();
+    expect([frozen.processed, frozen.stages.includes('dedup')]).toEqual([1, true]);
+    redis.resume();
+    await processedOnceBy(b, held);
+  });
+
+  test('Redis gone (stopped) mid-callback: pushes meanwhile are processed; the push that failed then is processed after Redis is back with its data', async () => {
+    a.set({ delayMs: 1000, fail: true });
+    const held = fresh();
+    const first = push(held, a);
+    await a.started(held.order_no);
+    await redis.down();
+    // Gone: the client says so at once; the push is processed without dedup, within the window.
+    const meanwhile = await push(fresh(), b);
+    expect(meanwhile.status).toBe(200);
+    expect((await first).status).toBe(500); // A's release could not reach Redis
+    expect((await b.report()).stages).toContain('dedup');
+    await redis.up(); // with its append-only file: the held push's key is back
+    await expect.poll(async () => (await b.report()).redis, { timeout: 10_000, interval: 200 }).toBe('ready');
+    await processedOnceBy(b, held);
+  }, 30_000);
 });

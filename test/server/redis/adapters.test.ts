@@ -140,20 +140,35 @@ describe.runIf(hasRedis).each(clientKinds)('$name', (kind: ClientKind) => {
     expect(await cache.lock('k', 5000)).toBeDefined();
   });
 
-  test('dedup store: SET NX EX claims once, across clients; release lets a redelivery through', async () => {
+  test('dedup store: one lease across clients, renewed and released by its holder only; processed only after complete', async () => {
     const [a, b] = [await connect(), await connect()];
     const one = createRedisDedupStore(a.client, { prefix: 'hooks:', ttlSeconds: 600 });
     const two = createRedisDedupStore(b.client, { prefix: 'hooks:', ttlSeconds: 600 });
-    const claims = await Promise.all([one.claim('abc'), two.claim('abc'), one.claim('abc'), two.claim('abc')]);
-    expect(claims.filter(Boolean)).toHaveLength(1);
+    const lease = (id: string, ms = 5000) => ({ id, ms });
+    const claims = await Promise.all(['1', '2', '3', '4'].map((id, i) => (i % 2 ? two : one).claim('abc', lease(id))));
+    expect(claims.toSorted()).toEqual(['claimed', 'running', 'running', 'running']);
+    const holder = lease(String(claims.indexOf('claimed') + 1));
     expect(await a.raw.keys('hooks:*')).toEqual(['hooks:abc']);
+    expect(await a.raw.get('hooks:abc')).toBe('lease:' + holder.id);
+    expect(await a.raw.pttl('hooks:abc')).toBeLessThanOrEqual(5000);
+    expect(await two.renew('abc', lease('not-the-holder', 60_000))).toBe(false);
+    expect(await one.renew('abc', { ...holder, ms: 60_000 })).toBe(true);
+    expect(await a.raw.pttl('hooks:abc')).toBeGreaterThan(5000);
+    await two.release('abc', lease('not-the-holder'));
+    expect(await one.claim('abc', lease('5'))).toBe('running');
+    await two.release('abc', holder); // the callback failed: the next delivery claims at once
+    expect(await one.claim('abc', lease('6'))).toBe('claimed');
+    await two.complete('abc', lease('6'));
+    expect(await a.raw.get('hooks:abc')).toBe('1'); // what versions before leases wrote: read as processed too
     const ttl = await a.raw.pttl('hooks:abc');
     expect(ttl).toBeGreaterThan(590_000);
     expect(ttl).toBeLessThanOrEqual(600_000);
-    await two.release('abc');
-    expect(await one.claim('abc')).toBe(true);
-    expect(await two.claim('abc')).toBe(false);
-    expect(await createRedisDedupStore(a.client).claim('abc')).toBe(true); // another prefix, another key
+    await one.release('abc', lease('6')); // a late release leaves the processed mark
+    expect(await two.claim('abc', lease('7'))).toBe('done');
+    expect(await createRedisDedupStore(a.client).claim('abc', lease('8'))).toBe('claimed'); // another prefix, another key
+    expect(await one.claim('dies', lease('9', 50))).toBe('claimed'); // a holder that never renews
+    await sleep(120);
+    expect(await two.claim('dies', lease('10'))).toBe('claimed');
   });
 
   test('Redis stopped mid-run: every getToken answers through the service, failures reported without tokens', async () => {
@@ -220,4 +235,5 @@ test('something that is not a Redis client -> ConfigError naming what to pass', 
   expect(() => createRedisTokenCache(ioredisShaped as never, { prefix: 7 as never })).toThrow(/prefix must be a string/);
   expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: 0 })).toThrow(/ttlSeconds must be a whole number of seconds, at least 1 \(e\.g\. 86400\); got 0/);
   expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: '60' as never })).toThrow(/got "60"/);
+  expect(() => createRedisDedupStore(ioredisShaped as never, { ttl: 60 } as never)).toThrow(/unknown createRedisDedupStore\(redis, options\) option "ttl"; did you mean "ttlSeconds"\?/);
 });
