@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { externalUserIdProblem } from '../server/token-exchange.js';
 import { CliError, controlClient, DEFAULT_SANDBOX_URL } from './cli-client.js';
 import { clockTime, describeEvent, describeFlags } from './describe.js';
+import { readAnswer, trimAnswer } from './http.js';
 import { startSandbox } from './sandbox.js';
 import type { PushResult, SandboxEvent } from './types.js';
 
@@ -34,6 +35,9 @@ const commandHelp: Record<string, string> = {
   --access-key <ak>      fixed credentials instead of random ones
   --secret-key <sk>
   --control <who>        who may use the control API: loopback (default), any, off
+  --control-host <name>  a DNS name the control API answers (repeatable); IP addresses, localhost
+                         and single-label names (sandbox) always work: other names are refused
+                         as a guard against DNS rebinding
   --quiet                print the address and credentials only
   --json                 one JSON line when ready, then one per event`,
   expire: 'channel-sandbox expire [--sandbox URL] [--json]: every token issued so far now gets 401 (tokens issued later are fine)',
@@ -42,7 +46,8 @@ const commandHelp: Record<string, string> = {
   push: `channel-sandbox push [--order SO20240601001] [--tamper] [--to URL] [--sandbox URL] [--json]
   POSTs a logistics.updated push for the order (signed when the sandbox has a webhook secret) to --to,
   else through a connected \`channel-sandbox listen\`, else to the sandbox's --webhook-url; prints the answer.
-  --tamper alters the body after signing: your receiver must refuse it.`,
+  Exit 0 when delivered (2xx), 1 when not, with the receiver's status and the start of its answer.
+  --tamper alters the body after signing: your receiver must refuse it (exit 0 when it does, 1 when it accepts).`,
   listen: `channel-sandbox listen --forward-to URL [--sandbox URL] [--json]
   Pushes without --to now come here and are POSTed to URL with the exact body and signature header;
   prints each push and the receiver's answer, which the sandbox records as the push's outcome.`,
@@ -64,6 +69,7 @@ const optionsOf: Record<string, Options> = {
     'access-key': { type: 'string' },
     'secret-key': { type: 'string' },
     control: { type: 'string', default: 'loopback' },
+    'control-host': { type: 'string', multiple: true },
     quiet: { type: 'boolean' },
   },
   expire: {},
@@ -79,10 +85,13 @@ const optionsOf: Record<string, Options> = {
 /** How many positional arguments each command takes after its name. */
 const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1 };
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
-/** Runs the CLI; throws {@link CliError} with a one-line message on failure. */
-export async function main(argv: string[]): Promise<void> {
+/**
+ * Runs the CLI; resolves to the exit code (1: a push that was not delivered), or throws
+ * {@link CliError} with a one-line message.
+ */
+export async function main(argv: string[]): Promise<number> {
   const named = argv[0] !== undefined && !argv[0].startsWith('-');
   const command = named ? argv[0] : 'start';
   if (!optionsOf[command]) throw new CliError(`unknown command "${command}"; the commands are ${Object.keys(optionsOf).join(', ')} (channel-sandbox --help)`, 2);
@@ -94,13 +103,13 @@ export async function main(argv: string[]): Promise<void> {
     const option = /'(-[^']*)'/.exec((error as Error).message)?.[1];
     throw new CliError(option ? `${command}: unknown or incomplete option ${option} (channel-sandbox ${command} --help)` : `${command}: ${(error as Error).message}`, 2);
   }
-  if (values.help) return void console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]);
+  if (values.help) return console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]), 0;
   if (args.length > (positionals[command] ?? 0)) throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
-  if (command === 'start') return start(values);
+  if (command === 'start') return start(values).then(() => 0);
   // Arguments are checked before the address is used, so a typo is reported as a typo.
   const base = () => sandboxUrl(values.sandbox as string | undefined);
   const client = { call: (...a: Parameters<ReturnType<typeof controlClient>['call']>) => controlClient(base()).call(...a) };
-  const print = (value: Record<string, unknown>, text: string) => console.log(values.json ? JSON.stringify(value) : text);
+  const print = (value: Record<string, unknown>, text: string) => (console.log(values.json ? JSON.stringify(value) : text), 0);
   switch (command) {
     case 'expire': {
       const answer = await client.call('POST', 'expire');
@@ -116,7 +125,10 @@ export async function main(argv: string[]): Promise<void> {
     case 'push': {
       if (values.to !== undefined) httpUrl(values.to as string, 'push: --to');
       const answer = (await client.call('POST', 'push', { order: values.order, tamper: values.tamper, to: values.to })) as unknown as PushResult;
-      return print(answer as unknown as Record<string, unknown>, describePush(answer, !!values.tamper));
+      print(answer as unknown as Record<string, unknown>, describePush(answer, !!values.tamper));
+      // A tampered push went as it should when the receiver answered and refused it.
+      const asExpected = values.tamper ? !answer.ok && answer.status !== undefined : answer.ok;
+      return asExpected ? 0 : 1;
     }
     case 'stats': {
       const s = await client.call('GET', 'stats');
@@ -153,8 +165,9 @@ export async function main(argv: string[]): Promise<void> {
       }
       throw new CliError(`the sandbox at ${base()} closed the stream (stopped?)`);
     case 'listen':
-      return listen(values);
+      return listen(values).then(() => 0);
   }
+  return 0;
 }
 
 async function start(values: Values): Promise<void> {
@@ -163,6 +176,8 @@ async function start(values: Values): Promise<void> {
   if (!(ttl > 0) || !Number.isFinite(ttl)) throw new CliError('--ttl must be a positive number of seconds', 2);
   if ((values['access-key'] === undefined) !== (values['secret-key'] === undefined)) throw new CliError('pass both --access-key and --secret-key, or neither', 2);
   if (!['loopback', 'any', 'off'].includes(values.control as string)) throw new CliError('--control must be loopback, any or off', 2);
+  const controlHosts = ((values['control-host'] as string[] | undefined) ?? []).map((name) => name.trim());
+  for (const name of controlHosts) if (!/^[a-z0-9.-]+$/i.test(name)) throw new CliError(`--control-host must be a host name such as sandbox.ci.internal (no scheme, no port); got "${name}"`, 2);
   if (values['webhook-url'] !== undefined) httpUrl(values['webhook-url'] as string, '--webhook-url');
   const sandbox = await startSandbox({
     port,
@@ -171,6 +186,7 @@ async function start(values: Values): Promise<void> {
     webhookUrl: values['webhook-url'] as string | undefined,
     webhookSecret: values['webhook-secret'] as string,
     controlApi: values.control as 'loopback' | 'any' | 'off',
+    controlHosts,
     credentials: values['access-key'] ? { accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string } : undefined,
   }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (a sandbox already running? try \`channel-sandbox stats\`); pick another with --port, or --port 0 for any free one`);
@@ -204,7 +220,7 @@ async function listen(values: Values): Promise<void> {
   const base = sandboxUrl(values.sandbox as string | undefined);
   const client = controlClient(base);
   let listenerId = '';
-  for await (const { event, data } of client.stream('listen?forward_to=' + encodeURIComponent(forwardTo))) {
+  for await (const { event, data } of client.stream('listen', { forward_to: forwardTo })) {
     if (event === 'ready') {
       listenerId = data.listenerId as string;
       console.log(values.json ? JSON.stringify({ event: 'ready', forwardTo, sandbox: base }) : `Ready: pushes from ${base} go to ${forwardTo} (${data.signed ? 'signed' : 'unsigned'}; the receiver has ${data.timeoutMs} ms). Ctrl+C to stop.`);
@@ -215,7 +231,8 @@ async function listen(values: Values): Promise<void> {
           (error: Error) => ` (not recorded: ${error.message})`,
         );
         const line = { id: data.id as number, orderNo: data.orderNo as string, ...outcome };
-        console.log(values.json ? JSON.stringify(line) : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${reported}`);
+        const answered = outcome.status !== undefined && (outcome.status < 200 || outcome.status > 299) && outcome.answer ? `, answer: ${outcome.answer}` : '';
+        console.log(values.json ? JSON.stringify(line) : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${answered}${reported}`);
       });
     }
   }
@@ -233,13 +250,13 @@ interface Delivery {
   timeoutMs: number;
 }
 
-async function forward(d: Delivery): Promise<{ status?: number; error?: string; durationMs: number }> {
+async function forward(d: Delivery): Promise<{ status?: number; error?: string; answer?: string; durationMs: number }> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   try {
     const response = await fetch(d.url, { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(d.timeoutMs) });
-    await response.arrayBuffer().catch(() => undefined);
-    return { status: response.status, durationMs: took() };
+    const answer = trimAnswer(await readAnswer(response));
+    return { status: response.status, ...(answer === undefined ? {} : { answer }), durationMs: took() };
   } catch (error) {
     if ((error as Error).name === 'TimeoutError') return { error: `timeout after ${d.timeoutMs} ms`, durationMs: took() };
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -249,7 +266,12 @@ async function forward(d: Delivery): Promise<{ status?: number; error?: string; 
 
 function describePush(p: PushResult, tampered: boolean): string {
   const outcome = p.ok ? `delivered, HTTP ${p.status}` : `FAILED: ${p.error}`;
-  return `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
+  const line = `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
+  const lines = [line];
+  if (!p.ok && p.answer) lines.push(`  answer: ${p.answer}`);
+  if (tampered && p.ok) lines.push('  your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body (createWebhookHandler does)');
+  else if (tampered && p.status !== undefined) lines.push('  refused, as it should be: the body was altered after signing');
+  return lines.join('\n');
 }
 
 function sandboxUrl(given: string | undefined): string {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRedactor } from '../core/redact.js';
 
 /** Largest request body the sandbox reads, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -91,4 +92,38 @@ export function openEventStream(res: ServerResponse): EventStream {
       res.write((id === undefined ? '' : 'id: ' + id + '\n') + 'event: ' + event + '\ndata: ' + JSON.stringify(data) + '\n\n');
     },
   };
+}
+
+const jwtShaped = createRedactor();
+const ANSWER_CHARS = 300;
+
+/**
+ * A receiver's answer as the sandbox reports it: whitespace collapsed to single spaces, at most
+ * 300 characters (`…` marks a cut), JWT-shaped text masked; undefined when empty.
+ */
+export function trimAnswer(text: string): string | undefined {
+  const flat = jwtShaped.text(text).replace(/\s+/g, ' ').trim();
+  if (!flat) return undefined;
+  return flat.length > ANSWER_CHARS ? flat.slice(0, ANSWER_CHARS - 1) + '…' : flat;
+}
+
+/** The start of a fetch Response's body as text (the rest is not read), for {@link trimAnswer}. */
+export async function readAnswer(response: Response, limit = 4096): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // A connection cut mid-answer: keep what arrived.
+  } finally {
+    if (size >= limit) reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }

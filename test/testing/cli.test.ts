@@ -76,7 +76,14 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
   beforeAll(async () => {
     // The partner's webhook receiver (any stack would do; this one uses the package's handler).
     const node = toNodeHandler(createWebhookHandler({ secret: 'whsec_cli', onLogisticsUpdated: (e) => void received.push(e.logistics.order_no), onError: () => {} }));
-    hook = (await server((req, res) => (req.url === '/fail' ? (req.resume(), res.writeHead(500).end()) : node(req, res)))) + '/webhooks/channel';
+    hook =
+      (await server((req, res) => {
+        if (req.url === '/fail') return void (req.resume(), res.writeHead(500).end());
+        // A receiver whose database is down: a 500 with a long answer that names the cause.
+        if (req.url === '/db-down') return void (req.resume(), res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'database unavailable: connect ECONNREFUSED 10.0.0.5:5432', detail: 'x'.repeat(500) }, null, 2)));
+        if (req.url === '/no-check') return void (req.resume(), res.writeHead(200).end('{"ok":true}'));
+        node(req, res);
+      })) + '/webhooks/channel';
     log = background(['start', '--port', '0', '--json', '--webhook-secret', 'whsec_cli', '--webhook-url', hook, '--access-key', 'ak_cli', '--secret-key', 'sk_cli']);
     const [ready] = await log.waitFor(/"event":"ready"/);
     const { accessKey, secretKey, ...rest } = JSON.parse(ready) as { url: string; accessKey: string; secretKey: string };
@@ -115,11 +122,34 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     expect(signed).toMatchObject({ code: 0, stderr: '' });
     expect(signed.stdout).toMatch(/^push #\d+ SO20240602002 → http:\/\/127\.0\.0\.1:\d+\/webhooks\/channel: delivered, HTTP 200 in \d+ ms\n$/);
     expect(received).toEqual(['SO20240602002']);
-    expect((await sb('push', '--tamper')).stdout).toMatch(/^push #\d+ SO20240601001 \(tampered after signing\) → \S+: FAILED: HTTP 401 in \d+ ms\n$/);
-    const failing = JSON.parse((await sb('push', '--to', hook.replace('/webhooks/channel', '/fail'), '--json')).stdout);
-    expect(failing).toMatchObject({ ok: false, status: 500, error: 'HTTP 500', via: 'direct' });
-    expect((await sb('push', '--to', 'http://127.0.0.1:1/hook')).stdout).toMatch(/FAILED: connection failed: /);
+    const tampered = await sb('push', '--tamper');
+    expect(tampered).toMatchObject({ code: 0, stderr: '' }); // refused, as it should be
+    expect(tampered.stdout).toMatch(
+      /^push #\d+ SO20240601001 \(tampered after signing\) → \S+: FAILED: HTTP 401 in \d+ ms\n {2}answer: \{"error":"invalid signature"\}\n {2}refused, as it should be: the body was altered after signing\n$/,
+    );
+    const failing = await sb('push', '--to', hook.replace('/webhooks/channel', '/fail'), '--json');
+    expect(failing.code).toBe(1);
+    expect(JSON.parse(failing.stdout)).toMatchObject({ ok: false, status: 500, error: 'HTTP 500', via: 'direct' });
+    const absent = await sb('push', '--to', 'http://127.0.0.1:1/hook');
+    expect([absent.code, absent.stdout]).toEqual([1, expect.stringMatching(/FAILED: connection failed: /)]);
     expect(received).toEqual(['SO20240602002']);
+  });
+
+  test('push exits 1 when the delivery fails and prints the receiver\'s status and trimmed answer; --tamper exits 1 when the receiver accepts', async () => {
+    const down = await sb('push', '--to', hook.replace('/webhooks/channel', '/db-down'));
+    expect({ code: down.code, stderr: down.stderr }).toEqual({ code: 1, stderr: '' });
+    const [first, answer, ...rest] = down.stdout.split('\n');
+    expect(first).toMatch(/^push #\d+ SO20240601001 → http:\/\/127\.0\.0\.1:\d+\/db-down: FAILED: HTTP 500 in \d+ ms$/);
+    // Whitespace collapsed, cut to 300 characters.
+    expect(answer).toMatch(/^ {2}answer: \{ "error": "database unavailable: connect ECONNREFUSED 10\.0\.0\.5:5432", "detail": "x+…$/);
+    expect(answer.length).toBe('  answer: '.length + 300);
+    expect(rest).toEqual(['']);
+    const json = await sb('push', '--to', hook.replace('/webhooks/channel', '/db-down'), '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, status: 500, answer: expect.stringMatching(/^\{ "error": "database unavailable/) });
+    const accepted = await sb('push', '--tamper', '--to', hook.replace('/webhooks/channel', '/no-check'));
+    expect(accepted.code).toBe(1);
+    expect(accepted.stdout).toMatch(/\(tampered after signing\) → \S+: delivered, HTTP 200 in \d+ ms\n {2}your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body/);
   });
 
   test('listen --forward-to: pushes come through the listener, which prints each and the answer; events prints what happened', async () => {
@@ -127,10 +157,10 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     const listener = background(['listen', '--forward-to', hook, '--sandbox', url]);
     await listener.waitFor(/^Ready: pushes from http:\/\/127\.0\.0\.1:\d+ go to http:\S+\/webhooks\/channel \(signed; the receiver has 8000 ms\)/);
     expect((await sb('push', '--order', 'SO20240601001')).stdout).toMatch(/\(through channel-sandbox listen\): delivered, HTTP 200/);
-    expect((await sb('push', '--tamper')).stdout).toMatch(/\(through channel-sandbox listen\): FAILED: HTTP 401/);
+    expect((await sb('push', '--tamper')).stdout).toMatch(/\(through channel-sandbox listen\): FAILED: HTTP 401 in \d+ ms\n {2}answer: \{"error":"invalid signature"\}\n/);
     const printed = await listener.waitFor(/ push #\d+ /, 2);
     expect(printed[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}push #\d+ SO20240601001 \(signed\) → \S+\/webhooks\/channel: HTTP 200 in \d+ ms$/);
-    expect(printed[1]).toMatch(/push #\d+ SO20240601001 \(signed, tampered after signing\) → \S+: HTTP 401 in \d+ ms$/);
+    expect(printed[1]).toMatch(/push #\d+ SO20240601001 \(signed, tampered after signing\) → \S+: HTTP 401 in \d+ ms, answer: \{"error":"invalid signature"\}$/);
     expect(received.at(-1)).toBe('SO20240601001');
     const outcomes = (await events.waitFor(/"type":"push"/, 2)).map((l) => JSON.parse(l).record);
     expect(outcomes.map((r: { ok: boolean; via: string }) => [r.ok, r.via])).toEqual([
@@ -193,6 +223,7 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
       [['--ttl', '0'], /--ttl must be a positive number of seconds/],
       [['start', '--access-key', 'a'], /pass both --access-key and --secret-key, or neither/],
       [['start', '--control', 'public'], /--control must be loopback, any or off/],
+      [['start', '--control-host', 'http://x:1'], /--control-host must be a host name such as sandbox\.ci\.internal/],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));
     results.forEach((result, i) => {
