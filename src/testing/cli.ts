@@ -1,8 +1,11 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isChannelError } from '../errors/ChannelError.js';
 import { externalUserIdProblem } from '../server/token-exchange.js';
+import type { CheckReport } from './check-report.js';
+import { checkTokenRoute, checkWebhook, formatCheckReport } from './checks.js';
 import { CliError, controlClient, DEFAULT_SANDBOX_URL } from './cli-client.js';
 import { clockTime, describeEvent, describeFlags } from './describe.js';
-import { readAnswer, trimAnswer } from './http.js';
+import { HEADER_NAME, isHttpUrl, readAnswer, trimAnswer } from './http.js';
 import { startSandbox } from './sandbox.js';
 import type { PushResult, SandboxEvent } from './types.js';
 
@@ -18,6 +21,10 @@ const usage = `channel-sandbox: a local emulation of the Channel Integration Ser
   channel-sandbox stats                     counters: token calls, 401s, pushes…
   channel-sandbox token <user>              print a token for <user> (for curl)
   channel-sandbox ttl <seconds>             lifetime of the tokens issued from now on
+  channel-sandbox check token-route <url> --header "cookie: session=…"
+                                            check your app's token route against the tokenProvider contract
+  channel-sandbox check webhook <url> --secret <s>
+                                            check your app's webhook receiver against the push contract
 
 Every command but start talks to a running sandbox:
   --sandbox <url>   its address (default $CHANNEL_SANDBOX_URL, else ${DEFAULT_SANDBOX_URL})
@@ -55,6 +62,21 @@ const commandHelp: Record<string, string> = {
   stats: 'channel-sandbox stats [--sandbox URL] [--json]: counters since the sandbox started',
   token: 'channel-sandbox token <user> [--sandbox URL] [--json]: a token for <user>, as the token endpoint would issue it\n  curl -H "Authorization: Bearer $(channel-sandbox token qa-1)" http://127.0.0.1:8787/open/api/v1/sdk/orders',
   ttl: 'channel-sandbox ttl <seconds> [--sandbox URL] [--json]: lifetime of the tokens issued from now on (60 shows refresh-ahead within a minute)',
+  check: `channel-sandbox check token-route <url> [--header "name: value"]... [--sandbox URL] [--json]
+  Calls your running app's token route as your front end would (with the --header credentials of a
+  signed-in user) and checks: { access_token } holding a JWT this sandbox issued (point your app's
+  token exchange at it); ?force=1 and POST {"forceRefresh":true} give a new token; Cache-Control:
+  no-store; no token without the credentials; no CORS for other origins; the time per call.
+
+channel-sandbox check webhook <url> [--secret <s>] [--json]
+  Pushes to your running receiver (secret: --secret, else $CHANNEL_WEBHOOK_SECRET) and checks: a
+  signed push gets 2xx within 8 s; upper-case hex accepted; tampered, unsigned and bad signatures
+  refused; the signature checked over the raw bytes; the same push twice has its effect once (a
+  warning when that cannot be seen from outside); a 1 MiB push accepted. The pushes are for order
+  SO20240601001 with a tracking event "channel-sandbox check …": use a test database.
+
+One line per check: ✓ passed, ✗ failed (with what to fix), ⚠ worth a look, – skipped.
+Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -80,16 +102,17 @@ const optionsOf: Record<string, Options> = {
   stats: {},
   token: {},
   ttl: {},
+  check: { header: { type: 'string', multiple: true }, secret: { type: 'string' } },
 };
 
 /** How many positional arguments each command takes after its name. */
-const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1 };
+const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1, check: 2 };
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
 /**
- * Runs the CLI; resolves to the exit code (1: a push that was not delivered), or throws
- * {@link CliError} with a one-line message.
+ * Runs the CLI; resolves to the exit code (1: a push that was not delivered, a check that
+ * failed), or throws {@link CliError} with a one-line message.
  */
 export async function main(argv: string[]): Promise<number> {
   const named = argv[0] !== undefined && !argv[0].startsWith('-');
@@ -106,6 +129,7 @@ export async function main(argv: string[]): Promise<number> {
   if (values.help) return console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]), 0;
   if (args.length > (positionals[command] ?? 0)) throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
   if (command === 'start') return start(values).then(() => 0);
+  if (command === 'check') return check(args, values);
   // Arguments are checked before the address is used, so a typo is reported as a typo.
   const base = () => sandboxUrl(values.sandbox as string | undefined);
   const client = { call: (...a: Parameters<ReturnType<typeof controlClient>['call']>) => controlClient(base()).call(...a) };
@@ -168,6 +192,44 @@ export async function main(argv: string[]): Promise<number> {
       return listen(values).then(() => 0);
   }
   return 0;
+}
+
+/** `channel-sandbox check token-route|webhook <url>`: one line per check; exit 1 on any ✗. */
+async function check(args: string[], values: Values): Promise<number> {
+  const [target, url] = args;
+  const targets = ['token-route', 'webhook'];
+  if (!targets.includes(target)) throw new CliError(`check: what? channel-sandbox check token-route <url> or channel-sandbox check webhook <url>${target ? ` (not "${target}")` : ''}`, 2);
+  if (url === undefined) throw new CliError(`check ${target}: which URL? e.g. channel-sandbox check ${target} http://127.0.0.1:3000/${target === 'webhook' ? 'webhooks/channel' : 'channel-token'}`, 2);
+  httpUrl(url, `check ${target}: the URL`);
+  let report: CheckReport;
+  if (target === 'token-route') {
+    if (values.secret !== undefined) throw new CliError('check token-route: --secret is for check webhook', 2);
+    const headers: Record<string, string> = {};
+    for (const line of (values.header as string[] | undefined) ?? []) {
+      const colon = line.indexOf(':');
+      const name = line.slice(0, colon).trim().toLowerCase();
+      if (colon < 1 || !HEADER_NAME.test(name)) throw new CliError(`check token-route: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${line}"`, 2);
+      // Two --header of one name are joined as HTTP joins them (cookies with "; ").
+      const value = line.slice(colon + 1).trim();
+      headers[name] = headers[name] === undefined ? value : headers[name] + (name === 'cookie' ? '; ' : ', ') + value;
+    }
+    report = await asCliError(checkTokenRoute({ url, sandbox: sandboxUrl(values.sandbox as string | undefined), headers }));
+  } else {
+    if (values.header !== undefined) throw new CliError('check webhook: --header is for check token-route (the service sends only its own headers)', 2);
+    if (values.sandbox !== undefined) throw new CliError('check webhook: --sandbox is not used (the check sends the pushes itself, signed with --secret)', 2);
+    const secret = (values.secret as string | undefined) || process.env.CHANNEL_WEBHOOK_SECRET;
+    if (!secret) throw new CliError('check webhook: which secret does your receiver verify with? pass --secret whsec_… (the --webhook-secret of channel-sandbox start) or set CHANNEL_WEBHOOK_SECRET', 2);
+    report = await asCliError(checkWebhook({ url, secret }));
+  }
+  console.log(values.json ? JSON.stringify(report) : formatCheckReport(report));
+  return report.ok ? 0 : 1;
+}
+
+/** A ConfigError from the Node API, as the CLI's one line. */
+function asCliError<T>(pending: Promise<T>): Promise<T> {
+  return pending.catch((error: unknown) => {
+    throw isChannelError(error) ? new CliError(error.message.replace(/^\[channel-sdk\] /, '')) : error;
+  });
 }
 
 async function start(values: Values): Promise<void> {
@@ -281,13 +343,7 @@ function sandboxUrl(given: string | undefined): string {
 }
 
 function httpUrl(value: string, name: string): void {
-  let ok = false;
-  try {
-    ok = /^https?:$/.test(new URL(value).protocol);
-  } catch {
-    // reported below
-  }
-  if (!ok) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
+  if (!isHttpUrl(value)) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
 }
 
 function wholeNumber(text: string, name: string, min: number, max: number): number {

@@ -34,12 +34,12 @@ class BadRequest extends Error {
 }
 
 /** The control routes that change the sandbox: each is a POST of JSON (`GET stats` and `GET events` only read). */
-const WRITES = ['expire', 'fail-next', 'push', 'token', 'ttl', 'listen'];
+const WRITES = ['expire', 'fail-next', 'push', 'token', 'ttl', 'verify', 'listen'];
 const LISTEN_RESULT = /^listen\/[\w-]+\/result$/;
 
 /**
  * The control API (the sandbox's own): `GET stats`, `GET events` (SSE), and the writes
- * `POST expire`, `POST fail-next`, `POST push`, `POST token`, `POST ttl`,
+ * `POST expire`, `POST fail-next`, `POST push`, `POST token`, `POST ttl`, `POST verify`,
  * `POST listen` (SSE) and `POST listen/<id>/result`. JSON in, JSON out; errors are `{ "error": "…" }`.
  */
 export async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, t: ControlTarget): Promise<void> {
@@ -119,6 +119,11 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
         if (Number.isInteger(after)) for (const event of t.events.since(after)) stream.send(event.type, event, event.seq);
         const stop = t.events.subscribe((event) => stream.send(event.type, event, event.seq));
         return void res.on('close', stop);
+      }
+      case 'POST verify': {
+        const body = await jsonBody(req);
+        if (typeof body.token !== 'string' || body.token === '') throw new BadRequest('token: the JWT to check is required');
+        return sendJson(res, 200, t.sandbox.verifyToken(body.token));
       }
       case 'POST listen': {
         const forwardTo = (await jsonBody(req)).forward_to;

@@ -16,7 +16,7 @@ import { createJwtSigner } from './jwt.js';
 import { createNonceStore } from './nonce-store.js';
 import { createOrderStore, orderBodyProblems } from './orders.js';
 import { createPusher } from './push.js';
-import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStats } from './types.js';
+import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStats, TokenVerdict } from './types.js';
 
 /**
  * The sandbox's own data routes. The interface names SDK data calls (orders, logistics) but
@@ -132,6 +132,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const problem = externalUserIdProblem(userId);
     if (problem) return reject(400, SANDBOX_CODES.invalidUserId, 'external_user_id ' + problem);
     sendJson(res, 200, { code: 0, data: { access_token: issue(userId as string, 'endpoint'), expires_in: tokenTtlSeconds, token_type: 'Bearer' } });
+  }
+
+  /** A token checked as the data routes check it. */
+  function verifyToken(token: string): TokenVerdict {
+    const check = jwt.verify(token, Math.floor(now() / 1000));
+    if (!check.claims) return { valid: false, reason: check.reason };
+    const { sub, iat, exp, jti } = check.claims;
+    if (Number(jti) <= expiredUpTo) return { valid: false, reason: 'token expired (expireTokens)', claims: { sub, iat, exp, jti } };
+    return { valid: true, claims: { sub, iat, exp, jti } };
   }
 
   /** The token's jti when its Bearer token is good, else why not (the hot path: no copy of the claims). */
@@ -262,6 +271,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
     credentials,
     issueToken: async (externalUserId) => issue(externalUserId, 'direct'),
+    verifyToken(token) {
+      if (typeof token !== 'string') throw new ConfigError('verifyToken needs the JWT string');
+      return verifyToken(token);
+    },
     expireTokens() {
       expiredUpTo = issued;
       events.emit({ type: 'control', action: 'expire', expired: issued });

@@ -85,6 +85,19 @@ export interface PushRecord {
 /** What `pushLogistics` resolves to. */
 export type PushResult = Pick<PushRecord, 'id' | 'ok' | 'status' | 'durationMs' | 'error' | 'answer' | 'url' | 'via' | 'orderNo'>;
 
+/** The claims of a sandbox JWT that a check reports. */
+export interface TokenClaims {
+  /** The external user id. */
+  sub: string;
+  iat: number;
+  exp: number;
+  /** 1, 2, 3… in issue order: the "token #3" of the event stream. */
+  jti: string;
+}
+
+/** What `verifyToken` finds: a token this sandbox issued and still accepts, or why not. */
+export type TokenVerdict = { valid: true; claims: TokenClaims; reason?: undefined } | { valid: false; reason: string; claims?: TokenClaims };
+
 /** Options of `pushLogistics`. */
 export interface PushOptions {
   /** Where to POST instead of the connected listener or `webhookUrl`. */
@@ -120,6 +133,11 @@ export interface Sandbox {
   credentials: { accessKey: string; secretKey: string };
   /** Issues a JWT directly, as the token endpoint would (for tests that skip the exchange). */
   issueToken(externalUserId: string): Promise<string>;
+  /**
+   * Checks a JWT as the data routes would: `{ valid: true, claims }` for a token this sandbox
+   * issued and still accepts, else `{ valid: false, reason }` (another key, expired, `expireTokens()`).
+   */
+  verifyToken(token: string): TokenVerdict;
   /** Every JWT issued so far now gets 401. Returns how many that is. */
   expireTokens(): number;
   /** The next `count` data calls answer 401 (or `options.status`) whatever the token. */

@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createClient, UnauthorizedError } from '../../src/index.js';
-import { createTokenExchange, createWebhookHandler, toNodeHandler } from '../../src/server-node.js';
+import { createHmac } from 'node:crypto';
+import { createMemoryDedupStore, createTokenExchange, createTokenRoute, createWebhookHandler, toNodeHandler } from '../../src/server-node.js';
 
 const cli = 'dist/sandbox-cli.js';
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -182,6 +183,49 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     expect([claims.sub, claims.exp - claims.iat]).toEqual(['qa-curl', 60]);
   });
 
+  test('check token-route and check webhook: a correct app passes (exit 0), a broken one fails with what to fix (exit 1), --json', async () => {
+    const exchange = createTokenExchange({ baseUrl: url, ...credentials });
+    const user = (req: import('node:http').IncomingMessage) => (/session=qa/.test(req.headers.cookie ?? '') ? 'qa-1' : null);
+    const route = toNodeHandler(createTokenRoute({ exchange, resolveUser: user }));
+    const webhook = toNodeHandler(createWebhookHandler({ secret: 'whsec_cli', dedup: createMemoryDedupStore(), onLogisticsUpdated: () => {}, onError: () => {} }));
+    const good = await server((req, res) => (req.url?.startsWith('/webhooks') ? webhook(req, res) : route(req, res)));
+    const brokenExchange = createTokenExchange({ baseUrl: url, ...credentials }); // its own cache: both apps are checked at once
+    // Broken: a token route with no Cache-Control and CORS for any origin; a receiver that checks JSON.stringify(req.body).
+    const broken = await server((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c)).on('end', async () => {
+        if (req.url?.startsWith('/webhooks')) {
+          const expected = createHmac('sha256', 'whsec_cli').update(JSON.stringify(JSON.parse(Buffer.concat(chunks).toString()))).digest('hex');
+          return void res.writeHead(expected === String(req.headers['x-channel-webhook-signature']).toLowerCase() ? 200 : 401).end();
+        }
+        if (!user(req)) return void res.writeHead(401).end();
+        const { accessToken } = await brokenExchange.getToken('qa-1', { forceRefresh: /force=1/.test(req.url ?? '') || /forceRefresh/.test(Buffer.concat(chunks).toString()) });
+        res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify({ access_token: accessToken }));
+      });
+    });
+    const [tokenOk, tokenBad, hookOk, hookBad, json] = await Promise.all([
+      sb('check', 'token-route', good + '/channel-token', '--header', 'cookie: session=qa'),
+      sb('check', 'token-route', broken + '/channel-token', '--header', 'cookie: session=qa'),
+      run(['check', 'webhook', good + '/webhooks/channel', '--secret', 'whsec_cli']),
+      run(['check', 'webhook', broken + '/webhooks/channel'], { CHANNEL_WEBHOOK_SECRET: 'whsec_cli' }),
+      run(['check', 'webhook', broken + '/webhooks/channel', '--secret', 'whsec_cli', '--json']),
+    ]);
+    expect([tokenOk.code, tokenOk.stderr]).toEqual([0, '']);
+    // Every line passes (the time per call may warn on a machine slow enough to take 2 s).
+    expect(tokenOk.stdout.split('\n').filter((l) => /^[✓✗⚠–] /.test(l) && !l.includes('time per call')).map((l) => l[0])).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓']);
+    expect(tokenOk.stdout).toMatch(/^✓ answers a token for the signed-in user: HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "qa-1" \(token #\d+\)$/m);
+    expect(tokenBad.code).toBe(1);
+    expect(tokenBad.stdout).toMatch(/^✗ Cache-Control: no-store: plain call: no Cache-Control; .*\n {4}fix: send Cache-Control: no-store with every token answer/m);
+    expect(tokenBad.stdout).toMatch(/^✗ CORS grants no other origin: Origin: https:\/\/evil\.example → Access-Control-Allow-Origin: \* on GET/m);
+    expect(tokenBad.stdout).toMatch(/^8 checks: [56] passed, 2 failed/m);
+    expect([hookOk.code, hookOk.stdout]).toEqual([0, expect.stringMatching(/\n9 checks: (9 passed, 0 failed|8 passed, 0 failed, 1 warning)\n$/)]);
+    expect(hookBad.code).toBe(1);
+    expect(hookBad.stdout).toMatch(/^✗ the signature is checked over the raw bytes: refused the same JSON with other whitespace signed over its exact bytes \(HTTP 401\), and accepted it signed over the re-serialised JSON/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({ target: 'webhook', ok: false, counts: { fail: 1 }, checks: expect.arrayContaining([expect.objectContaining({ id: 'raw-bytes', status: 'fail' })]) });
+    expect(json.code).toBe(1);
+    for (const r of [tokenOk, tokenBad, hookOk, hookBad, json]) expect(r.stdout).not.toMatch(/eyJ|whsec_cli/);
+  });
+
   test('the sandbox it talks to comes from --sandbox, else CHANNEL_SANDBOX_URL', async () => {
     expect((await run(['fail-next', '0'], { CHANNEL_SANDBOX_URL: url })).stdout).toBe('the next 0 data calls answer 401\n');
   });
@@ -205,11 +249,14 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     expect(other.stderr).toMatch(/answered HTTP 404: is it a channel-sandbox\?/);
     expect(shape(notJson)).toEqual({ code: 1, stdout: '', lines: 1 });
     expect(notJson.stderr).toMatch(/answered HTTP 200 without the sandbox's JSON: is it a channel-sandbox\?/);
+    const check = await run(['check', 'token-route', 'http://127.0.0.1:9/channel-token', '--sandbox', closed]);
+    expect(shape(check)).toEqual({ code: 1, stdout: '', lines: 1 });
+    expect(check.stderr).toMatch(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:\d+ \(connection refused\): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL\n$/);
   });
 
   test('bad arguments: exit 2 with what to pass instead', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['bogus'], /unknown command "bogus"; the commands are start, expire, fail-next, push, listen, events, stats, token, ttl/],
+      [['bogus'], /unknown command "bogus"; the commands are start, expire, fail-next, push, listen, events, stats, token, ttl, check/],
       [['fail-next', 'three'], /fail-next: n must be a whole number from 0 to 1000; got "three"/],
       [['fail-next', '2', '--status', 'x'], /--status must be a whole number/],
       [['push', '--to', 'localhost:3000'], /push: --to must be an http\(s\) URL/],
@@ -224,6 +271,15 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
       [['start', '--access-key', 'a'], /pass both --access-key and --secret-key, or neither/],
       [['start', '--control', 'public'], /--control must be loopback, any or off/],
       [['start', '--control-host', 'http://x:1'], /--control-host must be a host name such as sandbox\.ci\.internal/],
+      [['check'], /check: what\? channel-sandbox check token-route <url> or channel-sandbox check webhook <url>/],
+      [['check', 'tokens', 'http://x/'], /check: what\? .* \(not "tokens"\)/],
+      [['check', 'webhook'], /check webhook: which URL\? e\.g\. channel-sandbox check webhook http:\/\/127\.0\.0\.1:3000\/webhooks\/channel/],
+      [['check', 'webhook', 'http://127.0.0.1:9/h'], /check webhook: which secret does your receiver verify with\? pass --secret/],
+      [['check', 'webhook', 'http://127.0.0.1:9/h', '--secret', 's', '--header', 'a: b'], /check webhook: --header is for check token-route/],
+      [['check', 'token-route', 'http://127.0.0.1:9/t', '--header', 'cookie'], /--header must be "name: value", e\.g\. --header "cookie: session=abc"; got "cookie"/],
+      [['check', 'token-route', 'http://127.0.0.1:9/t', '--secret', 's'], /check token-route: --secret is for check webhook/],
+      [['check', 'token-route', 'localhost:3000/t'], /check token-route: the URL must be an http\(s\) URL/],
+      [['check', 'token-route', 'http://x/', '--hedaer', 'a: b'], /check: unknown or incomplete option --hedaer/],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));
     results.forEach((result, i) => {

@@ -219,6 +219,18 @@ describe('the control API refuses every request a web page can make (#21: an <if
     await expect(startBare({ webhookSecrt: 'x' } as never)).rejects.toThrow('unknown startSandbox option "webhookSecrt"; did you mean "webhookSecret"?');
   });
 
+  test('verify: a token this sandbox issued, one it expired, one from another sandbox', async () => {
+    const { sandbox, control } = await sandboxWith();
+    const other = await sandboxWith();
+    const token = await sandbox.issueToken('qa-1');
+    expect(sandbox.verifyToken(token)).toEqual({ valid: true, claims: { sub: 'qa-1', iat: expect.any(Number), exp: expect.any(Number), jti: '1' } });
+    expect(await control('POST', 'verify', { token })).toEqual({ status: 200, body: sandbox.verifyToken(token) });
+    expect((await control('POST', 'verify', { token: await other.sandbox.issueToken('qa-1') })).body).toEqual({ valid: false, reason: 'signature invalid (tampered or foreign token)' });
+    sandbox.expireTokens();
+    expect(sandbox.verifyToken(token)).toMatchObject({ valid: false, reason: 'token expired (expireTokens)', claims: { jti: '1' } });
+    expect(await control('POST', 'verify', {})).toEqual({ status: 400, body: { error: 'token: the JWT to check is required' } });
+  });
+
   test('a failed push keeps the start of the receiver\'s answer (whitespace collapsed, 300 characters, tokens masked)', async () => {
     const hook = await receiver({ status: 500 });
     const { control } = await sandboxWith();

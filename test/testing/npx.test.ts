@@ -77,6 +77,7 @@ test('`npx -p channel-sdk channel-sandbox --help` from an empty folder asks the 
   const result = await npx(['-p', 'channel-sdk', 'channel-sandbox', '--help']);
   expect({ code: result.code, asked: result.asked }).toEqual({ code: 0, asked: ['/channel-sdk', `/channel-sdk/-/channel-sdk-${version}.tgz`] });
   expect(result.stdout).toMatch(/^channel-sandbox: a local emulation of the Channel Integration Service/);
+  expect(result.stdout).toContain('channel-sandbox check token-route <url>');
   // And a command that talks to a sandbox: nothing there, one clear line, exit 1.
   const nowhere = await npx(['-p', 'channel-sdk', 'channel-sandbox', 'stats', '--sandbox', 'http://127.0.0.1:9']);
   expect({ code: nowhere.code, stderr: nowhere.stderr.trim().split('\n').at(-1) }).toEqual({ code: 1, stderr: expect.stringMatching(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:9 /) });
