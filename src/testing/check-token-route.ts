@@ -176,7 +176,7 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
       shared++;
       repeated = before;
       await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)));
-      wait *= 2;
+      wait = 1000; // then once a second: a shared forced refresh ends within the window (createTokenExchange's forceRefreshWindow)
     }
   }
   await forced('force-query', '?force=1', () => call(withForce.href, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS));

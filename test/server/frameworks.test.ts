@@ -197,7 +197,8 @@ describe.each(Object.entries(frameworks))('%s recipe', (name, framework) => {
     expect(await response.json()).toEqual({ error: 'not signed in' });
   });
 
-  test('channel-sandbox check passes the token route and the webhook (the repeat is a warning: the recipe has no dedup)', async () => {
+  // Up to twice the exchange's window for shared forced refreshes: the check waits one out per form.
+  test('channel-sandbox check passes the token route and the webhook (the repeat is a warning: the recipe has no dedup)', { timeout: 60_000 }, async () => {
     const output = captureConsole(); // the recipe logs the refused pushes the check sends on purpose
     let token: CheckReport;
     let hook: CheckReport;
@@ -230,7 +231,8 @@ describe.each(Object.entries(frameworks))('%s recipe', (name, framework) => {
       timing: expect.stringMatching(/^(pass|warn: )/), // a warning only on a machine slow enough to take 4 s
     });
     expect([token.ok, hook.ok]).toEqual([true, true]);
-    expect(output.lines.filter((l) => !l.startsWith('warn [channel-sdk] webhook signature -> 401'))).toEqual([]);
+    // Only the refusals the check provokes: forged pushes, and its cross-origin probe where the route reports one.
+    expect(output.lines.filter((l) => !/^(warn \[channel-sdk\] webhook signature -> 401|error \[channel-sdk\] token route origin -> 403)/.test(l))).toEqual([]);
   });
 
   test(`body read by ${framework.parser} first -> 500 naming ${name.split(' ')[0]}'s fix`, async () => {
