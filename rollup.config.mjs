@@ -17,6 +17,11 @@ const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 's
 rmSync('dist', { recursive: true, force: true });
 
 const external = (id) => id.startsWith('node:');
+// `channel-sandbox check` is built once, as dist/check.cjs (the last build below), and loaded
+// by both testing builds and the CLI: four copies (ESM, CommonJS and their maps) would add
+// ~200 KB to the install. CommonJS, so that Jest's CommonJS mode can require it too.
+const checks = /\/src\/testing\/checks\.ts$/;
+const toChecks = { external: (id, _importer, resolved) => external(id) || (resolved && checks.test(id)), paths: (id) => (checks.test(id) ? './check.cjs' : id) };
 const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], preferBuiltins: true });
 // The bundled libraries go through esbuild too: lowered to the entry's target like our own
 // code, and stripped of their doc comments (whose `import ... from` examples would read as imports).
@@ -37,11 +42,11 @@ const ownMapsOnly = {
 export default [
   {
     input,
-    external,
+    external: toChecks.external,
     plugins: [resolve(), compile('es2022'), ownMapsOnly, notices],
     output: [
-      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true, paths: toChecks.paths },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true, paths: toChecks.paths },
     ],
   },
   // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
@@ -56,18 +61,25 @@ export default [
     ],
   },
   // The CLI: ESM only, with a shebang. It takes the sandbox from the channel-sdk/testing build
-  // next to it rather than a second copy of the sandbox and zod.
+  // next to it, and the checks from dist/check.cjs, rather than a second copy of them and zod.
   {
     input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
-    external: (id, _importer, resolved) => external(id) || (resolved && id.endsWith('/src/testing/sandbox.ts')),
+    external: (id, importer, resolved) => toChecks.external(id, importer, resolved) || (resolved && id.endsWith('/src/testing/sandbox.ts')),
     plugins: [resolve(), compile('es2022'), notices],
     output: {
       dir: 'dist',
       format: 'es',
       entryFileNames: '[name].js',
       banner: '#!/usr/bin/env node',
-      paths: (id) => (id.endsWith('/src/testing/sandbox.ts') ? './testing.js' : id),
+      paths: (id) => (id.endsWith('/src/testing/sandbox.ts') ? './testing.js' : toChecks.paths(id)),
     },
+  },
+  // `channel-sandbox check`, for the testing entry and the CLI (see `checks` above): no source map.
+  {
+    input: { check: 'src/testing/checks.ts' },
+    external,
+    plugins: [resolve(), compile('es2022'), notices],
+    output: { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs' },
   },
   {
     input: typesInput,

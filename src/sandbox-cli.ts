@@ -1,8 +1,11 @@
-// The `channel-sandbox` bin: every failure is one line on stderr (exit 2 for bad arguments, else 1).
+// The `channel-sandbox` bin: every failure is one line on stderr (exit 2 for bad arguments, else 1);
+// a push that was not delivered and a check that failed print their outcome, then exit 1.
 import { CliError } from './testing/cli-client.js';
 import { main } from './testing/cli.js';
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+}, (error: unknown) => {
   process.stderr.write('channel-sandbox: ' + (error instanceof Error ? error.message : String(error)) + '\n');
   process.exit(error instanceof CliError ? error.exitCode : 1);
 });

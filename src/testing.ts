@@ -14,6 +14,12 @@ export type {
   SandboxEventBody,
   SandboxOptions,
   SandboxStats,
+  TokenClaims,
+  TokenVerdict,
 } from './testing/types.js';
 export type { SandboxOrder } from './testing/orders.js';
 export { demoLogistics } from './testing/demo-data.js';
+export { checkTokenRoute, checkWebhook, formatCheckReport } from './testing/checks.js';
+export type { TokenRouteCheckOptions } from './testing/check-token-route.js';
+export type { WebhookCheckOptions } from './testing/check-webhook.js';
+export type { CheckReport, CheckResult, CheckStatus } from './testing/check-report.js';

@@ -29,7 +29,7 @@ export function controlClient(base: string) {
         method,
         headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: route === 'events' || route.startsWith('listen?') ? undefined : AbortSignal.timeout(30_000),
+        signal: route.startsWith('events') || route === 'listen' ? undefined : AbortSignal.timeout(30_000),
       });
     } catch (error) {
       throw notRunning(base, reason(error));
@@ -51,9 +51,9 @@ export function controlClient(base: string) {
 
   return {
     call: async (method: 'GET' | 'POST', route: string, body?: unknown) => json(await send(method, route, method === 'POST' ? (body ?? {}) : undefined)),
-    /** Opens an event stream (`events` or `listen?…`) and yields its events until it ends. */
-    async *stream(route: string): AsyncGenerator<{ event: string; data: Record<string, unknown> }> {
-      const response = await send('GET', route, undefined, { accept: 'text/event-stream' });
+    /** Opens an event stream (`GET events`, or `POST listen` with a body) and yields its events until it ends. */
+    async *stream(route: string, body?: unknown): AsyncGenerator<{ event: string; data: Record<string, unknown> }> {
+      const response = await send(body === undefined ? 'GET' : 'POST', route, body, { accept: 'text/event-stream' });
       if (!response.ok || !response.body) await json(response);
       if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) throw new CliError(`${base} did not answer with an event stream: is it a channel-sandbox?`);
       const decoder = new TextDecoder();

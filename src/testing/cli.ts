@@ -1,7 +1,11 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isChannelError } from '../errors/ChannelError.js';
 import { externalUserIdProblem } from '../server/token-exchange.js';
+import type { CheckReport } from './check-report.js';
+import { checkTokenRoute, checkWebhook, formatCheckReport } from './checks.js';
 import { CliError, controlClient, DEFAULT_SANDBOX_URL } from './cli-client.js';
 import { clockTime, describeEvent, describeFlags } from './describe.js';
+import { HEADER_NAME, isHttpUrl, readAnswer, trimAnswer } from './http.js';
 import { startSandbox } from './sandbox.js';
 import type { PushResult, SandboxEvent } from './types.js';
 
@@ -17,6 +21,10 @@ const usage = `channel-sandbox: a local emulation of the Channel Integration Ser
   channel-sandbox stats                     counters: token calls, 401s, pushes…
   channel-sandbox token <user>              print a token for <user> (for curl)
   channel-sandbox ttl <seconds>             lifetime of the tokens issued from now on
+  channel-sandbox check token-route <url> --header "cookie: session=…"
+                                            check your app's token route against the tokenProvider contract
+  channel-sandbox check webhook <url> --secret <s>
+                                            check your app's webhook receiver against the push contract
 
 Every command but start talks to a running sandbox:
   --sandbox <url>   its address (default $CHANNEL_SANDBOX_URL, else ${DEFAULT_SANDBOX_URL})
@@ -34,6 +42,9 @@ const commandHelp: Record<string, string> = {
   --access-key <ak>      fixed credentials instead of random ones
   --secret-key <sk>
   --control <who>        who may use the control API: loopback (default), any, off
+  --control-host <name>  a DNS name the control API answers (repeatable); IP addresses, localhost
+                         and single-label names (sandbox) always work: other names are refused
+                         as a guard against DNS rebinding
   --quiet                print the address and credentials only
   --json                 one JSON line when ready, then one per event`,
   expire: 'channel-sandbox expire [--sandbox URL] [--json]: every token issued so far now gets 401 (tokens issued later are fine)',
@@ -42,7 +53,8 @@ const commandHelp: Record<string, string> = {
   push: `channel-sandbox push [--order SO20240601001] [--tamper] [--to URL] [--sandbox URL] [--json]
   POSTs a logistics.updated push for the order (signed when the sandbox has a webhook secret) to --to,
   else through a connected \`channel-sandbox listen\`, else to the sandbox's --webhook-url; prints the answer.
-  --tamper alters the body after signing: your receiver must refuse it.`,
+  Exit 0 when delivered (2xx), 1 when not, with the receiver's status and the start of its answer.
+  --tamper alters the body after signing: your receiver must refuse it (exit 0 when it does, 1 when it accepts).`,
   listen: `channel-sandbox listen --forward-to URL [--sandbox URL] [--json]
   Pushes without --to now come here and are POSTed to URL with the exact body and signature header;
   prints each push and the receiver's answer, which the sandbox records as the push's outcome.`,
@@ -50,6 +62,21 @@ const commandHelp: Record<string, string> = {
   stats: 'channel-sandbox stats [--sandbox URL] [--json]: counters since the sandbox started',
   token: 'channel-sandbox token <user> [--sandbox URL] [--json]: a token for <user>, as the token endpoint would issue it\n  curl -H "Authorization: Bearer $(channel-sandbox token qa-1)" http://127.0.0.1:8787/open/api/v1/sdk/orders',
   ttl: 'channel-sandbox ttl <seconds> [--sandbox URL] [--json]: lifetime of the tokens issued from now on (60 shows refresh-ahead within a minute)',
+  check: `channel-sandbox check token-route <url> [--header "name: value"]... [--sandbox URL] [--json]
+  Calls your running app's token route as your front end would (with the --header credentials of a
+  signed-in user) and checks: { access_token } holding a JWT this sandbox issued (point your app's
+  token exchange at it); ?force=1 and POST {"forceRefresh":true} give a new token; Cache-Control:
+  no-store; no token without the credentials; no CORS for other origins; the time per call.
+
+channel-sandbox check webhook <url> [--secret <s>] [--json]
+  Pushes to your running receiver (secret: --secret, else $CHANNEL_WEBHOOK_SECRET) and checks: a
+  signed push gets 2xx within 8 s; upper-case hex accepted; tampered, unsigned and bad signatures
+  refused; the signature checked over the raw bytes; the same push twice has its effect once (a
+  warning when that cannot be seen from outside); a 1 MiB push accepted. The pushes are for order
+  SO20240601001 with a tracking event "channel-sandbox check …": use a test database.
+
+One line per check: ✓ passed, ✗ failed (with what to fix), ⚠ worth a look, – skipped.
+Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -64,6 +91,7 @@ const optionsOf: Record<string, Options> = {
     'access-key': { type: 'string' },
     'secret-key': { type: 'string' },
     control: { type: 'string', default: 'loopback' },
+    'control-host': { type: 'string', multiple: true },
     quiet: { type: 'boolean' },
   },
   expire: {},
@@ -74,15 +102,19 @@ const optionsOf: Record<string, Options> = {
   stats: {},
   token: {},
   ttl: {},
+  check: { header: { type: 'string', multiple: true }, secret: { type: 'string' } },
 };
 
 /** How many positional arguments each command takes after its name. */
-const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1 };
+const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1, check: 2 };
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
-/** Runs the CLI; throws {@link CliError} with a one-line message on failure. */
-export async function main(argv: string[]): Promise<void> {
+/**
+ * Runs the CLI; resolves to the exit code (1: a push that was not delivered, a check that
+ * failed), or throws {@link CliError} with a one-line message.
+ */
+export async function main(argv: string[]): Promise<number> {
   const named = argv[0] !== undefined && !argv[0].startsWith('-');
   const command = named ? argv[0] : 'start';
   if (!optionsOf[command]) throw new CliError(`unknown command "${command}"; the commands are ${Object.keys(optionsOf).join(', ')} (channel-sandbox --help)`, 2);
@@ -94,13 +126,14 @@ export async function main(argv: string[]): Promise<void> {
     const option = /'(-[^']*)'/.exec((error as Error).message)?.[1];
     throw new CliError(option ? `${command}: unknown or incomplete option ${option} (channel-sandbox ${command} --help)` : `${command}: ${(error as Error).message}`, 2);
   }
-  if (values.help) return void console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]);
+  if (values.help) return console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]), 0;
   if (args.length > (positionals[command] ?? 0)) throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
-  if (command === 'start') return start(values);
+  if (command === 'start') return start(values).then(() => 0);
+  if (command === 'check') return check(args, values);
   // Arguments are checked before the address is used, so a typo is reported as a typo.
   const base = () => sandboxUrl(values.sandbox as string | undefined);
   const client = { call: (...a: Parameters<ReturnType<typeof controlClient>['call']>) => controlClient(base()).call(...a) };
-  const print = (value: Record<string, unknown>, text: string) => console.log(values.json ? JSON.stringify(value) : text);
+  const print = (value: Record<string, unknown>, text: string) => (console.log(values.json ? JSON.stringify(value) : text), 0);
   switch (command) {
     case 'expire': {
       const answer = await client.call('POST', 'expire');
@@ -116,7 +149,10 @@ export async function main(argv: string[]): Promise<void> {
     case 'push': {
       if (values.to !== undefined) httpUrl(values.to as string, 'push: --to');
       const answer = (await client.call('POST', 'push', { order: values.order, tamper: values.tamper, to: values.to })) as unknown as PushResult;
-      return print(answer as unknown as Record<string, unknown>, describePush(answer, !!values.tamper));
+      print(answer as unknown as Record<string, unknown>, describePush(answer, !!values.tamper));
+      // A tampered push went as it should when the receiver answered and refused it.
+      const asExpected = values.tamper ? !answer.ok && answer.status !== undefined : answer.ok;
+      return asExpected ? 0 : 1;
     }
     case 'stats': {
       const s = await client.call('GET', 'stats');
@@ -153,8 +189,47 @@ export async function main(argv: string[]): Promise<void> {
       }
       throw new CliError(`the sandbox at ${base()} closed the stream (stopped?)`);
     case 'listen':
-      return listen(values);
+      return listen(values).then(() => 0);
   }
+  return 0;
+}
+
+/** `channel-sandbox check token-route|webhook <url>`: one line per check; exit 1 on any ✗. */
+async function check(args: string[], values: Values): Promise<number> {
+  const [target, url] = args;
+  const targets = ['token-route', 'webhook'];
+  if (!targets.includes(target)) throw new CliError(`check: what? channel-sandbox check token-route <url> or channel-sandbox check webhook <url>${target ? ` (not "${target}")` : ''}`, 2);
+  if (url === undefined) throw new CliError(`check ${target}: which URL? e.g. channel-sandbox check ${target} http://127.0.0.1:3000/${target === 'webhook' ? 'webhooks/channel' : 'channel-token'}`, 2);
+  httpUrl(url, `check ${target}: the URL`);
+  let report: CheckReport;
+  if (target === 'token-route') {
+    if (values.secret !== undefined) throw new CliError('check token-route: --secret is for check webhook', 2);
+    const headers: Record<string, string> = {};
+    for (const line of (values.header as string[] | undefined) ?? []) {
+      const colon = line.indexOf(':');
+      const name = line.slice(0, colon).trim().toLowerCase();
+      if (colon < 1 || !HEADER_NAME.test(name)) throw new CliError(`check token-route: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${line}"`, 2);
+      // Two --header of one name are joined as HTTP joins them (cookies with "; ").
+      const value = line.slice(colon + 1).trim();
+      headers[name] = headers[name] === undefined ? value : headers[name] + (name === 'cookie' ? '; ' : ', ') + value;
+    }
+    report = await asCliError(checkTokenRoute({ url, sandbox: sandboxUrl(values.sandbox as string | undefined), headers }));
+  } else {
+    if (values.header !== undefined) throw new CliError('check webhook: --header is for check token-route (the service sends only its own headers)', 2);
+    if (values.sandbox !== undefined) throw new CliError('check webhook: --sandbox is not used (the check sends the pushes itself, signed with --secret)', 2);
+    const secret = (values.secret as string | undefined) || process.env.CHANNEL_WEBHOOK_SECRET;
+    if (!secret) throw new CliError('check webhook: which secret does your receiver verify with? pass --secret whsec_… (the --webhook-secret of channel-sandbox start) or set CHANNEL_WEBHOOK_SECRET', 2);
+    report = await asCliError(checkWebhook({ url, secret }));
+  }
+  console.log(values.json ? JSON.stringify(report) : formatCheckReport(report));
+  return report.ok ? 0 : 1;
+}
+
+/** A ConfigError from the Node API, as the CLI's one line. */
+function asCliError<T>(pending: Promise<T>): Promise<T> {
+  return pending.catch((error: unknown) => {
+    throw isChannelError(error) ? new CliError(error.message.replace(/^\[channel-sdk\] /, '')) : error;
+  });
 }
 
 async function start(values: Values): Promise<void> {
@@ -163,6 +238,8 @@ async function start(values: Values): Promise<void> {
   if (!(ttl > 0) || !Number.isFinite(ttl)) throw new CliError('--ttl must be a positive number of seconds', 2);
   if ((values['access-key'] === undefined) !== (values['secret-key'] === undefined)) throw new CliError('pass both --access-key and --secret-key, or neither', 2);
   if (!['loopback', 'any', 'off'].includes(values.control as string)) throw new CliError('--control must be loopback, any or off', 2);
+  const controlHosts = ((values['control-host'] as string[] | undefined) ?? []).map((name) => name.trim());
+  for (const name of controlHosts) if (!/^[a-z0-9.-]+$/i.test(name)) throw new CliError(`--control-host must be a host name such as sandbox.ci.internal (no scheme, no port); got "${name}"`, 2);
   if (values['webhook-url'] !== undefined) httpUrl(values['webhook-url'] as string, '--webhook-url');
   const sandbox = await startSandbox({
     port,
@@ -171,6 +248,7 @@ async function start(values: Values): Promise<void> {
     webhookUrl: values['webhook-url'] as string | undefined,
     webhookSecret: values['webhook-secret'] as string,
     controlApi: values.control as 'loopback' | 'any' | 'off',
+    controlHosts,
     credentials: values['access-key'] ? { accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string } : undefined,
   }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (a sandbox already running? try \`channel-sandbox stats\`); pick another with --port, or --port 0 for any free one`);
@@ -204,7 +282,7 @@ async function listen(values: Values): Promise<void> {
   const base = sandboxUrl(values.sandbox as string | undefined);
   const client = controlClient(base);
   let listenerId = '';
-  for await (const { event, data } of client.stream('listen?forward_to=' + encodeURIComponent(forwardTo))) {
+  for await (const { event, data } of client.stream('listen', { forward_to: forwardTo })) {
     if (event === 'ready') {
       listenerId = data.listenerId as string;
       console.log(values.json ? JSON.stringify({ event: 'ready', forwardTo, sandbox: base }) : `Ready: pushes from ${base} go to ${forwardTo} (${data.signed ? 'signed' : 'unsigned'}; the receiver has ${data.timeoutMs} ms). Ctrl+C to stop.`);
@@ -215,7 +293,8 @@ async function listen(values: Values): Promise<void> {
           (error: Error) => ` (not recorded: ${error.message})`,
         );
         const line = { id: data.id as number, orderNo: data.orderNo as string, ...outcome };
-        console.log(values.json ? JSON.stringify(line) : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${reported}`);
+        const answered = outcome.status !== undefined && (outcome.status < 200 || outcome.status > 299) && outcome.answer ? `, answer: ${outcome.answer}` : '';
+        console.log(values.json ? JSON.stringify(line) : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${answered}${reported}`);
       });
     }
   }
@@ -233,13 +312,13 @@ interface Delivery {
   timeoutMs: number;
 }
 
-async function forward(d: Delivery): Promise<{ status?: number; error?: string; durationMs: number }> {
+async function forward(d: Delivery): Promise<{ status?: number; error?: string; answer?: string; durationMs: number }> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   try {
     const response = await fetch(d.url, { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(d.timeoutMs) });
-    await response.arrayBuffer().catch(() => undefined);
-    return { status: response.status, durationMs: took() };
+    const answer = trimAnswer(await readAnswer(response));
+    return { status: response.status, ...(answer === undefined ? {} : { answer }), durationMs: took() };
   } catch (error) {
     if ((error as Error).name === 'TimeoutError') return { error: `timeout after ${d.timeoutMs} ms`, durationMs: took() };
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -249,7 +328,12 @@ async function forward(d: Delivery): Promise<{ status?: number; error?: string; 
 
 function describePush(p: PushResult, tampered: boolean): string {
   const outcome = p.ok ? `delivered, HTTP ${p.status}` : `FAILED: ${p.error}`;
-  return `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
+  const line = `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
+  const lines = [line];
+  if (!p.ok && p.answer) lines.push(`  answer: ${p.answer}`);
+  if (tampered && p.ok) lines.push('  your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body (createWebhookHandler does)');
+  else if (tampered && p.status !== undefined) lines.push('  refused, as it should be: the body was altered after signing');
+  return lines.join('\n');
 }
 
 function sandboxUrl(given: string | undefined): string {
@@ -259,13 +343,7 @@ function sandboxUrl(given: string | undefined): string {
 }
 
 function httpUrl(value: string, name: string): void {
-  let ok = false;
-  try {
-    ok = /^https?:$/.test(new URL(value).protocol);
-  } catch {
-    // reported below
-  }
-  if (!ok) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
+  if (!isHttpUrl(value)) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
 }
 
 function wholeNumber(text: string, name: string, min: number, max: number): number {

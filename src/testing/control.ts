@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConfigError } from '../errors/ConfigError.js';
 import { externalUserIdProblem } from '../server/token-exchange.js';
 import { isLoopback, openEventStream, readBody, sendJson } from './http.js';
+import { controlRefusal } from './control-guard.js';
 import type { EventLog } from './event-log.js';
 import type { FailNextOptions, Sandbox } from './types.js';
 
@@ -15,9 +16,11 @@ export interface ControlTarget {
   sandbox: Sandbox;
   events: EventLog;
   mode: 'loopback' | 'any';
+  /** Host names the control API answers besides IP addresses, localhost and single-label names. */
+  hosts: readonly string[];
   defaultOrder: string;
   addListener(res: ServerResponse, forwardTo: string): void;
-  report(listenerId: string, id: number, outcome: { status?: number; error?: string }): boolean;
+  report(listenerId: string, id: number, outcome: { status?: number; error?: string; answer?: string }): boolean;
   state(): Record<string, unknown>;
 }
 
@@ -30,25 +33,43 @@ class BadRequest extends Error {
   }
 }
 
+/** The control routes that change the sandbox: each is a POST of JSON (`GET stats` and `GET events` only read). */
+const WRITES = ['expire', 'fail-next', 'push', 'token', 'ttl', 'verify', 'listen'];
+const LISTEN_RESULT = /^listen\/[\w-]+\/result$/;
+
 /**
- * The control API (the sandbox's own): `GET stats`, `POST expire`, `POST fail-next`,
- * `POST push`, `POST token`, `POST ttl`, `GET events` (SSE), `GET listen` (SSE) and
- * `POST listen/<id>/result`. JSON in, JSON out; errors are `{ "error": "…" }`.
+ * The control API (the sandbox's own): `GET stats`, `GET events` (SSE), and the writes
+ * `POST expire`, `POST fail-next`, `POST push`, `POST token`, `POST ttl`, `POST verify`,
+ * `POST listen` (SSE) and `POST listen/<id>/result`. JSON in, JSON out; errors are `{ "error": "…" }`.
  */
 export async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, t: ControlTarget): Promise<void> {
-  // Browsers send Origin: a page must not drive the sandbox (it could point pushes anywhere).
-  if (req.headers.origin !== undefined) return sendJson(res, 403, { error: 'the control API does not answer browsers (a request with an Origin header)' });
+  // A web page must never drive the sandbox: it could point pushes anywhere (control-guard.ts).
+  const refused = controlRefusal(req, t.hosts);
+  if (refused) return sendJson(res, 403, { error: refused });
   if (t.mode === 'loopback' && !isLoopback(req.socket.remoteAddress)) {
     return sendJson(res, 403, { error: 'the control API answers this machine only; start the sandbox with --control any to open it' });
   }
-  const route = req.method + ' ' + path.slice(CONTROL_PREFIX.length);
+  const name = path.slice(CONTROL_PREFIX.length);
+  const route = req.method + ' ' + name;
+  // A write needs a request no page can make without CORS consent: a POST of application/json.
+  if (WRITES.includes(name) || LISTEN_RESULT.test(name)) {
+    if (name === 'listen' && req.method === 'GET') return sendJson(res, 405, { error: 'listen is POST /__sandbox/listen with {"forward_to":"http://…"} and Content-Type: application/json' }, { allow: 'POST' });
+    if (req.method !== 'POST') return sendJson(res, 405, { error: `${name} changes the sandbox: use POST with Content-Type: application/json` }, { allow: 'POST' });
+    if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
+      return sendJson(res, 415, { error: 'send the body as JSON with Content-Type: application/json, e.g. curl -H "content-type: application/json" -d \'{"count":2}\'' });
+    }
+  }
   try {
-    const listenResult = /^POST listen\/([\w-]+)\/result$/.exec(route);
+    const listenResult = req.method === 'POST' && LISTEN_RESULT.test(name) ? /^listen\/([\w-]+)/.exec(name) : null;
     if (listenResult) {
       const body = await jsonBody(req);
       const id = body.id;
       if (!Number.isInteger(id)) throw new BadRequest('id: the push id is required');
-      const outcome = { status: Number.isInteger(body.status) ? (body.status as number) : undefined, error: typeof body.error === 'string' ? body.error.slice(0, 300) : undefined };
+      const outcome = {
+        status: Number.isInteger(body.status) ? (body.status as number) : undefined,
+        error: typeof body.error === 'string' ? body.error.slice(0, 300) : undefined,
+        answer: typeof body.answer === 'string' ? body.answer : undefined,
+      };
       if (outcome.status === undefined && outcome.error === undefined) throw new BadRequest('status or error is required');
       const taken = t.report(listenResult[1], id as number, outcome);
       return sendJson(res, taken ? 200 : 409, taken ? { ok: true } : { error: 'no push ' + id + ' is waiting on this listener (it timed out or the listener reconnected)' });
@@ -99,9 +120,14 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
         const stop = t.events.subscribe((event) => stream.send(event.type, event, event.seq));
         return void res.on('close', stop);
       }
-      case 'GET listen': {
-        const forwardTo = query.get('forward_to') ?? '';
-        if (!/^https?:\/\/[^\s/]+/i.test(forwardTo)) throw new BadRequest('forward_to must be an http(s) URL');
+      case 'POST verify': {
+        const body = await jsonBody(req);
+        if (typeof body.token !== 'string' || body.token === '') throw new BadRequest('token: the JWT to check is required');
+        return sendJson(res, 200, t.sandbox.verifyToken(body.token));
+      }
+      case 'POST listen': {
+        const forwardTo = (await jsonBody(req)).forward_to;
+        if (typeof forwardTo !== 'string' || !/^https?:\/\/[^\s/]+/i.test(forwardTo)) throw new BadRequest('forward_to must be an http(s) URL');
         return t.addListener(res, forwardTo);
       }
       default:

@@ -30,9 +30,9 @@ export function describeFlags(push: { signed: boolean; tampered: boolean }): str
   return ` (${push.signed ? 'signed' : 'unsigned'}${push.tampered ? ', tampered after signing' : ''})`;
 }
 
-/** `delivered, HTTP 200 in 12 ms` or `FAILED: HTTP 401 in 3 ms`. */
-export function describeOutcome(push: { ok: boolean; status?: number; error?: string; durationMs: number }): string {
-  return `${push.ok ? `delivered, HTTP ${push.status}` : `FAILED: ${push.error}`} in ${push.durationMs} ms`;
+/** `delivered, HTTP 200 in 12 ms` or `FAILED: HTTP 500 in 3 ms, answer: {"error":"handler failed"}`. */
+export function describeOutcome(push: { ok: boolean; status?: number; error?: string; answer?: string; durationMs: number }): string {
+  return `${push.ok ? `delivered, HTTP ${push.status}` : `FAILED: ${push.error}`} in ${push.durationMs} ms${!push.ok && push.answer ? `, answer: ${push.answer}` : ''}`;
 }
 
 /** `12:03:04.567`, local time. */

@@ -92,3 +92,51 @@ export function openEventStream(res: ServerResponse): EventStream {
     },
   };
 }
+
+// The pattern core/redact.ts masks. Written out: importing redact.ts here would move it into a
+// chunk shared with the browser entry, four more files in the install for one regex.
+const jwtShaped = /eyJ[\w-]+\.[\w-]+\.[\w-]*/g;
+const ANSWER_CHARS = 300;
+
+/**
+ * A receiver's answer as the sandbox reports it: whitespace collapsed to single spaces, at most
+ * 300 characters (`…` marks a cut), JWT-shaped text masked; undefined when empty.
+ */
+export function trimAnswer(text: string): string | undefined {
+  const flat = text.replace(jwtShaped, '[token]').replace(/\s+/g, ' ').trim();
+  if (!flat) return undefined;
+  return flat.length > ANSWER_CHARS ? flat.slice(0, ANSWER_CHARS - 1) + '…' : flat;
+}
+
+/** The start of a fetch Response's body as text (the rest is not read), for {@link trimAnswer}. */
+export async function readAnswer(response: Response, limit = 4096): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // A connection cut mid-answer: keep what arrived.
+  } finally {
+    if (size >= limit) reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+}
+
+/** An absolute http(s) URL. */
+export function isHttpUrl(value: unknown): value is string {
+  try {
+    return typeof value === 'string' && /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** An HTTP header name (RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+.^`|~\w-]+$/;

@@ -4,7 +4,7 @@ import { SIGNATURE_HEADER } from '../server/webhook.js';
 import { nodeCrypto } from '../server/crypto-node.js';
 import type { Logistics } from '../schemas/logistics.js';
 import type { EventLog } from './event-log.js';
-import { openEventStream, type EventStream } from './http.js';
+import { openEventStream, readAnswer, trimAnswer, type EventStream } from './http.js';
 import type { PushRecord, PushResult } from './types.js';
 
 /** A connected `channel-sandbox listen`: pushes are handed to it and it reports the receiver's answer. */
@@ -19,6 +19,8 @@ interface Listener {
 interface Outcome {
   status?: number;
   error?: string;
+  /** The receiver's answer body, as {@link trimAnswer} leaves it. */
+  answer?: string;
 }
 
 /** The push side of the sandbox: signs, delivers directly or through a listener, records the outcome. */
@@ -29,8 +31,8 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
   async function deliverDirect(url: string, headers: Record<string, string>, body: string): Promise<Outcome> {
     try {
       const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(o.timeoutMs) });
-      await response.arrayBuffer().catch(() => undefined); // the body is not used
-      return { status: response.status };
+      // The service ignores the answer body; the sandbox keeps its start to show why a push failed.
+      return { status: response.status, answer: trimAnswer(await readAnswer(response)) };
     } catch (error) {
       const name = (error as Error).name;
       if (name === 'TimeoutError') return { error: 'timeout after ' + o.timeoutMs + ' ms' };
@@ -79,9 +81,10 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
     record.status = outcome.status;
     record.ok = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
     if (!record.ok) record.error = outcome.error ?? 'HTTP ' + outcome.status;
+    if (outcome.answer !== undefined) record.answer = outcome.answer;
     o.events.emit({ type: 'push', record: { ...record } });
-    const { id, ok, status, durationMs, error, via, orderNo } = record;
-    return { id, ok, status, durationMs, error, url, via, orderNo };
+    const { id, ok, status, durationMs, error, answer, via, orderNo } = record;
+    return { id, ok, status, durationMs, error, ...(answer === undefined ? {} : { answer }), url, via, orderNo };
   }
 
   return {
@@ -102,7 +105,7 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
     /** A listener's report on one delivery; false when nothing waits for it (unknown, or too late). */
     report(listenerId: string, id: number, outcome: Outcome): boolean {
       const finish = listeners.find((l) => l.id === listenerId)?.pending.get(id);
-      if (finish) finish({ status: outcome.status, error: outcome.error });
+      if (finish) finish({ status: outcome.status, error: outcome.error, answer: outcome.answer === undefined ? undefined : trimAnswer(outcome.answer) });
       return !!finish;
     },
     listening: (): string[] => listeners.map((l) => l.forwardTo),

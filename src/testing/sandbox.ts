@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { checkKeys } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
 import { nodeCrypto } from '../server/crypto-node.js';
@@ -8,13 +9,14 @@ import { createReferenceSigning, REFERENCE_WINDOW_SECONDS } from '../server/sign
 import { externalUserIdProblem, TOKEN_PATH } from '../server/token-exchange.js';
 import { getHeader } from '../server/headers.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
+import { hostName } from './control-guard.js';
 import { createEventLog } from './event-log.js';
 import { answerPreflight, corsHeaders, readBody, sendJson } from './http.js';
 import { createJwtSigner } from './jwt.js';
 import { createNonceStore } from './nonce-store.js';
 import { createOrderStore, orderBodyProblems } from './orders.js';
 import { createPusher } from './push.js';
-import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStats } from './types.js';
+import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStats, TokenVerdict } from './types.js';
 
 /**
  * The sandbox's own data routes. The interface names SDK data calls (orders, logistics) but
@@ -65,7 +67,9 @@ const systemClock = () => performance.timeOrigin + performance.now();
  * const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  checkKeys(options ?? {}, OPTION_KEYS, 'startSandbox option');
   const { port = 0, host = '127.0.0.1', webhookSecret = '', webhookTimeoutMs = 8000, controlApi = 'loopback' } = options;
+  const controlHosts = checkControlHosts(options.controlHosts);
   const now = options.now ?? Date.now;
   let tokenTtlSeconds = checkTtl(options.tokenTtlSeconds ?? 900);
   if (!['loopback', 'any', 'off'].includes(controlApi)) throw new ConfigError("controlApi must be 'loopback', 'any' or 'off'");
@@ -130,7 +134,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     sendJson(res, 200, { code: 0, data: { access_token: issue(userId as string, 'endpoint'), expires_in: tokenTtlSeconds, token_type: 'Bearer' } });
   }
 
-  /** The token's jti when its Bearer token is good, else why not. */
+  /** A token checked as the data routes check it. */
+  function verifyToken(token: string): TokenVerdict {
+    const check = jwt.verify(token, Math.floor(now() / 1000));
+    if (!check.claims) return { valid: false, reason: check.reason };
+    const { sub, iat, exp, jti } = check.claims;
+    if (Number(jti) <= expiredUpTo) return { valid: false, reason: 'token expired (expireTokens)', claims: { sub, iat, exp, jti } };
+    return { valid: true, claims: { sub, iat, exp, jti } };
+  }
+
+  /** The token's jti when its Bearer token is good, else why not (the hot path: no copy of the claims). */
   function checkBearer(req: IncomingMessage): { reason?: string; jti?: string } {
     const auth = req.headers.authorization;
     if (!auth) return { reason: 'missing Authorization header' };
@@ -205,6 +218,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         sandbox,
         events,
         mode: controlApi,
+        hosts: controlHosts,
         defaultOrder: orders.list()[0].order_no,
         addListener: pusher.addListener,
         report: pusher.report,
@@ -257,6 +271,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
     credentials,
     issueToken: async (externalUserId) => issue(externalUserId, 'direct'),
+    verifyToken(token) {
+      if (typeof token !== 'string') throw new ConfigError('verifyToken needs the JWT string');
+      return verifyToken(token);
+    },
     expireTokens() {
       expiredUpTo = issued;
       events.emit({ type: 'control', action: 'expire', expired: issued });
@@ -286,6 +304,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }),
   };
   return sandbox;
+}
+
+const OPTION_KEYS = ['port', 'host', 'tokenTtlSeconds', 'webhookUrl', 'webhookSecret', 'webhookTimeoutMs', 'credentials', 'now', 'controlApi', 'controlHosts', 'onEvent'];
+
+function checkControlHosts(hosts: unknown): string[] {
+  if (hosts === undefined) return [];
+  const valid = Array.isArray(hosts) && hosts.every((h) => typeof h === 'string' && /^[a-z0-9.-]+$/i.test(h) && hostName(h) === h.toLowerCase());
+  if (!valid) throw new ConfigError("controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']");
+  return (hosts as string[]).map((h) => h.toLowerCase());
 }
 
 function checkTtl(seconds: number): number {

@@ -21,10 +21,18 @@ export interface SandboxOptions {
   /**
    * Who may use the control API under `/__sandbox/` (the sandbox's own, not the service's):
    * `'loopback'` (clients on this machine), `'any'` (e.g. a sandbox in a container), `'off'`.
-   * Requests that carry an `Origin` header (browsers) are always refused.
+   * Web pages are always refused: a request with `Origin` or a `Sec-Fetch-Site` other than
+   * `none`, a Host name a DNS-rebinding page could use, and any write that is not a POST of
+   * `application/json` (which no page can send without a CORS consent the sandbox never gives).
    * @default 'loopback'
    */
   controlApi?: 'loopback' | 'any' | 'off';
+  /**
+   * Host names the control API answers besides IP addresses, `localhost`, `*.localhost` and
+   * single-label names such as `sandbox` (a guard against DNS rebinding), e.g. `['sandbox.ci.internal']`.
+   * @default []
+   */
+  controlHosts?: string[];
   /** Called for everything the sandbox does, for timelines and logs. Never carries a token or secret. */
   onEvent?: (event: SandboxEvent) => void;
 }
@@ -70,10 +78,25 @@ export interface PushRecord {
   durationMs: number;
   /** Why it failed: `HTTP 500`, `timeout after 8000 ms`, `connection failed: …`, `listener disconnected`. */
   error?: string;
+  /** The receiver's answer body: whitespace collapsed, at most 300 characters, JWT-shaped text masked. */
+  answer?: string;
 }
 
 /** What `pushLogistics` resolves to. */
-export type PushResult = Pick<PushRecord, 'id' | 'ok' | 'status' | 'durationMs' | 'error' | 'url' | 'via' | 'orderNo'>;
+export type PushResult = Pick<PushRecord, 'id' | 'ok' | 'status' | 'durationMs' | 'error' | 'answer' | 'url' | 'via' | 'orderNo'>;
+
+/** The claims of a sandbox JWT that a check reports. */
+export interface TokenClaims {
+  /** The external user id. */
+  sub: string;
+  iat: number;
+  exp: number;
+  /** 1, 2, 3… in issue order: the "token #3" of the event stream. */
+  jti: string;
+}
+
+/** What `verifyToken` finds: a token this sandbox issued and still accepts, or why not. */
+export type TokenVerdict = { valid: true; claims: TokenClaims; reason?: undefined } | { valid: false; reason: string; claims?: TokenClaims };
 
 /** Options of `pushLogistics`. */
 export interface PushOptions {
@@ -110,6 +133,11 @@ export interface Sandbox {
   credentials: { accessKey: string; secretKey: string };
   /** Issues a JWT directly, as the token endpoint would (for tests that skip the exchange). */
   issueToken(externalUserId: string): Promise<string>;
+  /**
+   * Checks a JWT as the data routes would: `{ valid: true, claims }` for a token this sandbox
+   * issued and still accepts, else `{ valid: false, reason }` (another key, expired, `expireTokens()`).
+   */
+  verifyToken(token: string): TokenVerdict;
   /** Every JWT issued so far now gets 401. Returns how many that is. */
   expireTokens(): number;
   /** The next `count` data calls answer 401 (or `options.status`) whatever the token. */

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createClient } from 'channel-sdk';
 import { signWebhookBody } from 'channel-sdk/server';
-import { startSandbox, type Sandbox } from 'channel-sdk/testing';
+import { checkTokenRoute, checkWebhook, startSandbox, type CheckReport, type Sandbox } from 'channel-sdk/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { largeLogistics, sampleLogistics } from '../server/helpers.js';
 import { stall } from '../server/stalled.js';
@@ -192,6 +192,16 @@ describe.each([
     await expect(client.get('/open/api/v1/sdk/orders')).resolves.toBeDefined();
     expect(calls).toEqual([token, token + '?force=1']);
     expect((await fetch(app + token)).status).toBe(401);
+  });
+
+  test('channel-sandbox check passes the token route and the webhook (the repeat is a warning: the recipe has no dedup)', async () => {
+    const route = await checkTokenRoute({ url: app + token, sandbox, headers: { cookie: 'session=demo-session' } });
+    const receiver = await checkWebhook({ url: app + hook, secret });
+    const failed = (report: CheckReport) => report.checks.filter((c) => c.status === 'fail').map((c) => `${c.id}: ${c.detail}`);
+    expect({ route: failed(route), receiver: failed(receiver) }).toEqual({ route: [], receiver: [] });
+    // App Router: the recipe exports GET only (405 to a POST); Pages Router: its handler takes POST too.
+    expect(route.checks.find((c) => c.id === 'force-post')?.status).toBe(_router === 'App Router' ? 'skip' : 'pass');
+    expect(receiver.checks.filter((c) => c.status === 'warn').map((c) => c.id)).toEqual(expect.arrayContaining(['duplicate']));
   });
 });
 

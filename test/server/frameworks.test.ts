@@ -9,7 +9,7 @@ import { Router } from '@koa/router';
 import { serve } from '@hono/node-server';
 import { createClient } from 'channel-sdk';
 import { signWebhookBody, toNodeHandler, type Logistics } from 'channel-sdk/server';
-import type { Sandbox } from 'channel-sdk/testing';
+import { checkTokenRoute, checkWebhook, type CheckReport, type Sandbox } from 'channel-sdk/testing';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -190,6 +190,44 @@ describe.each(Object.entries(frameworks))('%s recipe', (name, framework) => {
     const response = await fetch(app.url + '/channel-token');
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({ error: 'not signed in' });
+  });
+
+  // Up to twice the exchange's window for shared forced refreshes: the check waits one out per form.
+  test('channel-sandbox check passes the token route and the webhook (the repeat is a warning: the recipe has no dedup)', { timeout: 60_000 }, async () => {
+    const output = captureConsole(); // the recipe logs the refused pushes the check sends on purpose
+    let token: CheckReport;
+    let hook: CheckReport;
+    try {
+      token = await checkTokenRoute({ url: app.url + '/channel-token', sandbox, headers: { cookie: 'session=demo-session' } });
+      hook = await checkWebhook({ url: app.url + '/webhooks/channel', secret });
+    } finally {
+      output.restore();
+    }
+    const byId = (report: CheckReport) => Object.fromEntries(report.checks.map((c) => [c.id, c.status === 'pass' ? c.status : `${c.status}: ${c.detail}`]));
+    expect(byId(token)).toEqual({
+      token: 'pass',
+      cache: 'pass',
+      'force-query': 'pass',
+      'force-post': expect.stringMatching(/^skip: the route does not take POST \(HTTP 40[45]\)/), // the recipe mounts GET only
+      'no-store': 'pass',
+      credentials: 'pass',
+      cors: 'pass',
+      timing: expect.stringMatching(/^(pass|warn: )/), // a warning only on a machine slow enough to take 2 s
+    });
+    expect(byId(hook)).toEqual({
+      signed: 'pass',
+      'uppercase-hex': 'pass',
+      tampered: 'pass',
+      unsigned: 'pass',
+      'bad-signatures': 'pass',
+      'raw-bytes': 'pass',
+      duplicate: 'warn: the repeat got HTTP 200 like a new push: whether the callback ran twice cannot be seen from outside',
+      large: 'pass',
+      timing: expect.stringMatching(/^(pass|warn: )/), // a warning only on a machine slow enough to take 4 s
+    });
+    expect([token.ok, hook.ok]).toEqual([true, true]);
+    // Only the refusals the check provokes: forged pushes, and its cross-origin probe where the route reports one.
+    expect(output.lines.filter((l) => !/^(warn \[channel-sdk\] webhook signature -> 401|error \[channel-sdk\] token route origin -> 403)/.test(l))).toEqual([]);
   });
 
   test(`body read by ${framework.parser} first -> 500 naming ${name.split(' ')[0]}'s fix`, async () => {

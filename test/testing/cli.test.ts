@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createClient, UnauthorizedError } from '../../src/index.js';
-import { createTokenExchange, createWebhookHandler, toNodeHandler } from '../../src/server-node.js';
+import { createHmac } from 'node:crypto';
+import { createMemoryDedupStore, createTokenExchange, createTokenRoute, createWebhookHandler, toNodeHandler } from '../../src/server-node.js';
 
 const cli = 'dist/sandbox-cli.js';
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -76,7 +77,14 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
   beforeAll(async () => {
     // The partner's webhook receiver (any stack would do; this one uses the package's handler).
     const node = toNodeHandler(createWebhookHandler({ secret: 'whsec_cli', onLogisticsUpdated: (e) => void received.push(e.logistics.order_no), onError: () => {} }));
-    hook = (await server((req, res) => (req.url === '/fail' ? (req.resume(), res.writeHead(500).end()) : node(req, res)))) + '/webhooks/channel';
+    hook =
+      (await server((req, res) => {
+        if (req.url === '/fail') return void (req.resume(), res.writeHead(500).end());
+        // A receiver whose database is down: a 500 with a long answer that names the cause.
+        if (req.url === '/db-down') return void (req.resume(), res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'database unavailable: connect ECONNREFUSED 10.0.0.5:5432', detail: 'x'.repeat(500) }, null, 2)));
+        if (req.url === '/no-check') return void (req.resume(), res.writeHead(200).end('{"ok":true}'));
+        node(req, res);
+      })) + '/webhooks/channel';
     log = background(['start', '--port', '0', '--json', '--webhook-secret', 'whsec_cli', '--webhook-url', hook, '--access-key', 'ak_cli', '--secret-key', 'sk_cli']);
     const [ready] = await log.waitFor(/"event":"ready"/);
     const { accessKey, secretKey, ...rest } = JSON.parse(ready) as { url: string; accessKey: string; secretKey: string };
@@ -115,11 +123,34 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     expect(signed).toMatchObject({ code: 0, stderr: '' });
     expect(signed.stdout).toMatch(/^push #\d+ SO20240602002 → http:\/\/127\.0\.0\.1:\d+\/webhooks\/channel: delivered, HTTP 200 in \d+ ms\n$/);
     expect(received).toEqual(['SO20240602002']);
-    expect((await sb('push', '--tamper')).stdout).toMatch(/^push #\d+ SO20240601001 \(tampered after signing\) → \S+: FAILED: HTTP 401 in \d+ ms\n$/);
-    const failing = JSON.parse((await sb('push', '--to', hook.replace('/webhooks/channel', '/fail'), '--json')).stdout);
-    expect(failing).toMatchObject({ ok: false, status: 500, error: 'HTTP 500', via: 'direct' });
-    expect((await sb('push', '--to', 'http://127.0.0.1:1/hook')).stdout).toMatch(/FAILED: connection failed: /);
+    const tampered = await sb('push', '--tamper');
+    expect(tampered).toMatchObject({ code: 0, stderr: '' }); // refused, as it should be
+    expect(tampered.stdout).toMatch(
+      /^push #\d+ SO20240601001 \(tampered after signing\) → \S+: FAILED: HTTP 401 in \d+ ms\n {2}answer: \{"error":"invalid signature"\}\n {2}refused, as it should be: the body was altered after signing\n$/,
+    );
+    const failing = await sb('push', '--to', hook.replace('/webhooks/channel', '/fail'), '--json');
+    expect(failing.code).toBe(1);
+    expect(JSON.parse(failing.stdout)).toMatchObject({ ok: false, status: 500, error: 'HTTP 500', via: 'direct' });
+    const absent = await sb('push', '--to', 'http://127.0.0.1:1/hook');
+    expect([absent.code, absent.stdout]).toEqual([1, expect.stringMatching(/FAILED: connection failed: /)]);
     expect(received).toEqual(['SO20240602002']);
+  });
+
+  test('push exits 1 when the delivery fails and prints the receiver\'s status and trimmed answer; --tamper exits 1 when the receiver accepts', async () => {
+    const down = await sb('push', '--to', hook.replace('/webhooks/channel', '/db-down'));
+    expect({ code: down.code, stderr: down.stderr }).toEqual({ code: 1, stderr: '' });
+    const [first, answer, ...rest] = down.stdout.split('\n');
+    expect(first).toMatch(/^push #\d+ SO20240601001 → http:\/\/127\.0\.0\.1:\d+\/db-down: FAILED: HTTP 500 in \d+ ms$/);
+    // Whitespace collapsed, cut to 300 characters.
+    expect(answer).toMatch(/^ {2}answer: \{ "error": "database unavailable: connect ECONNREFUSED 10\.0\.0\.5:5432", "detail": "x+…$/);
+    expect(answer.length).toBe('  answer: '.length + 300);
+    expect(rest).toEqual(['']);
+    const json = await sb('push', '--to', hook.replace('/webhooks/channel', '/db-down'), '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, status: 500, answer: expect.stringMatching(/^\{ "error": "database unavailable/) });
+    const accepted = await sb('push', '--tamper', '--to', hook.replace('/webhooks/channel', '/no-check'));
+    expect(accepted.code).toBe(1);
+    expect(accepted.stdout).toMatch(/\(tampered after signing\) → \S+: delivered, HTTP 200 in \d+ ms\n {2}your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body/);
   });
 
   test('listen --forward-to: pushes come through the listener, which prints each and the answer; events prints what happened', async () => {
@@ -127,10 +158,10 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     const listener = background(['listen', '--forward-to', hook, '--sandbox', url]);
     await listener.waitFor(/^Ready: pushes from http:\/\/127\.0\.0\.1:\d+ go to http:\S+\/webhooks\/channel \(signed; the receiver has 8000 ms\)/);
     expect((await sb('push', '--order', 'SO20240601001')).stdout).toMatch(/\(through channel-sandbox listen\): delivered, HTTP 200/);
-    expect((await sb('push', '--tamper')).stdout).toMatch(/\(through channel-sandbox listen\): FAILED: HTTP 401/);
+    expect((await sb('push', '--tamper')).stdout).toMatch(/\(through channel-sandbox listen\): FAILED: HTTP 401 in \d+ ms\n {2}answer: \{"error":"invalid signature"\}\n/);
     const printed = await listener.waitFor(/ push #\d+ /, 2);
     expect(printed[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}push #\d+ SO20240601001 \(signed\) → \S+\/webhooks\/channel: HTTP 200 in \d+ ms$/);
-    expect(printed[1]).toMatch(/push #\d+ SO20240601001 \(signed, tampered after signing\) → \S+: HTTP 401 in \d+ ms$/);
+    expect(printed[1]).toMatch(/push #\d+ SO20240601001 \(signed, tampered after signing\) → \S+: HTTP 401 in \d+ ms, answer: \{"error":"invalid signature"\}$/);
     expect(received.at(-1)).toBe('SO20240601001');
     const outcomes = (await events.waitFor(/"type":"push"/, 2)).map((l) => JSON.parse(l).record);
     expect(outcomes.map((r: { ok: boolean; via: string }) => [r.ok, r.via])).toEqual([
@@ -150,6 +181,49 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     expect(response.status).toBe(200);
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number; iat: number; sub: string };
     expect([claims.sub, claims.exp - claims.iat]).toEqual(['qa-curl', 60]);
+  });
+
+  test('check token-route and check webhook: a correct app passes (exit 0), a broken one fails with what to fix (exit 1), --json', async () => {
+    const exchange = createTokenExchange({ baseUrl: url, ...credentials });
+    const user = (req: import('node:http').IncomingMessage) => (/session=qa/.test(req.headers.cookie ?? '') ? 'qa-1' : null);
+    const route = toNodeHandler(createTokenRoute({ exchange, resolveUser: user }));
+    const webhook = toNodeHandler(createWebhookHandler({ secret: 'whsec_cli', dedup: createMemoryDedupStore(), onLogisticsUpdated: () => {}, onError: () => {} }));
+    const good = await server((req, res) => (req.url?.startsWith('/webhooks') ? webhook(req, res) : route(req, res)));
+    const brokenExchange = createTokenExchange({ baseUrl: url, ...credentials }); // its own cache: both apps are checked at once
+    // Broken: a token route with no Cache-Control and CORS for any origin; a receiver that checks JSON.stringify(req.body).
+    const broken = await server((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c)).on('end', async () => {
+        if (req.url?.startsWith('/webhooks')) {
+          const expected = createHmac('sha256', 'whsec_cli').update(JSON.stringify(JSON.parse(Buffer.concat(chunks).toString()))).digest('hex');
+          return void res.writeHead(expected === String(req.headers['x-channel-webhook-signature']).toLowerCase() ? 200 : 401).end();
+        }
+        if (!user(req)) return void res.writeHead(401).end();
+        const { accessToken } = await brokenExchange.getToken('qa-1', { forceRefresh: /force=1/.test(req.url ?? '') || /forceRefresh/.test(Buffer.concat(chunks).toString()) });
+        res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify({ access_token: accessToken }));
+      });
+    });
+    const [tokenOk, tokenBad, hookOk, hookBad, json] = await Promise.all([
+      sb('check', 'token-route', good + '/channel-token', '--header', 'cookie: session=qa'),
+      sb('check', 'token-route', broken + '/channel-token', '--header', 'cookie: session=qa'),
+      run(['check', 'webhook', good + '/webhooks/channel', '--secret', 'whsec_cli']),
+      run(['check', 'webhook', broken + '/webhooks/channel'], { CHANNEL_WEBHOOK_SECRET: 'whsec_cli' }),
+      run(['check', 'webhook', broken + '/webhooks/channel', '--secret', 'whsec_cli', '--json']),
+    ]);
+    expect([tokenOk.code, tokenOk.stderr]).toEqual([0, '']);
+    // Every line passes (the time per call may warn on a machine slow enough to take 2 s).
+    expect(tokenOk.stdout.split('\n').filter((l) => /^[✓✗⚠–] /.test(l) && !l.includes('time per call')).map((l) => l[0])).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓']);
+    expect(tokenOk.stdout).toMatch(/^✓ answers a token for the signed-in user: HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "qa-1" \(token #\d+\)$/m);
+    expect(tokenBad.code).toBe(1);
+    expect(tokenBad.stdout).toMatch(/^✗ Cache-Control: no-store: plain call: no Cache-Control; .*\n {4}fix: send Cache-Control: no-store with every token answer/m);
+    expect(tokenBad.stdout).toMatch(/^✗ CORS grants no other origin: Origin: https:\/\/evil\.example → Access-Control-Allow-Origin: \* on GET/m);
+    expect(tokenBad.stdout).toMatch(/^8 checks: [56] passed, 2 failed/m);
+    expect([hookOk.code, hookOk.stdout]).toEqual([0, expect.stringMatching(/\n9 checks: (9 passed, 0 failed|8 passed, 0 failed, 1 warning)\n$/)]);
+    expect(hookBad.code).toBe(1);
+    expect(hookBad.stdout).toMatch(/^✗ the signature is checked over the raw bytes: refused the same JSON with other whitespace signed over its exact bytes \(HTTP 401\), and accepted it signed over the re-serialised JSON/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({ target: 'webhook', ok: false, counts: { fail: 1 }, checks: expect.arrayContaining([expect.objectContaining({ id: 'raw-bytes', status: 'fail' })]) });
+    expect(json.code).toBe(1);
+    for (const r of [tokenOk, tokenBad, hookOk, hookBad, json]) expect(r.stdout).not.toMatch(/eyJ|whsec_cli/);
   });
 
   test('the sandbox it talks to comes from --sandbox, else CHANNEL_SANDBOX_URL', async () => {
@@ -175,11 +249,14 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     expect(other.stderr).toMatch(/answered HTTP 404: is it a channel-sandbox\?/);
     expect(shape(notJson)).toEqual({ code: 1, stdout: '', lines: 1 });
     expect(notJson.stderr).toMatch(/answered HTTP 200 without the sandbox's JSON: is it a channel-sandbox\?/);
+    const check = await run(['check', 'token-route', 'http://127.0.0.1:9/channel-token', '--sandbox', closed]);
+    expect(shape(check)).toEqual({ code: 1, stdout: '', lines: 1 });
+    expect(check.stderr).toMatch(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:\d+ \(connection refused\): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL\n$/);
   });
 
   test('bad arguments: exit 2 with what to pass instead', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['bogus'], /unknown command "bogus"; the commands are start, expire, fail-next, push, listen, events, stats, token, ttl/],
+      [['bogus'], /unknown command "bogus"; the commands are start, expire, fail-next, push, listen, events, stats, token, ttl, check/],
       [['fail-next', 'three'], /fail-next: n must be a whole number from 0 to 1000; got "three"/],
       [['fail-next', '2', '--status', 'x'], /--status must be a whole number/],
       [['push', '--to', 'localhost:3000'], /push: --to must be an http\(s\) URL/],
@@ -193,6 +270,16 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
       [['--ttl', '0'], /--ttl must be a positive number of seconds/],
       [['start', '--access-key', 'a'], /pass both --access-key and --secret-key, or neither/],
       [['start', '--control', 'public'], /--control must be loopback, any or off/],
+      [['start', '--control-host', 'http://x:1'], /--control-host must be a host name such as sandbox\.ci\.internal/],
+      [['check'], /check: what\? channel-sandbox check token-route <url> or channel-sandbox check webhook <url>/],
+      [['check', 'tokens', 'http://x/'], /check: what\? .* \(not "tokens"\)/],
+      [['check', 'webhook'], /check webhook: which URL\? e\.g\. channel-sandbox check webhook http:\/\/127\.0\.0\.1:3000\/webhooks\/channel/],
+      [['check', 'webhook', 'http://127.0.0.1:9/h'], /check webhook: which secret does your receiver verify with\? pass --secret/],
+      [['check', 'webhook', 'http://127.0.0.1:9/h', '--secret', 's', '--header', 'a: b'], /check webhook: --header is for check token-route/],
+      [['check', 'token-route', 'http://127.0.0.1:9/t', '--header', 'cookie'], /--header must be "name: value", e\.g\. --header "cookie: session=abc"; got "cookie"/],
+      [['check', 'token-route', 'http://127.0.0.1:9/t', '--secret', 's'], /check token-route: --secret is for check webhook/],
+      [['check', 'token-route', 'localhost:3000/t'], /check token-route: the URL must be an http\(s\) URL/],
+      [['check', 'token-route', 'http://x/', '--hedaer', 'a: b'], /check: unknown or incomplete option --hedaer/],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));
     results.forEach((result, i) => {

@@ -1,7 +1,10 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { createTokenExchange } from '../../src/server-node.js';
 import { SANDBOX_PATHS, type SandboxEvent, type SandboxOptions } from '../../src/testing.js';
+import { startSandbox as startBare } from '../../src/testing.js';
 import { closers, receiver, sandboxWith as startSandbox } from './helpers.js';
 
 async function sandboxWith(options: SandboxOptions = {}) {
@@ -13,11 +16,11 @@ async function sandboxWith(options: SandboxOptions = {}) {
   return { sandbox, control };
 }
 
-/** Reads a server-sent event stream into `events` until the test ends. */
-async function stream(url: string, headers: Record<string, string> = {}) {
+/** Reads a server-sent event stream (GET, or POST of `body` as JSON) into `events` until the test ends. */
+async function stream(url: string, headers: Record<string, string> = {}, body?: unknown) {
   const abort = new AbortController();
   closers.push(async () => abort.abort());
-  const response = await fetch(url, { headers, signal: abort.signal });
+  const response = await fetch(url, body === undefined ? { headers, signal: abort.signal } : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: abort.signal });
   const events: Array<{ event: string; id?: string; data: Record<string, unknown> }> = [];
   void (async () => {
     let buffer = '';
@@ -76,7 +79,7 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
     expect((await control('POST', 'push', { to: 'ftp://x' })).body).toEqual({ error: 'to must be an http(s) URL' });
     expect((await control('POST', 'token', { user: '' })).body).toEqual({ error: 'user must not be empty' });
     expect((await control('POST', 'ttl', { seconds: 0 })).status).toBe(400);
-    const notJson = await fetch(sandbox.url + '/__sandbox/fail-next', { method: 'POST', body: 'count=2' });
+    const notJson = await fetch(sandbox.url + '/__sandbox/fail-next', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'count=2' });
     expect([notJson.status, await notJson.json()]).toEqual([400, { error: 'the body must be JSON, e.g. {"count":2}' }]);
     expect((await control('GET', 'nope')).status).toBe(404);
     expect(await control('POST', 'expire', {}, { origin: 'https://evil.example' })).toEqual({ status: 403, body: { error: 'the control API does not answer browsers (a request with an Origin header)' } });
@@ -133,8 +136,8 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
 
   test('listen: pushes go through the connected listener, which reports the receiver\'s answer; a listener that goes away fails its push', async () => {
     const { sandbox, control } = await sandboxWith({ webhookSecret: 'whsec_test', webhookTimeoutMs: 2000 });
-    expect((await control('GET', 'listen?forward_to=nope')).status).toBe(400);
-    const listener = await stream(sandbox.url + '/__sandbox/listen?forward_to=' + encodeURIComponent('http://127.0.0.1:3000/hook'));
+    expect(await control('POST', 'listen', { forward_to: 'nope' })).toEqual({ status: 400, body: { error: 'forward_to must be an http(s) URL' } });
+    const listener = await stream(sandbox.url + '/__sandbox/listen', {}, { forward_to: 'http://127.0.0.1:3000/hook' });
     await until(() => listener.events.length === 1);
     const { listenerId } = listener.events[0].data as { listenerId: string };
     expect(listener.events[0]).toMatchObject({ event: 'ready', data: { forwardTo: 'http://127.0.0.1:3000/hook', signed: true, timeoutMs: 2000 } });
@@ -153,5 +156,91 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
     await until(() => listener.events.length === 3);
     listener.close();
     expect((await orphan).body).toMatchObject({ ok: false, error: 'listener disconnected', via: 'listener' });
+  });
+});
+
+/** One raw request (node:http, so that Host and the browser headers are exactly these). */
+function raw(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(base + path, { method, headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      // An event stream stays open: its status is the answer.
+      if ((res.headers['content-type'] ?? '').startsWith('text/event-stream')) return void (resolve({ status: res.statusCode ?? 0, body: '' }), res.destroy());
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('the control API refuses every request a web page can make (#21: an <iframe> took every push)', () => {
+  test('no web page can write: Origin, Sec-Fetch-Site, a DNS-rebinding Host, simple POSTs (text/plain, form, no type), GET listen', async () => {
+    const { sandbox } = await sandboxWith({ webhookUrl: 'http://127.0.0.1:9/hook' });
+    const port = new URL(sandbox.url).port;
+    const json = { 'content-type': 'application/json' };
+    const listen = JSON.stringify({ forward_to: 'http://evil.example/steal' });
+    const attempts: Array<[string, string, string, Record<string, string>, string | undefined, number, RegExp]> = [
+      ['iframe / img / link GET (no Origin)', 'GET', '/__sandbox/listen?forward_to=http://evil.example/steal', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }, undefined, 403, /does not answer web pages \(Sec-Fetch-Site: cross-site\)/],
+      ['the same GET from a browser without Sec-Fetch-*', 'GET', '/__sandbox/listen?forward_to=http://evil.example/steal', {}, undefined, 405, /^listen is POST \/__sandbox\/listen with \{"forward_to":"http:\/\/…"\}/],
+      ['form POST, text/plain', 'POST', '/__sandbox/listen', { 'content-type': 'text/plain' }, listen, 415, /^send the body as JSON with Content-Type: application\/json/],
+      ['form POST, urlencoded', 'POST', '/__sandbox/fail-next', { 'content-type': 'application/x-www-form-urlencoded' }, '{"count":5}', 415, /Content-Type: application\/json/],
+      ['multipart POST', 'POST', '/__sandbox/expire', { 'content-type': 'multipart/form-data; boundary=x' }, '--x--', 415, /Content-Type: application\/json/],
+      ['sendBeacon / no-cors POST without a type', 'POST', '/__sandbox/expire', {}, '{}', 415, /Content-Type: application\/json/],
+      ['a cross-origin fetch', 'POST', '/__sandbox/listen', { ...json, origin: 'https://evil.example' }, listen, 403, /does not answer browsers \(a request with an Origin header\)/],
+      ['a same-origin page after DNS rebinding (GET)', 'GET', '/__sandbox/stats', { host: `rebind.example:${port}`, 'sec-fetch-site': 'same-origin' }, undefined, 403, /Sec-Fetch-Site: same-origin/],
+      ['a rebinding page in a browser without Sec-Fetch-*', 'GET', '/__sandbox/events', { host: `rebind.example:${port}` }, undefined, 403, /does not answer the host name rebind\.example \(a guard against DNS rebinding\): reach it by IP address or localhost, or start the sandbox with --control-host rebind\.example/],
+      ['the same page POSTing JSON (its Origin)', 'POST', '/__sandbox/listen', { ...json, host: `rebind.example:${port}`, origin: `http://rebind.example:${port}` }, listen, 403, /Origin/],
+      ['a preflight', 'OPTIONS', '/__sandbox/listen', { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' }, undefined, 403, /Origin/],
+    ];
+    for (const [what, method, path, headers, body, status, error] of attempts) {
+      const answer = await raw(sandbox.url, method, path, headers, body);
+      expect({ what, status: answer.status }).toEqual({ what, status });
+      expect(JSON.parse(answer.body).error).toMatch(error);
+    }
+    const stats = sandbox.stats;
+    expect(stats.tokensIssued + stats.pushes).toBe(0);
+    expect((await raw(sandbox.url, 'GET', '/__sandbox/stats', {})).body).toContain('"listeners":[]');
+    expect(JSON.parse((await raw(sandbox.url, 'GET', '/__sandbox/stats', {})).body).failNext.count).toBe(0);
+  });
+
+  test('what the CLI, curl and a test suite send still works: IP, localhost, *.localhost, a single-label name, controlHosts; a typed address reads', async () => {
+    const { sandbox } = await sandboxWith({ controlHosts: ['sandbox.ci.internal'] });
+    const port = new URL(sandbox.url).port;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `app.localhost:${port}`, `sandbox:${port}`, `sandbox.ci.internal:${port}`, `[::1]:${port}`, `SANDBOX.CI.INTERNAL:${port}`]) {
+      expect({ host, status: (await raw(sandbox.url, 'POST', '/__sandbox/expire', { host, 'content-type': 'application/json; charset=utf-8' }, '')).status }).toEqual({ host, status: 200 });
+    }
+    // The address typed in a browser's address bar: a read, Sec-Fetch-Site: none.
+    expect((await raw(sandbox.url, 'GET', '/__sandbox/stats', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' })).status).toBe(200);
+    expect(await raw(sandbox.url, 'GET', '/__sandbox/expire', {})).toEqual({ status: 405, body: '{"error":"expire changes the sandbox: use POST with Content-Type: application/json"}' });
+    expect((await raw(sandbox.url, 'POST', '/__sandbox/stats', { 'content-type': 'application/json' }, '{}')).status).toBe(404);
+    await expect(startBare({ controlHosts: ['http://x'] })).rejects.toThrow("controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']");
+    await expect(startBare({ controlHost: ['x'] } as never)).rejects.toThrow('unknown startSandbox option "controlHost"; did you mean "controlHosts"?');
+    await expect(startBare({ webhookSecrt: 'x' } as never)).rejects.toThrow('unknown startSandbox option "webhookSecrt"; did you mean "webhookSecret"?');
+  });
+
+  test('verify: a token this sandbox issued, one it expired, one from another sandbox', async () => {
+    const { sandbox, control } = await sandboxWith();
+    const other = await sandboxWith();
+    const token = await sandbox.issueToken('qa-1');
+    expect(sandbox.verifyToken(token)).toEqual({ valid: true, claims: { sub: 'qa-1', iat: expect.any(Number), exp: expect.any(Number), jti: '1' } });
+    expect(await control('POST', 'verify', { token })).toEqual({ status: 200, body: sandbox.verifyToken(token) });
+    expect((await control('POST', 'verify', { token: await other.sandbox.issueToken('qa-1') })).body).toEqual({ valid: false, reason: 'signature invalid (tampered or foreign token)' });
+    sandbox.expireTokens();
+    expect(sandbox.verifyToken(token)).toMatchObject({ valid: false, reason: 'token expired (expireTokens)', claims: { jti: '1' } });
+    expect(await control('POST', 'verify', {})).toEqual({ status: 400, body: { error: 'token: the JWT to check is required' } });
+  });
+
+  test('a failed push keeps the start of the receiver\'s answer (whitespace collapsed, 300 characters, tokens masked)', async () => {
+    const hook = await receiver({ status: 500 });
+    const { control } = await sandboxWith();
+    expect((await control('POST', 'push', { to: hook.url })).body).not.toHaveProperty('answer'); // an empty answer
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => (req.resume(), res.writeHead(503).end(`{\n  "error": "down",\n  "token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln",\n  "pad": "${'y'.repeat(400)}"\n}`)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise((r) => server.close(r)));
+    const pushed = (await control('POST', 'push', { to: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` })).body;
+    expect(pushed).toMatchObject({ ok: false, status: 503, answer: expect.stringMatching(/^\{ "error": "down", "token": "\[token\]", "pad": "y+…$/) });
+    expect((pushed.answer as string).length).toBe(300);
   });
 });
