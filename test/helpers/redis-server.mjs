@@ -8,7 +8,8 @@ import { join } from 'node:path';
 
 export const redisServerPath = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
 
-function freePort() {
+/** A TCP port free on 127.0.0.1 right now (test/cluster picks its nodes' ports with it too). */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
@@ -19,13 +20,15 @@ function freePort() {
   });
 }
 
-const exited = (child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())));
+/** Resolves once `child` has exited. */
+export const exited = (child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())));
 
-async function tryStart(port, dir) {
-  // `--port 0` turns TCP off in redis-server, hence a port picked just before.
-  const child = spawn(redisServerPath, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Spawns the server with `args` and waits for "Ready to accept connections": the child, or
+ * undefined when its port was taken in the meantime (test/cluster starts its nodes with it too).
+ */
+export async function spawnServer(args) {
+  const child = spawn(redisServerPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const ready = await new Promise((resolve) => {
     const onData = (chunk) => {
@@ -37,19 +40,28 @@ async function tryStart(port, dir) {
     child.once('exit', () => resolve(false));
     child.once('error', () => resolve(false));
   });
-  if (!ready) {
-    if (/in use/i.test(output)) return undefined; // another agent took the port first
-    throw new Error('redis-server did not start: ' + output.slice(-500));
-  }
+  if (ready) return child;
+  if (/in use/i.test(output)) return undefined; // another agent took the port first
+  throw new Error('redis-server did not start: ' + output.slice(-500));
+}
+
+async function tryStart(port, dir) {
+  // `--port 0` turns TCP off in redis-server, hence a port picked just before.
+  const child = await spawnServer(['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no']);
+  if (!child) return undefined;
+  return { port, url: `redis://127.0.0.1:${port}`, ...controlsOf(child, () => rmSync(dir, { recursive: true, force: true })) };
+}
+
+/** stop() (SIGTERM, then `afterStop` once it exited), pause() (SIGSTOP: connections stay open, nothing answers), resume() (SIGCONT). */
+export function controlsOf(child, afterStop = () => {}) {
   let paused = false;
   return {
-    port,
-    url: `redis://127.0.0.1:${port}`,
     async stop() {
       if (paused) child.kill('SIGCONT');
+      paused = false;
       child.kill('SIGTERM');
       await exited(child);
-      rmSync(dir, { recursive: true, force: true });
+      afterStop();
     },
     pause() {
       paused = child.kill('SIGSTOP');
