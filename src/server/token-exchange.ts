@@ -18,6 +18,7 @@ import {
   type TokenCacheErrorInfo,
   type TokenCacheLock,
 } from './token-cache.js';
+import { describeAnswer, describeHttpRefusal, describeUnreachable, describeUrlMistake } from './token-messages.js';
 
 /** The token endpoint's path (spec §4.1). */
 export const TOKEN_PATH = '/open/api/v1/sdk/tokens';
@@ -149,7 +150,9 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
 
     /** Cuts the secret key and anything JWT-shaped out of text that goes into an error or report. */
     function redact(text: string): string {
-      return text.split(o.secretKey).join('[secret]').replace(/[\w-]{6,}\.[\w-]{6,}\.[\w-]{6,}/g, '[token]');
+      // A JWT's header is JSON: its base64url starts with eyJ. Long three-part strings go too;
+      // host names (a few short labels) stay readable.
+      return text.split(o.secretKey).join('[secret]').replace(/[\w-]*eyJ[\w-]+\.[\w-]+\.[\w-]*|[\w-]{16,}\.[\w-]{16,}\.[\w-]{16,}/g, '[token]');
     }
     const messageOf = (error: unknown) => redact(error instanceof Error ? error.name + ': ' + error.message : String(error)).slice(0, 300);
 
@@ -321,7 +324,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       const body = JSON.stringify({ external_user_id: externalUserId });
       const timer = AbortSignal.timeout(timeout);
       const late = (what: string, status?: number) =>
-        new TokenExchangeError('the token endpoint did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
+        new TokenExchangeError('the token endpoint ' + url + ' did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
       let headers: Record<string, string>;
       try {
         headers = await raceSignal(Promise.resolve(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey })), timer, context, false);
@@ -334,38 +337,44 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         response = await raceSignal(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('answer');
-        throw new TokenExchangeError('could not reach the token endpoint: ' + messageOf(error), { ...context, cause: error });
+        throw new TokenExchangeError('could not reach the token endpoint ' + url + ': ' + describeUnreachable(error, url, redact), { ...context, cause: error });
       }
       let text: string;
       try {
         text = await raceSignal(response.text(), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('send the whole body of its HTTP ' + response.status + ' answer', response.status);
-        throw new TokenExchangeError('could not read the token endpoint\'s answer (HTTP ' + response.status + '): ' + messageOf(error), { ...context, status: response.status, cause: error });
+        throw new TokenExchangeError("could not read the answer of the token endpoint " + url + ' (HTTP ' + response.status + '): ' + messageOf(error), { ...context, status: response.status, cause: error });
       }
-      return readTokenAnswer(response.status, response.ok, text);
+      return readTokenAnswer(response.status, response.ok, text, response.headers.get('content-type'));
     }
 
-    function readTokenAnswer(status: number, ok: boolean, text: string): ExchangedToken {
+    function readTokenAnswer(status: number, ok: boolean, text: string, contentType: string | null): ExchangedToken {
       let value: unknown;
       try {
         value = JSON.parse(text);
       } catch {
         value = undefined;
       }
-      const envelope = typeof value === 'object' && value !== null ? (value as { code?: unknown; message?: unknown; msg?: unknown }) : undefined;
+      const envelope = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { code?: unknown; message?: unknown; msg?: unknown }) : undefined;
       const apiCode = envelope && (typeof envelope.code === 'number' || typeof envelope.code === 'string') ? envelope.code : undefined;
-      const said = envelope && typeof (envelope.message ?? envelope.msg) === 'string' ? ': ' + redact(String(envelope.message ?? envelope.msg)).slice(0, 200) : '';
+      const said = envelope && typeof (envelope.message ?? envelope.msg) === 'string' ? redact(String(envelope.message ?? envelope.msg)).slice(0, 200) : '';
       const where = { ...context, status, apiCode };
-      if (!ok) throw new TokenExchangeError('the token endpoint answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + said, where);
+      // Not the service's envelope at all: most likely baseUrl points at something else.
+      const foreign = apiCode === undefined ? describeAnswer(text, contentType) : undefined;
+      if (!ok) {
+        const answered = 'the token endpoint ' + url + ' answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + (said ? ': ' + said : '');
+        throw new TokenExchangeError(answered + (foreign ? ' (' + foreign + ')' : '') + '. ' + describeHttpRefusal(status, said, baseUrl), where);
+      }
       // "0" as well as 0, as the client entry accepts.
-      if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint answered code ' + apiCode + said, where);
+      if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint ' + url + ' answered code ' + apiCode + (said ? ': ' + said : ''), where);
       const parsed = tokenResponseSchema.safeParse(apiCode === '0' ? { ...envelope, code: 0 } : value);
       if (!parsed.success) {
-        throw new TokenExchangeError(
-          "the token endpoint's answer is not { code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }: " + describeIssues(parsed.error.issues).join('; '),
-          where,
-        );
+        const shape = "{ code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }";
+        const problem = foreign
+          ? "the answer of " + url + ' (HTTP ' + status + (contentType ? ', ' + contentType.slice(0, 60) : '') + ') is not the token endpoint\'s ' + shape + ': it is ' + foreign + '. ' + describeUrlMistake(baseUrl)
+          : "the token endpoint " + url + " answered HTTP " + status + ' without ' + shape + ': ' + describeIssues(parsed.error.issues).join('; ');
+        throw new TokenExchangeError(problem, where);
       }
       const { access_token, expires_in } = parsed.data.data;
       return { accessToken: access_token, expiresIn: expires_in, tokenType: 'Bearer', expiresAt: Date.now() + expires_in * 1000 };
