@@ -3,7 +3,7 @@
 import { describe } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { WebhookDedupStore } from './dedup.js';
-import type { ExchangedToken, TokenCache, TokenCacheLock } from './token-cache.js';
+import type { StoredToken, TokenCache, TokenCacheLock } from './token-cache.js';
 
 // The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
 // simpler type matches), so the public types only say which methods must be there; the calls
@@ -149,7 +149,7 @@ export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCac
   return {
     async get(key) {
       const raw = await commands.get(prefix + key);
-      return raw === null ? undefined : (JSON.parse(raw) as ExchangedToken);
+      return raw === null ? undefined : (JSON.parse(raw) as StoredToken);
     },
     async set(key, value, ttlMs) {
       await commands.setPx(prefix + key, JSON.stringify(value), whole(ttlMs), false);
