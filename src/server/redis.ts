@@ -45,6 +45,8 @@ interface NodeRedisCalls {
   set(key: string, value: string, options: { PX?: number; EX?: number; NX?: true }): Promise<unknown>;
   del(key: string): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** A cluster's (createCluster) raw command, routed by `firstKey`. */
+  sendCommand(firstKey: string, isReadonly: boolean, args: string[]): Promise<unknown>;
 }
 
 /** Your connected Redis client: ioredis or node-redis. */
@@ -111,12 +113,18 @@ function commandsFor(redis: unknown, what: string): Commands {
     const ready = () => {
       if (node.isOpen && node.isReady === false) throw new Error('Redis is not connected (node-redis is reconnecting)');
     };
+    // createCluster() of node-redis 4 sends EVAL to a random master (it reads the key from the
+    // wrong argument: redis/node-redis#2811) and fails after its redirections; the raw command
+    // with the key for routing goes to the right one on every version.
+    const cluster = typeof r.getMasters === 'function' && typeof r.sendCommand === 'function';
+    const evalOne = (script: string, key: string, value: string) =>
+      cluster ? node.sendCommand(key, false, ['EVAL', script, '1', key, value]) : node.eval(script, { keys: [key], arguments: [value] });
     return {
       get: async (key) => (ready(), text(await node.get(key))),
       setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await node.set(key, value, onlyIfAbsent ? { PX: ms, NX: true } : { PX: ms })) !== null),
       claim: async (key, value, seconds) => (ready(), (await node.set(key, value, { EX: seconds, NX: true })) !== null),
       del: async (key) => void (ready(), await node.del(key)),
-      deleteIfEquals: async (key, value) => void (ready(), await node.eval(DELETE_IF_EQUALS, { keys: [key], arguments: [value] })),
+      deleteIfEquals: async (key, value) => void (ready(), await evalOne(DELETE_IF_EQUALS, key, value)),
     };
   }
   throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
