@@ -394,7 +394,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       if (!parsed.success) {
         const shape = "{ code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }";
         const problem = foreign
-          ? "the answer of " + url + ' (HTTP ' + status + (contentType ? ', ' + contentType.slice(0, 60) : '') + ') is not the token endpoint\'s ' + shape + ': it is ' + foreign + '. ' + describeUrlMistake(baseUrl)
+          ? "the answer of " + url + ' (HTTP ' + status + (contentType ? ', ' + contentType.slice(0, 60) : '') + ') is not the token endpoint\'s ' + shape + ': it is ' + foreign + '. ' + describeUrlMistake(baseUrl) + '.'
           : "the token endpoint " + url + " answered HTTP " + status + ' without ' + shape + ': ' + describeIssues(parsed.error.issues).join('; ');
         throw new TokenExchangeError(problem, where);
       }
@@ -426,8 +426,9 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         if (joined) return forCaller(joined, signal);
         const started = coarseNow();
         const read = readCache(key);
-        // A synchronous cache (the default) answers a hit here: no flight, no timer.
-        if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) return Promise.resolve(callerToken(read));
+        // A synchronous cache (the default) answers a hit here: no flight, no timer. What it
+        // hands out is already a copy (one without forcedAt is the caller's as it is).
+        if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
         return forCaller(startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout, false)), signal);
       },
     };
