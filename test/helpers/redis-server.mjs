@@ -52,15 +52,23 @@ async function tryStart(port, dir) {
   return { port, url: `redis://127.0.0.1:${port}`, ...controlsOf(child, () => rmSync(dir, { recursive: true, force: true })) };
 }
 
+// Servers still running when this process exits (a crash, a test killed midway) go with it.
+const running = new Set();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** stop() (SIGTERM, then `afterStop` once it exited), pause() (SIGSTOP: connections stay open, nothing answers), resume() (SIGCONT). */
 export function controlsOf(child, afterStop = () => {}) {
   let paused = false;
+  running.add(child);
   return {
     async stop() {
       if (paused) child.kill('SIGCONT');
       paused = false;
       child.kill('SIGTERM');
       await exited(child);
+      running.delete(child);
       afterStop();
     },
     pause() {
