@@ -13,7 +13,7 @@ export type { WebhookContext, WebhookErrorInfo, WebhookHandler, WebhookHandlerOp
 export { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './token-exchange.js';
 export type { TokenExchange, TokenExchangeOptions } from './token-exchange.js';
 export { createMemoryTokenCache } from './token-cache.js';
-export type { ExchangedToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './token-cache.js';
+export type { ExchangedToken, StoredToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './token-cache.js';
 export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
 export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
 export type { SignFunction, SignInput } from './signing.js';

@@ -3,7 +3,7 @@
 import { checkKeys, describe } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { DedupState, WebhookDedupStore } from './dedup.js';
-import type { ExchangedToken, TokenCache, TokenCacheLock } from './token-cache.js';
+import type { StoredToken, TokenCache, TokenCacheLock } from './token-cache.js';
 
 // The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
 // simpler type matches), so the public types only say which methods must be there; the calls
@@ -45,6 +45,8 @@ interface NodeRedisCalls {
   set(key: string, value: string, options: { PX?: number; EX?: number; NX?: true }): Promise<unknown>;
   del(key: string): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** A cluster's (createCluster) raw command, routed by `firstKey`. */
+  sendCommand(firstKey: string, isReadonly: boolean, args: string[]): Promise<unknown>;
 }
 
 /** Your connected Redis client: ioredis or node-redis. */
@@ -114,13 +116,19 @@ function commandsFor(redis: unknown, what: string): Commands {
     const ready = () => {
       if (node.isOpen && node.isReady === false) throw new Error('Redis is not connected (node-redis is reconnecting)');
     };
+    // createCluster() of node-redis 4 sends EVAL to a random master (it reads the key from the
+    // wrong argument: redis/node-redis#2811) and fails after its redirections; the raw command
+    // with the key for routing goes to the right one on every version.
+    const cluster = typeof r.getMasters === 'function' && typeof r.sendCommand === 'function';
+    const evalOne = (script: string, key: string, ...args: string[]) =>
+      cluster ? node.sendCommand(key, false, ['EVAL', script, '1', key, ...args]) : node.eval(script, { keys: [key], arguments: args });
     return {
       get: async (key) => (ready(), text(await node.get(key))),
       setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await node.set(key, value, onlyIfAbsent ? { PX: ms, NX: true } : { PX: ms })) !== null),
       setEx: async (key, value, seconds) => void (ready(), await node.set(key, value, { EX: seconds })),
-      script: async (script, key, ...args) => (ready(), text(await node.eval(script, { keys: [key], arguments: args }))),
+      script: async (script, key, ...args) => (ready(), text(await evalOne(script, key, ...args))),
       del: async (key) => void (ready(), await node.del(key)),
-      deleteIfEquals: async (key, value) => void (ready(), await node.eval(DELETE_IF_EQUALS, { keys: [key], arguments: [value] })),
+      deleteIfEquals: async (key, value) => void (ready(), await evalOne(DELETE_IF_EQUALS, key, value)),
     };
   }
   throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
@@ -153,7 +161,7 @@ export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCac
   return {
     async get(key) {
       const raw = await commands.get(prefix + key);
-      return raw === null ? undefined : (JSON.parse(raw) as ExchangedToken);
+      return raw === null ? undefined : (JSON.parse(raw) as StoredToken);
     },
     async set(key, value, ttlMs) {
       await commands.setPx(prefix + key, JSON.stringify(value), whole(ttlMs), false);

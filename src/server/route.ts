@@ -25,6 +25,8 @@ export interface Incoming {
   header(name: string): string | undefined;
   /** The query string without `?` ('' when none). */
   query(): string;
+  /** `host[:port]` of the URL the request was made to, when the front door knows it (Fetch); node:http has the Host header. */
+  authority?(): string | undefined;
   /** A body the framework already parsed (express.json(), koa-bodyparser, Fastify, Next.js), if any. */
   parsed(): unknown;
   /** The body as bytes, reading no further than `limit`; with a ticket, within its deadline and byte budget. */
@@ -136,6 +138,10 @@ class FetchIncoming implements Incoming {
     if (start < 0) return '';
     const hash = url.indexOf('#', start);
     return url.slice(start + 1, hash < 0 ? undefined : hash);
+  }
+
+  authority(): string | undefined {
+    return /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(this.request.url)?.[1];
   }
 
   parsed(): unknown {

@@ -20,11 +20,22 @@ export interface TokenCacheLock {
   release(): void | Promise<void>;
 }
 
+/** A token as the exchange stores it in a cache: the token, and when a forced refresh obtained it. */
+export interface StoredToken extends ExchangedToken {
+  /**
+   * Epoch ms at which a forced refresh obtained this token (absent for any other). Within the
+   * exchange's `forceRefreshWindow` of it, further forced refreshes of that user, on any
+   * instance sharing the cache, answer with this token instead of calling the service again.
+   */
+  forcedAt?: number;
+}
+
 /**
  * Where tokens are cached, per user. The default is in memory; pass one backed by Redis or
  * similar to share tokens between backend instances (`createRedisTokenCache` is ready-made).
- * Values are plain JSON-safe objects. Each call is bounded by the exchange's `timeout`; a call
- * that throws, rejects or hangs makes the exchange ask the service instead.
+ * Values are plain JSON-safe objects: store each one whole (`forcedAt` included). Each call is
+ * bounded by the exchange's `cacheTimeout`; a call that throws, rejects or hangs makes the
+ * exchange ask the service instead, and skip the cache for `cacheCooldown`.
  * @example
  * const cache: TokenCache = {
  *   get: async (key) => JSON.parse((await redis.get(key)) ?? 'null') ?? undefined,
@@ -33,14 +44,15 @@ export interface TokenCacheLock {
  */
 export interface TokenCache {
   /** The token stored under `key`, or undefined. */
-  get(key: string): ExchangedToken | undefined | Promise<ExchangedToken | undefined>;
+  get(key: string): StoredToken | undefined | Promise<StoredToken | undefined>;
   /** Keep `value` for `ttlMs` milliseconds: a whole number, always at least 1. */
-  set(key: string, value: ExchangedToken, ttlMs: number): void | Promise<void>;
+  set(key: string, value: StoredToken, ttlMs: number): void | Promise<void>;
   /**
    * Optional: single flight across instances. Takes a short lock on `key` that expires by
    * itself after `ttlMs`, and resolves to it, or to `undefined` when another caller holds it.
    * The exchange calls the service only while holding the lock; without it, it re-reads the
-   * cache until the holder's token appears, and calls the service itself after `timeout`.
+   * cache until the holder's token appears, and calls the service itself after `timeout`, or
+   * at once when the cache stops answering.
    */
   lock?(key: string, ttlMs: number): TokenCacheLock | undefined | Promise<TokenCacheLock | undefined>;
 }
@@ -49,10 +61,15 @@ export interface TokenCache {
 export interface TokenCacheErrorInfo {
   /** The cache call that failed. */
   operation: 'get' | 'set' | 'lock' | 'release';
-  /** `timeout`: no answer within `timeout`; `error`: it threw or rejected; `invalid`: `get` gave something that is not a token. */
+  /** `timeout`: no answer within `cacheTimeout`; `error`: it threw or rejected; `invalid`: `get` gave something that is not a token. */
   reason: 'timeout' | 'error' | 'invalid';
   /** What went wrong, with any token cut out. */
   message: string;
+  /**
+   * Milliseconds for which the exchange now goes without the cache (`cacheCooldown`) before it
+   * tries it again; 0 when it keeps using it (`invalid`, or `cacheCooldown: 0`).
+   */
+  skipMs: number;
 }
 
 /** One part of a cache key, with `%` and `:` escaped (most ids have neither: no copy then). */
@@ -69,13 +86,18 @@ export function tokenCacheKey(baseUrl: string, accessKey: string, externalUserId
   return tokenCacheKeyPart(baseUrl) + ':' + tokenCacheKeyPart(accessKey) + ':' + tokenCacheKeyPart(externalUserId);
 }
 
-/** A fresh copy of `value` when it is shaped like a token, else undefined. */
-export function copyToken(value: unknown): ExchangedToken | undefined {
+/** A fresh copy of `value` when it is shaped like a token (with its `forcedAt`, if any), else undefined. */
+export function copyToken(value: unknown): StoredToken | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { accessToken, expiresIn, expiresAt } = value as Record<string, unknown>;
+  const { accessToken, expiresIn, expiresAt, forcedAt } = value as Record<string, unknown>;
   if (typeof accessToken !== 'string' || !accessToken || typeof expiresIn !== 'number' || !(expiresIn > 0) || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
-  return { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
+  const token: StoredToken = { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
+  if (typeof forcedAt === 'number' && Number.isFinite(forcedAt)) token.forcedAt = forcedAt;
+  return token;
 }
+
+/** What a caller gets: the token's four fields, never `forcedAt`. */
+export const callerToken = (t: ExchangedToken): ExchangedToken => ({ accessToken: t.accessToken, expiresIn: t.expiresIn, tokenType: 'Bearer', expiresAt: t.expiresAt });
 
 /**
  * How long before expiry a token stops being handed out: `marginMs`, or half its lifetime when
@@ -117,7 +139,7 @@ export function coarseNow(): number {
 
 interface Entry {
   key: string;
-  value: ExchangedToken;
+  value: StoredToken;
   until: number;
   newer: Entry | undefined;
   older: Entry | undefined;

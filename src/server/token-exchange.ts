@@ -4,9 +4,11 @@ import { normalizeBaseUrl } from '../core/url.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { TokenExchangeError } from '../errors/TokenExchangeError.js';
 import { describeIssues, tokenResponseSchema } from '../schemas/logistics.js';
+import { createCacheGuard, FAILED, type Outcome } from './cache-guard.js';
 import type { SignFunction } from './signing.js';
 import {
   cacheTtl,
+  callerToken,
   coarseNow,
   copyToken,
   createMemoryTokenCache,
@@ -14,10 +16,12 @@ import {
   tokenCacheKey,
   tokenCacheKeyPart,
   type ExchangedToken,
+  type StoredToken,
   type TokenCache,
   type TokenCacheErrorInfo,
   type TokenCacheLock,
 } from './token-cache.js';
+import { describeAnswer, describeHttpRefusal, describeUnreachable, describeUrlMistake } from './token-messages.js';
 
 /** The token endpoint's path (spec §4.1). */
 export const TOKEN_PATH = '/open/api/v1/sdk/tokens';
@@ -43,10 +47,29 @@ export interface TokenExchangeOptions {
    */
   cache?: TokenCache;
   /**
-   * Milliseconds for the token call (signing, answer and body), and for each cache call: a cache
-   * that does not answer in time is skipped and the service asked instead. @default 10000
+   * Milliseconds for the token call (signing, answer and body), and for waiting on another
+   * instance that holds the cache's lock for the same user. @default 10000
    */
   timeout?: number;
+  /**
+   * Milliseconds each cache call (get, set, lock, release) may take. A cache that does not
+   * answer in time is skipped and the service asked instead, so a frozen or unreachable Redis
+   * adds at most this much to a `getToken`. @default 200
+   */
+  cacheTimeout?: number;
+  /**
+   * Milliseconds for which the cache is skipped after a call to it failed or timed out: tokens
+   * come from the service (and are kept in this process's memory meanwhile), then one call
+   * tries the cache again. 0: never skip, every call tries the cache. @default 5000
+   */
+  cacheCooldown?: number;
+  /**
+   * Milliseconds during which a token that a forced refresh obtained answers further forced
+   * refreshes of the same user (on every instance sharing the cache), instead of another call to
+   * the service. It is newer than any token that got a 401 before it was asked for; a token
+   * from a plain cached call never counts. 0: every forced refresh calls the service. @default 5000
+   */
+  forceRefreshWindow?: number;
   /**
    * Seconds before expiry at which a cached token is no longer handed out. A token that lives
    * less than twice this long is handed out for the first half of its life. @default 60
@@ -65,9 +88,11 @@ export interface TokenExchange {
   /**
    * A user JWT for `externalUserId`: from the cache while it has more than `cacheMargin` left,
    * else from the service (concurrent calls for one user share one request, across instances
-   * when the cache has a `lock`). `forceRefresh: true` always asks the service; use it when the
-   * SDK's provider is called with it. `signal` lets this caller stop waiting; the shared request
-   * goes on for the others. Rejects with `TokenExchangeError` or `ConfigError` only.
+   * when the cache has a `lock`). `forceRefresh: true` never answers from the cache: it asks the
+   * service, or shares a forced refresh of that user under way or obtained within
+   * `forceRefreshWindow`; use it when the SDK's provider is called with it. `signal` lets this
+   * caller stop waiting; the shared request goes on for the others. Rejects with
+   * `TokenExchangeError` or `ConfigError` only.
    */
   getToken(externalUserId: string, options?: { forceRefresh?: boolean; signal?: AbortSignal }): Promise<ExchangedToken>;
 }
@@ -85,13 +110,10 @@ export function externalUserIdProblem(value: unknown): string | undefined {
   return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
 }
 
-const optionKeys = ['baseUrl', 'accessKey', 'secretKey', 'sign', 'fetch', 'cache', 'timeout', 'cacheMargin', 'onCacheError'];
+const optionKeys = ['baseUrl', 'accessKey', 'secretKey', 'sign', 'fetch', 'cache', 'timeout', 'cacheTimeout', 'cacheCooldown', 'forceRefreshWindow', 'cacheMargin', 'onCacheError'];
 const MAX_TIMER = 2147483647;
-/** What a bounded cache call resolves to when it failed or timed out. */
-const FAILED = Symbol('cache call failed');
-type Outcome<T> = T | typeof FAILED;
 /** A cache read: synchronous for a synchronous cache. */
-type CacheRead = Outcome<ExchangedToken | undefined> | Promise<Outcome<ExchangedToken | undefined>>;
+type CacheRead = Outcome<StoredToken | undefined> | Promise<Outcome<StoredToken | undefined>>;
 
 const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
 const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
@@ -101,8 +123,17 @@ function checkOptions(o: TokenExchangeOptions): void {
   checkKeys(o, optionKeys, 'createTokenExchange option');
   if (typeof o.accessKey !== 'string' || !o.accessKey) throw new ConfigError('accessKey must be the non-empty access key from the integration configuration');
   if (typeof o.secretKey !== 'string' || !o.secretKey) throw new ConfigError('secretKey must be the non-empty secret key from the integration configuration');
-  if (o.timeout !== undefined && !(typeof o.timeout === 'number' && o.timeout >= 1 && o.timeout <= MAX_TIMER)) {
-    throw new ConfigError('timeout must be a number of milliseconds from 1 to ' + MAX_TIMER + ' (e.g. 10000); got ' + shown(o.timeout));
+  const ms = [
+    ['timeout', 1, 10000],
+    ['cacheTimeout', 1, 200],
+    ['cacheCooldown', 0, 5000],
+    ['forceRefreshWindow', 0, 5000],
+  ] as const;
+  for (const [name, min, example] of ms) {
+    const value = o[name];
+    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= MAX_TIMER)) {
+      throw new ConfigError(name + ' must be a number of milliseconds from ' + min + ' to ' + MAX_TIMER + ' (e.g. ' + example + '); got ' + shown(value));
+    }
   }
   if (o.cacheMargin !== undefined && !(typeof o.cacheMargin === 'number' && o.cacheMargin >= 0 && o.cacheMargin <= MAX_TIMER / 1000)) {
     throw new ConfigError('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
@@ -127,7 +158,12 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
     const sign = o.sign || defaultSign;
     const doFetch = o.fetch || ((input, init) => fetch(input, init));
     const cache = o.cache || createMemoryTokenCache();
+    // While a shared cache is skipped or failing, tokens are kept here so that each user still
+    // costs one token call, not one per getToken. Never read while the shared cache answers.
+    const fallback = o.cache ? createMemoryTokenCache() : undefined;
     const timeout = o.timeout ?? 10000;
+    const cacheTimeout = o.cacheTimeout ?? 200;
+    const window = o.forceRefreshWindow ?? 5000;
     const margin = (o.cacheMargin ?? 60) * 1000;
     // The holder of a cross-instance lock calls the service (bounded by `timeout`), stores the
     // token and lets go; a holder that died lets go when the lock expires.
@@ -138,147 +174,136 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       ((info: TokenCacheErrorInfo) => {
         if (warned) return;
         warned = true;
-        console.warn('[channel-sdk] token cache ' + info.operation + ' failed (' + info.message + '); asking the token endpoint instead. Pass onCacheError to handle this yourself; this warning is shown once.');
+        const skipping = info.skipMs > 0 ? ', and skipping the cache for ' + info.skipMs + ' ms' : '';
+        console.warn('[channel-sdk] token cache ' + info.operation + ' failed (' + info.message + '); asking the token endpoint instead' + skipping + '. Pass onCacheError to handle this yourself; this warning is shown once.');
       });
     // Flights per cache key: `shared` may end with a token another instance stored, `forced`
-    // always with one from the service (a forced caller joins only those).
-    const shared = new Map<string, Promise<ExchangedToken>>();
-    const forced = new Map<string, Promise<ExchangedToken>>();
+    // only with one from a forced refresh (a forced caller joins only those).
+    const shared = new Map<string, Promise<StoredToken>>();
+    const forced = new Map<string, Promise<StoredToken>>();
     const context = { method: 'POST', url };
     const keyPrefix = tokenCacheKey(baseUrl, o.accessKey, '');
 
     /** Cuts the secret key and anything JWT-shaped out of text that goes into an error or report. */
     function redact(text: string): string {
-      return text.split(o.secretKey).join('[secret]').replace(/[\w-]{6,}\.[\w-]{6,}\.[\w-]{6,}/g, '[token]');
+      // A JWT's header is JSON: its base64url starts with eyJ. Long three-part strings go too;
+      // host names (a few short labels) stay readable.
+      return text.split(o.secretKey).join('[secret]').replace(/[\w-]*eyJ[\w-]+\.[\w-]+\.[\w-]*|[\w-]{16,}\.[\w-]{16,}\.[\w-]{16,}/g, '[token]');
     }
     const messageOf = (error: unknown) => redact(error instanceof Error ? error.name + ': ' + error.message : String(error)).slice(0, 300);
 
-    function report(operation: TokenCacheErrorInfo['operation'], reason: TokenCacheErrorInfo['reason'], error?: unknown) {
+    function report(operation: TokenCacheErrorInfo['operation'], reason: TokenCacheErrorInfo['reason'], error: unknown, skipMs: number) {
       const message =
-        reason === 'timeout' ? 'no answer within ' + timeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : messageOf(error);
+        reason === 'timeout' ? 'no answer within ' + cacheTimeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : messageOf(error);
       try {
-        onCacheError({ operation, reason, message });
+        onCacheError({ operation, reason, message, skipMs });
       } catch {
         // A throwing hook must not turn a working fallback into a failure.
       }
     }
 
-    /** Runs one cache call, bounded by `ms`. Synchronous caches answer synchronously (the hit path). */
-    function callCache<T>(operation: TokenCacheErrorInfo['operation'], run: () => T | PromiseLike<T>, ms: number): Outcome<T> | Promise<Outcome<T>> {
-      let result: T | PromiseLike<T>;
-      try {
-        result = run();
-      } catch (error) {
-        report(operation, 'error', error);
-        return FAILED;
-      }
-      if (!isThenable<T>(result)) return result;
-      return new Promise<Outcome<T>>((resolve) => {
-        let settled = false;
-        const timer = setTimeout(() => {
-          settled = true;
-          report(operation, 'timeout');
-          resolve(FAILED);
-        }, Math.max(1, Math.min(ms, timeout)));
-        result.then(
-          (value) => {
-            clearTimeout(timer);
-            if (!settled) return resolve(value);
-            // A lock granted after we gave up on it (a frozen Redis thawed, a command resent
-            // after a reconnect): give it back, or it would hold off every instance until it expires.
-            const late = value as Partial<TokenCacheLock> | undefined;
-            if (operation === 'lock' && typeof late?.release === 'function') release(late as TokenCacheLock);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            if (settled) return;
-            report(operation, 'error', error);
-            resolve(FAILED);
-          },
-        );
-      });
-    }
+    const guard = createCacheGuard({ timeoutMs: cacheTimeout, cooldownMs: o.cacheCooldown ?? 5000, report, lateLock: (lock) => release(lock) });
 
-    function checked(value: ExchangedToken | undefined | null): ExchangedToken | undefined {
+    function checked(value: StoredToken | undefined | null): StoredToken | undefined {
       if (value === undefined || value === null) return undefined;
       const token = copyToken(value);
-      if (!token) report('get', 'invalid', value);
+      if (!token) report('get', 'invalid', value, 0);
       return token;
     }
     /** A copy of what the cache holds (undefined for none or for junk), or FAILED. */
-    function readCache(key: string, ms: number): CacheRead {
-      const got = callCache('get', () => cache.get(key), ms);
-      return isThenable<Outcome<ExchangedToken | undefined>>(got) ? got.then((v) => (v === FAILED ? v : checked(v))) : got === FAILED ? got : checked(got);
+    function readCache(key: string): CacheRead {
+      const got = guard.call('get', () => cache.get(key));
+      return isThenable<Outcome<StoredToken | undefined>>(got) ? got.then((v) => (v === FAILED ? v : checked(v))) : got === FAILED ? got : checked(got);
     }
+    /** What this process kept while the shared cache failed. */
+    const fromFallback = (key: string): StoredToken | undefined => (fallback ? copyToken(fallback.get(key)) : undefined);
 
     function release(lock: TokenCacheLock): void {
-      if (typeof lock.release === 'function') void callCache('release', () => lock.release(), timeout);
+      if (typeof lock.release === 'function') void guard.call('release', () => lock.release(), true);
     }
     /** Stores the token, then lets go of the lock, in the background: callers already have it. */
-    function storeThenRelease(key: string, token: ExchangedToken, lock: TokenCacheLock | undefined): void {
+    function storeThenRelease(key: string, token: StoredToken, lock: TokenCacheLock | undefined): void {
       const ttl = cacheTtl(token, margin);
-      const stored = ttl > 0 ? callCache('set', () => cache.set(key, { ...token }, ttl), timeout) : undefined;
-      if (!lock) return;
-      if (isThenable(stored)) void stored.then(() => release(lock));
-      else release(lock);
+      const keep = () => fallback?.set(key, token, ttl);
+      const stored = ttl > 0 ? guard.call('set', () => cache.set(key, { ...token }, ttl)) : undefined;
+      if (stored === FAILED) keep();
+      if (isThenable<Outcome<void>>(stored)) {
+        void stored.then((outcome) => {
+          if (outcome === FAILED) keep();
+          if (lock) release(lock);
+        });
+      } else if (lock) release(lock);
     }
 
-    async function fromService(key: string, externalUserId: string, lock: TokenCacheLock | undefined): Promise<ExchangedToken> {
-      let token: ExchangedToken;
+    async function fromService(key: string, externalUserId: string, lock: TokenCacheLock | undefined, force: boolean): Promise<StoredToken> {
+      let token: StoredToken;
       try {
         token = await request(externalUserId);
       } catch (error) {
         if (lock) release(lock);
         throw error;
       }
+      if (force) token.forcedAt = Date.now();
       storeThenRelease(key, token, lock);
       return token;
     }
 
+    /** True for a token a forced caller may have: one that a forced refresh obtained within the window (clocks of instances may differ a little: either way). */
+    const forcedRecently = (token: StoredToken) => token.forcedAt !== undefined && Math.abs(Date.now() - token.forcedAt) < window && isFresh(token, margin);
+    const fresh = (token: StoredToken) => isFresh(token, margin);
+
     /**
      * One flight per user covers the cache read, the lock and the wait, all within `timeout` of
      * its start, then the service: a caller never waits longer than `timeout` plus the token call.
-     * With a lock, one instance asks the service while the others watch the cache.
+     * With a lock, one instance asks the service while the others watch the cache. When the
+     * cache fails, or is being skipped, the service is asked at once (or this process's
+     * fallback answers).
      */
-    async function lookup(key: string, externalUserId: string, firstRead: CacheRead, deadline: number): Promise<ExchangedToken> {
+    async function lookup(key: string, externalUserId: string, firstRead: CacheRead, deadline: number, force: boolean): Promise<StoredToken> {
+      const accept = force ? forcedRecently : fresh;
+      const ourselves = (lock?: TokenCacheLock) => fromService(key, externalUserId, lock, force);
       const cached = await firstRead;
-      if (cached !== FAILED && cached && isFresh(cached, margin)) return cached;
-      if (cached === FAILED || !cache.lock) return fromService(key, externalUserId, undefined);
+      if (cached !== FAILED && cached && accept(cached)) return cached;
+      if (cached === FAILED) {
+        const kept = fromFallback(key);
+        return kept && accept(kept) ? kept : ourselves();
+      }
+      if (!cache.lock) return ourselves();
       let pause = 10;
       for (let left = deadline - Date.now(); left > 0; left = deadline - Date.now()) {
-        const lock = await callCache('lock', () => (cache.lock as NonNullable<TokenCache['lock']>)(key, lockTtl), left);
+        const lock = await guard.call('lock', () => (cache.lock as NonNullable<TokenCache['lock']>)(key, lockTtl));
         if (lock === FAILED) break;
         if (lock) {
           // Another instance may have stored a token between our read and our lock.
-          const again = await readCache(key, deadline - Date.now());
-          if (again !== FAILED && again && isFresh(again, margin)) {
+          const again = await readCache(key);
+          if (again !== FAILED && again && accept(again)) {
             release(lock);
             return again;
           }
-          return fromService(key, externalUserId, lock);
+          return ourselves(lock);
         }
         await sleep(Math.max(1, Math.min(pause, deadline - Date.now())));
         pause = Math.min(pause * 2, 100);
         if (Date.now() >= deadline) break;
-        const seen = await readCache(key, deadline - Date.now());
+        const seen = await readCache(key);
         if (seen === FAILED) break;
-        if (seen && isFresh(seen, margin)) return seen;
+        if (seen && accept(seen)) return seen;
       }
       // The holder is slow or gone, or the cache failed: ask the service ourselves.
-      return fromService(key, externalUserId, undefined);
+      return ourselves();
     }
 
-    /** A forced refresh: always the service; a lock, if it can be had at once, makes other instances wait for it. */
-    async function refresh(key: string, externalUserId: string): Promise<ExchangedToken> {
+    /** A forced refresh with `forceRefreshWindow: 0`: always the service; a lock, if it can be had at once, makes other instances wait for it. */
+    async function refreshAlone(key: string, externalUserId: string): Promise<StoredToken> {
       let lock: TokenCacheLock | undefined;
       if (cache.lock) {
-        const got = await callCache('lock', () => (cache.lock as NonNullable<TokenCache['lock']>)(key, lockTtl), timeout);
+        const got = await guard.call('lock', () => (cache.lock as NonNullable<TokenCache['lock']>)(key, lockTtl));
         if (got !== FAILED && got) lock = got;
       }
-      return fromService(key, externalUserId, lock);
+      return fromService(key, externalUserId, lock, true);
     }
 
-    function startFlight(flights: Map<string, Promise<ExchangedToken>>, key: string, run: () => Promise<ExchangedToken>): Promise<ExchangedToken> {
+    function startFlight(flights: Map<string, Promise<StoredToken>>, key: string, run: () => Promise<StoredToken>): Promise<StoredToken> {
       const flight = run();
       flights.set(key, flight);
       const done = () => {
@@ -289,8 +314,8 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
     }
 
     /** The shared flight, copied for this caller; `signal` detaches this caller only. */
-    function forCaller(flight: Promise<ExchangedToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
-      if (!signal) return flight.then((token) => ({ ...token }));
+    function forCaller(flight: Promise<StoredToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
+      if (!signal) return flight.then(callerToken);
       if (signal.aborted) return Promise.reject(aborted(signal));
       return new Promise<ExchangedToken>((resolve, reject) => {
         // One listener on the caller's signal however many calls share it (Node warns past 10).
@@ -298,7 +323,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         flight.then(
           (token) => {
             off();
-            resolve({ ...token });
+            resolve(callerToken(token));
           },
           (error: unknown) => {
             off();
@@ -317,11 +342,11 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       });
     }
 
-    async function request(externalUserId: string): Promise<ExchangedToken> {
+    async function request(externalUserId: string): Promise<StoredToken> {
       const body = JSON.stringify({ external_user_id: externalUserId });
       const timer = AbortSignal.timeout(timeout);
       const late = (what: string, status?: number) =>
-        new TokenExchangeError('the token endpoint did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
+        new TokenExchangeError('the token endpoint ' + url + ' did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
       let headers: Record<string, string>;
       try {
         headers = await raceSignal(Promise.resolve(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey })), timer, context, false);
@@ -334,38 +359,44 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         response = await raceSignal(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('answer');
-        throw new TokenExchangeError('could not reach the token endpoint: ' + messageOf(error), { ...context, cause: error });
+        throw new TokenExchangeError('could not reach the token endpoint ' + url + ': ' + describeUnreachable(error, url, redact), { ...context, cause: error });
       }
       let text: string;
       try {
         text = await raceSignal(response.text(), timer, context, false);
       } catch (error) {
         if (timer.aborted) throw late('send the whole body of its HTTP ' + response.status + ' answer', response.status);
-        throw new TokenExchangeError('could not read the token endpoint\'s answer (HTTP ' + response.status + '): ' + messageOf(error), { ...context, status: response.status, cause: error });
+        throw new TokenExchangeError("could not read the answer of the token endpoint " + url + ' (HTTP ' + response.status + '): ' + messageOf(error), { ...context, status: response.status, cause: error });
       }
-      return readTokenAnswer(response.status, response.ok, text);
+      return readTokenAnswer(response.status, response.ok, text, response.headers.get('content-type'));
     }
 
-    function readTokenAnswer(status: number, ok: boolean, text: string): ExchangedToken {
+    function readTokenAnswer(status: number, ok: boolean, text: string, contentType: string | null): StoredToken {
       let value: unknown;
       try {
         value = JSON.parse(text);
       } catch {
         value = undefined;
       }
-      const envelope = typeof value === 'object' && value !== null ? (value as { code?: unknown; message?: unknown; msg?: unknown }) : undefined;
+      const envelope = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { code?: unknown; message?: unknown; msg?: unknown }) : undefined;
       const apiCode = envelope && (typeof envelope.code === 'number' || typeof envelope.code === 'string') ? envelope.code : undefined;
-      const said = envelope && typeof (envelope.message ?? envelope.msg) === 'string' ? ': ' + redact(String(envelope.message ?? envelope.msg)).slice(0, 200) : '';
+      const said = envelope && typeof (envelope.message ?? envelope.msg) === 'string' ? redact(String(envelope.message ?? envelope.msg)).slice(0, 200) : '';
       const where = { ...context, status, apiCode };
-      if (!ok) throw new TokenExchangeError('the token endpoint answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + said, where);
+      // Not the service's envelope at all: most likely baseUrl points at something else.
+      const foreign = apiCode === undefined ? describeAnswer(text, contentType) : undefined;
+      if (!ok) {
+        const answered = 'the token endpoint ' + url + ' answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + (said ? ': ' + said : '');
+        throw new TokenExchangeError(answered + (foreign ? ' (' + foreign + ')' : '') + '. ' + describeHttpRefusal(status, said, baseUrl), where);
+      }
       // "0" as well as 0, as the client entry accepts.
-      if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint answered code ' + apiCode + said, where);
+      if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint ' + url + ' answered code ' + apiCode + (said ? ': ' + said : ''), where);
       const parsed = tokenResponseSchema.safeParse(apiCode === '0' ? { ...envelope, code: 0 } : value);
       if (!parsed.success) {
-        throw new TokenExchangeError(
-          "the token endpoint's answer is not { code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }: " + describeIssues(parsed.error.issues).join('; '),
-          where,
-        );
+        const shape = "{ code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }";
+        const problem = foreign
+          ? "the answer of " + url + ' (HTTP ' + status + (contentType ? ', ' + contentType.slice(0, 60) : '') + ') is not the token endpoint\'s ' + shape + ': it is ' + foreign + '. ' + describeUrlMistake(baseUrl) + '.'
+          : "the token endpoint " + url + " answered HTTP " + status + ' without ' + shape + ': ' + describeIssues(parsed.error.issues).join('; ');
+        throw new TokenExchangeError(problem, where);
       }
       const { access_token, expires_in } = parsed.data.data;
       return { accessToken: access_token, expiresIn: expires_in, tokenType: 'Bearer', expiresAt: Date.now() + expires_in * 1000 };
@@ -381,15 +412,24 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
         }
         if (signal?.aborted) return Promise.reject(aborted(signal));
         const key = keyPrefix + tokenCacheKeyPart(externalUserId);
-        if (forceRefresh) return forCaller(forced.get(key) || startFlight(forced, key, () => refresh(key, externalUserId)), signal);
+        if (forceRefresh) {
+          const joined = forced.get(key);
+          if (joined) return forCaller(joined, signal);
+          const started = Date.now();
+          // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
+          const read: CacheRead = window > 0 ? readCache(key) : undefined;
+          if (window > 0 && !isThenable(read) && read !== FAILED && read && forcedRecently(read)) return Promise.resolve(callerToken(read));
+          const run = window > 0 ? () => lookup(key, externalUserId, read, started + timeout, true) : () => refreshAlone(key, externalUserId);
+          return forCaller(startFlight(forced, key, run), signal);
+        }
         const joined = forced.get(key) || shared.get(key);
         if (joined) return forCaller(joined, signal);
         const started = coarseNow();
-        const read = readCache(key, timeout);
+        const read = readCache(key);
         // A synchronous cache (the default) answers a hit here: no flight, no timer. What it
-        // hands out is already a copy.
-        if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) return Promise.resolve(read);
-        return forCaller(startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout)), signal);
+        // hands out is already a copy (one without forcedAt is the caller's as it is).
+        if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
+        return forCaller(startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout, false)), signal);
       },
     };
   };

@@ -2,23 +2,32 @@
 //   1. Several instances: 4 processes x 20 users x 200 concurrent getToken, 100 ms service latency,
 //      one redis-server: token-endpoint calls with createRedisTokenCache, and with a get/set-only
 //      Redis cache (what users wrote from the option table before the lock existed).
-//   2. Redis stopped, or frozen, mid-run: the slowest getToken against `timeout`.
+//   2. Redis frozen (SIGSTOP), stopped (SIGTERM) or unreachable from the start, with default
+//      options: what a new user, a cached user and a forced refresh each pay, over every client.
+//   2b. 300 forced refreshes by one user through the token route: token-endpoint calls, on one
+//      process and on 4 processes sharing Redis.
 //   3. 60-second tokens: errors and cache hits, in memory and on Redis.
 //   4. Cache hit ns for one busy user at 10 / 1,000 / 10,000 users cached, against lru-cache and a
 //      plain Map (and the cache this replaced); eviction ns per insert at 10,000 and 100,000.
 // One run; contenders interleaved (order rotates each round); medians. Prints markdown tables.
-// --quick: smaller, for a smoke run.
+// --quick: smaller, for a smoke run. --only=faults,forced: those sections only (names: instances,
+// faults, forced, short, memory).
 import { createServer } from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { existsSync } from 'node:fs';
 import { LRUCache } from 'lru-cache';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { createMemoryTokenCache, createRedisTokenCache, createTokenExchange } from 'channel-sdk/server';
+import { Redis as Redis5 } from 'ioredis-v5';
+import { createClient as createClient5 } from 'redis-v5';
+import { createClient as createClient4 } from 'redis-v4';
+import { createMemoryTokenCache, createRedisTokenCache, createTokenExchange, createTokenRoute, toNodeHandler } from 'channel-sdk/server';
 import { redisServerPath, startRedis } from '../helpers/redis-server.mjs';
 import { startInstances } from '../server/redis/instances.mjs';
 
 const quick = process.argv.includes('--quick');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const section = (name) => !only || only.includes(name);
 const hasRedis = existsSync(redisServerPath);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -45,27 +54,35 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const baseUrl = `http://127.0.0.1:${server.address().port}`;
 const credentials = { accessKey: 'ak_bench', secretKey: 'sk_bench' };
 
-async function connectIoredis(url) {
-  const client = new Redis(url);
+// { wait: false }: do not wait for the connection (a Redis that is not there).
+const connectIoredis = (RedisClass) => async (url, { wait = true } = {}) => {
+  const client = new RedisClass(url);
   client.on('error', () => {});
-  await new Promise((resolve) => client.once('ready', resolve));
+  if (wait) await new Promise((resolve) => client.once('ready', resolve));
   return { client, close: async () => client.disconnect() };
-}
-async function connectNodeRedis(url) {
-  const client = createClient({ url });
+};
+const connectNodeRedis = (create) => async (url) => {
+  const client = create({ url });
   client.on('error', () => {});
   await client.connect();
-  return { client, close: async () => client.destroy() };
-}
+  return { client, close: async () => (typeof client.destroy === 'function' ? client.destroy() : client.disconnect()) };
+};
 const clients = [
-  ['ioredis 6', 'ioredis', connectIoredis],
-  ['node-redis 6', 'redis', connectNodeRedis],
+  ['ioredis 6', 'ioredis', connectIoredis(Redis)],
+  ['node-redis 6', 'redis', connectNodeRedis(createClient)],
+];
+const allClients = [
+  clients[0],
+  ['ioredis 5', 'ioredis-v5', connectIoredis(Redis5)],
+  clients[1],
+  ['node-redis 5', 'redis-v5', connectNodeRedis(createClient5)],
+  ['node-redis 4', 'redis-v4', connectNodeRedis(createClient4)],
 ];
 
 console.log(`# Token cache bench (Node ${process.version}${quick ? ', --quick' : ''})\n`);
 
 // ---------------------------------------------------------------- 1. several instances
-if (hasRedis) {
+if (hasRedis && section('instances')) {
   const processes = 4;
   const users = Array.from({ length: 20 }, (_, i) => `user-${i}`);
   const concurrency = quick ? 50 : 200;
@@ -91,76 +108,146 @@ if (hasRedis) {
   console.log(`## ${processes} processes x ${users.length} users x ${concurrency} concurrent getToken, ${endpoint.latencyMs} ms token endpoint\n`);
   console.log(`Target: <= ${users.length} token-endpoint calls (one per user).\n`);
   table(['client', 'cache', 'token-endpoint calls', 'distinct tokens per user (max)', 'errors', 'wall ms'], rows);
-} else {
-  console.log(`(Redis sections skipped: no redis-server at ${redisServerPath})\n`);
+}
+if (!hasRedis) console.log(`(Redis sections skipped: no redis-server at ${redisServerPath})\n`);
+
+// ---------------------------------------------------------------- 2. Redis frozen, stopped or unreachable
+// Default options, as a user runs them: the figure is what each kind of getToken pays.
+if (hasRedis && section('faults')) {
+  endpoint.latencyMs = 20;
+  endpoint.expiresIn = 900;
+  const ticks = quick ? 10 : 20;
+  const kinds = ['new user', 'cached user', 'forced refresh'];
+  const cases = (quick ? allClients.slice(0, 1).concat(allClients.slice(2, 3)) : allClients).flatMap((client) => [
+    [client, 'frozen (SIGSTOP)'],
+    [client, 'stopped (SIGTERM)'],
+    ...(client[0].startsWith('ioredis') ? [[client, 'unreachable from the start']] : []),
+  ]);
+  const rows = [];
+  for (const [[label, , connect], failure] of cases) {
+    const redis = await startRedis();
+    const unreachable = failure.startsWith('unreachable');
+    if (unreachable) await redis.stop(); // the client is created against a port nobody listens on
+    const { client, close } = await connect(redis.url, { wait: !unreachable });
+    const reports = [];
+    const exchange = createTokenExchange({ baseUrl, ...credentials, cache: createRedisTokenCache(client), onCacheError: (e) => reports.push(e) });
+    const warm = Array.from({ length: ticks }, (_, i) => `warm-${i}`);
+    const before = Object.fromEntries(kinds.map((k) => [k, []]));
+    const after = Object.fromEntries(kinds.map((k) => [k, []]));
+    const clocked = async (list, call) => {
+      const t0 = performance.now();
+      await call();
+      list.push(performance.now() - t0);
+    };
+    let errors = 0;
+    // Before the failure: the same three kinds of call, for reference.
+    for (const user of warm) await clocked(before['new user'], () => exchange.getToken(user));
+    await sleep(100); // the stores land
+    for (const user of warm) await clocked(before['cached user'], () => exchange.getToken(user));
+    for (const user of warm.slice(0, 5)) await clocked(before['forced refresh'], () => exchange.getToken(user, { forceRefresh: true }));
+    await sleep(100);
+    if (failure.startsWith('frozen')) redis.pause();
+    if (failure.startsWith('stopped')) await redis.stop();
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
+    const pending = [];
+    const calls = endpoint.calls;
+    for (let i = 0; i < ticks; i++) {
+      const record = (kind, call) => pending.push(clocked(after[kind], call).catch(() => errors++));
+      record('new user', () => exchange.getToken(`new-${i}`));
+      record('cached user', () => exchange.getToken(warm[i]));
+      record('forced refresh', () => exchange.getToken(warm[(i + 7) % warm.length], { forceRefresh: true }));
+      await sleep(100);
+    }
+    await Promise.all(pending);
+    loopDelay.disable();
+    redis.resume();
+    await close();
+    await redis.stop();
+    const max = (list) => (list.length ? Math.max(...list) : 0);
+    rows.push([
+      label,
+      failure,
+      ...kinds.map((k) => fmt(max(before[k]))),
+      ...kinds.map((k) => fmt(max(after[k]))),
+      fmt(Math.max(...kinds.map((k) => max(after[k]) - max(before[k])))),
+      fmt(loopDelay.max / 1e6),
+      fmt(ticks * kinds.length),
+      fmt(errors),
+      fmt(endpoint.calls - calls),
+      fmt(reports.length),
+    ]);
+  }
+  console.log(`## Redis frozen, stopped or unreachable: each kind of getToken, default options (token endpoint ${endpoint.latencyMs} ms)\n`);
+  console.log(`${ticks} ticks 100 ms apart, each one call per kind (a user not seen before, a user cached before the failure, a forced refresh). Target: a failing Redis adds < 300 ms to any getToken, 0 errors.\n`);
+  table(
+    ['client', 'Redis', ...kinds.map((k) => `${k}: max ms before`), ...kinds.map((k) => `${k}: max ms after`), 'most added ms', 'event-loop delay max ms', 'getToken calls after', 'errors', 'token-endpoint calls after', 'cache errors reported'],
+    rows,
+  );
 }
 
-// ---------------------------------------------------------------- 2. Redis stopped / frozen mid-run
-if (hasRedis) {
-  endpoint.latencyMs = 5;
+// ---------------------------------------------------------------- 2b. forced refreshes by one user
+// The token route over HTTP, as a front end reaches it: 300 `?force=1` GETs by one signed-in user.
+if (section('forced')) {
+  endpoint.latencyMs = 20;
   endpoint.expiresIn = 900;
-  const timeout = 1000;
-  const runMs = quick ? 1500 : 3000;
+  const total = 300;
   const rows = [];
-  for (const [label, , connect] of clients) {
-    for (const failure of ['stopped (SIGTERM)', 'frozen (SIGSTOP)']) {
-      const redis = await startRedis();
-      const { client, close } = await connect(redis.url);
-      const reports = [];
-      const exchange = createTokenExchange({ baseUrl, ...credentials, timeout, cache: createRedisTokenCache(client), onCacheError: (e) => reports.push(e) });
-      const latencies = { before: [], after: [] };
-      let errors = 0;
-      let phase = 'before';
-      const pending = [];
-      const started = performance.now();
-      const before = endpoint.calls;
-      let n = 0;
-      // This machine is shared: the event loop's own delay says how much of a slow call is not ours.
-      const loopDelay = monitorEventLoopDelay({ resolution: 5 });
-      loopDelay.enable();
-      while (performance.now() - started < runMs) {
-        if (phase === 'before' && performance.now() - started > runMs / 3) {
-          phase = 'after';
-          if (failure.startsWith('stopped')) void redis.stop();
-          else redis.pause();
+  /** `total` GETs spread over `urls` in turn, `concurrency` at a time: statuses and tokens. */
+  async function hammer(urls, concurrency) {
+    const tokens = new Set();
+    let failed = 0;
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < total) {
+          const url = urls[next++ % urls.length];
+          const response = await fetch(url + '/channel-token?force=1', { headers: { 'x-user': 'heavy-user' } });
+          const body = await response.json();
+          if (response.status === 200 && body.access_token) tokens.add(body.access_token);
+          else failed++;
         }
-        const bucket = latencies[phase];
-        for (let i = 0; i < 2; i++) {
-          const t0 = performance.now();
-          // 100 users, one call in ten forced: hits, misses, locks and stores all happen.
-          pending.push(exchange.getToken('user-' + (n++ % 100), { forceRefresh: n % 10 === 0 }).then(() => bucket.push(performance.now() - t0), () => errors++));
-        }
-        await sleep(10);
-      }
-      await Promise.all(pending);
-      loopDelay.disable();
-      redis.resume();
-      await close();
-      await redis.stop();
-      const max = (list) => (list.length ? Math.max(...list) : 0);
-      rows.push([
-        label,
-        failure,
-        fmt(timeout),
-        fmt(max(latencies.before)),
-        fmt(max(latencies.after)),
-        fmt(max(latencies.after) / timeout, 2),
-        fmt(loopDelay.max / 1e6),
-        fmt(median(latencies.after), 1),
-        fmt(latencies.before.length + latencies.after.length),
-        fmt(errors),
-        fmt(endpoint.calls - before),
-        fmt(reports.length),
-      ]);
-    }
+      }),
+    );
+    return { tokens: tokens.size, failed, wall: performance.now() - started };
   }
-  console.log(`## Redis stopped or frozen mid-run (timeout ${timeout} ms, token endpoint ${endpoint.latencyMs} ms)\n`);
-  console.log(`Target: every getToken answers within timeout + 100 ms, through the service.\n`);
-  table(['client', 'Redis', 'timeout ms', 'max ms before', 'max ms after', 'max after / timeout', 'event-loop delay max ms', 'median ms after', 'getToken calls', 'errors', 'token-endpoint calls', 'cache errors reported'], rows);
+  const patterns = [
+    ['all 300 at once', total],
+    ['10 at a time', 10],
+    ['one at a time', 1],
+  ];
+  for (const [pattern, concurrency] of patterns) {
+    const exchange = createTokenExchange({ baseUrl, ...credentials });
+    const route = createServer(toNodeHandler(createTokenRoute({ exchange, resolveUser: (req) => req.headers['x-user'], onError: () => {} })));
+    await new Promise((resolve) => route.listen(0, '127.0.0.1', resolve));
+    const before = endpoint.calls;
+    const result = await hammer([`http://127.0.0.1:${route.address().port}`], concurrency);
+    route.closeAllConnections();
+    route.close();
+    rows.push(['1 process, in-memory cache', pattern, fmt(total), fmt(endpoint.calls - before), fmt(result.tokens), fmt(result.failed), fmt(result.wall)]);
+  }
+  if (hasRedis) {
+    const redis = await startRedis();
+    let run = 0;
+    for (const [label, client] of clients) {
+      for (const [pattern, concurrency] of patterns.slice(1)) {
+        const instances = await startInstances(4, { client, redisUrl: redis.url, baseUrl, ...credentials, route: true, prefix: `forced${++run}:` });
+        const before = endpoint.calls;
+        const result = await hammer(instances.ports.map((port) => `http://127.0.0.1:${port}`), concurrency);
+        await instances.close();
+        rows.push([`4 processes, Redis (${label})`, pattern + ', round robin', fmt(total), fmt(endpoint.calls - before), fmt(result.tokens), fmt(result.failed), fmt(result.wall)]);
+      }
+    }
+    await redis.stop();
+  }
+  console.log(`## ${total} forced refreshes (GET ?force=1) by one user through the token route (token endpoint ${endpoint.latencyMs} ms)\n`);
+  console.log('Target: < 30 token-endpoint calls; every answer a token.\n');
+  table(['backend', 'requests', 'forced requests', 'token-endpoint calls', 'distinct tokens', 'failed answers', 'wall ms'], rows);
 }
 
 // ---------------------------------------------------------------- 3. 60-second tokens
-{
+if (section('short')) {
   endpoint.latencyMs = 5;
   endpoint.expiresIn = 60;
   const users = Array.from({ length: 20 }, (_, i) => `short-${i}`);
@@ -249,7 +336,7 @@ function timed(step, ms, batch = 1000) {
   return (elapsed * 1e6) / count;
 }
 
-{
+if (section('memory')) {
   const fills = [10, 1_000, 10_000];
   const rounds = quick ? 3 : 7;
   const names = Object.keys(contenders);
@@ -289,7 +376,7 @@ function timed(step, ms, batch = 1000) {
   console.log(`The whole \`exchange.getToken\` on a hit (default cache, awaited one by one): ${fmt(median(hitSamples))} ns.\n`);
 }
 
-{
+if (section('memory')) {
   const sizes = [10_000, 100_000];
   const rounds = quick ? 3 : 5;
   const names = Object.keys(contenders).filter((n) => !n.startsWith('plain Map'));

@@ -1,5 +1,14 @@
 export const redisServerPath: string;
 
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number>;
+/** Spawns the server with `args`, waits until it is ready: the child, or undefined when its port was taken meanwhile. */
+export function spawnServer(args: string[]): Promise<import('node:child_process').ChildProcess | undefined>;
+/** stop() (SIGTERM, then `afterStop` once it exited), pause() (SIGSTOP), resume() (SIGCONT) of a server process. */
+export function controlsOf(child: import('node:child_process').ChildProcess, afterStop?: () => void): Pick<RedisServer, 'stop' | 'pause' | 'resume'>;
+/** Resolves once `child` has exited. */
+export function exited(child: import('node:child_process').ChildProcess): Promise<void>;
+
 export interface RedisServer {
   port: number;
   /** `redis://127.0.0.1:<port>` */

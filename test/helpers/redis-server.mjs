@@ -1,5 +1,5 @@
-// Starts a private redis-server on 127.0.0.1 at a free port, with no persistence. Plain JS so
-// that the bench (test/bench/token-cache.mjs) and the tests (through redis.ts) share it.
+// Starts a private redis-server on 127.0.0.1 at a free port, with no persistence unless asked.
+// Plain JS so that the bench (test/bench/token-cache.mjs) and the tests (through redis.ts) share it.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -8,7 +8,8 @@ import { join } from 'node:path';
 
 export const redisServerPath = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
 
-function freePort() {
+/** A TCP port free on 127.0.0.1 right now (test/cluster picks its nodes' ports with it too). */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
@@ -19,20 +20,17 @@ function freePort() {
   });
 }
 
-const exited = (child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())));
+/** Resolves once `child` has exited. */
+export const exited = (child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())));
 
-function spawnServer(port, dir, persist) {
-  // `--port 0` turns TCP off in redis-server, hence a port picked just before. `persist`: an
-  // append-only file in `dir`, written at every command, so that down() then up() keeps the data.
-  const appendonly = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-  return spawn(redisServerPath, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...appendonly, '--dir', dir, '--daemonize', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-function whenReady(child) {
+/**
+ * Spawns the server with `args` and waits for "Ready to accept connections": the child, or
+ * undefined when its port was taken in the meantime (test/cluster starts its nodes with it too).
+ */
+export async function spawnServer(args) {
+  const child = spawn(redisServerPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  return new Promise((resolve) => {
+  const ready = await new Promise((resolve) => {
     const onData = (chunk) => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) resolve(true);
@@ -41,25 +39,62 @@ function whenReady(child) {
     child.stderr.on('data', onData);
     child.once('exit', () => resolve(false));
     child.once('error', () => resolve(false));
-  }).then((ready) => ({ ready, output }));
+  });
+  if (ready) return child;
+  if (/in use/i.test(output)) return undefined; // another agent took the port first
+  throw new Error('redis-server did not start: ' + output.slice(-500));
+}
+
+// `--port 0` turns TCP off in redis-server, hence a port picked just before. `persist`: an
+// append-only file in `dir`, written at every command, so that down() then up() keeps the data.
+function argsFor(port, dir, persist) {
+  const appendonly = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...appendonly, '--dir', dir, '--daemonize', 'no'];
 }
 
 async function tryStart(port, dir, persist) {
-  let child = spawnServer(port, dir, persist);
-  const { ready, output } = await whenReady(child);
-  if (!ready) {
-    if (/in use/i.test(output)) return undefined; // another agent took the port first
-    throw new Error('redis-server did not start: ' + output.slice(-500));
-  }
-  let paused = false;
+  let child = await spawnServer(argsFor(port, dir, persist));
+  if (!child) return undefined;
+  let controls = controlsOf(child, () => rmSync(dir, { recursive: true, force: true }));
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      if (paused) child.kill('SIGCONT');
+    stop: () => controls.stop(),
+    pause: () => controls.pause(),
+    resume: () => controls.resume(),
+    async down() {
+      controls.resume();
       child.kill('SIGTERM');
       await exited(child);
-      rmSync(dir, { recursive: true, force: true });
+      running.delete(child);
+    },
+    async up() {
+      const again = await spawnServer(argsFor(port, dir, persist));
+      if (!again) throw new Error('redis-server did not start again: port ' + port + ' was taken');
+      child = again;
+      controls = controlsOf(child, () => rmSync(dir, { recursive: true, force: true }));
+    },
+  };
+}
+
+// Servers still running when this process exits (a crash, a test killed midway) go with it.
+const running = new Set();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** stop() (SIGTERM, then `afterStop` once it exited), pause() (SIGSTOP: connections stay open, nothing answers), resume() (SIGCONT). */
+export function controlsOf(child, afterStop = () => {}) {
+  let paused = false;
+  running.add(child);
+  return {
+    async stop() {
+      if (paused) child.kill('SIGCONT');
+      paused = false;
+      child.kill('SIGTERM');
+      await exited(child);
+      running.delete(child);
+      afterStop();
     },
     pause() {
       paused = child.kill('SIGSTOP');
@@ -67,17 +102,6 @@ async function tryStart(port, dir, persist) {
     resume() {
       if (paused) child.kill('SIGCONT');
       paused = false;
-    },
-    async down() {
-      if (paused) child.kill('SIGCONT');
-      paused = false;
-      child.kill('SIGTERM');
-      await exited(child);
-    },
-    async up() {
-      child = spawnServer(port, dir, persist);
-      const again = await whenReady(child);
-      if (!again.ready) throw new Error('redis-server did not start again: ' + again.output.slice(-500));
     },
   };
 }

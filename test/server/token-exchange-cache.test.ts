@@ -142,7 +142,7 @@ test('without onCacheError, the first cache failure is one console.warn, without
   const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: { get: () => Promise.reject(new Error('ECONNREFUSED')), set: () => {} } });
   const tokens = [await exchange.getToken('a'), await exchange.getToken('b')];
   expect(warn).toHaveBeenCalledTimes(1);
-  expect(String(warn.mock.calls[0][0])).toMatch(/token cache get failed \(Error: ECONNREFUSED\); asking the token endpoint instead\. Pass onCacheError/);
+  expect(String(warn.mock.calls[0][0])).toMatch(/token cache get failed \(Error: ECONNREFUSED\); asking the token endpoint instead, and skipping the cache for 5000 ms\. Pass onCacheError/);
   for (const token of tokens) expect(String(warn.mock.calls[0][0])).not.toContain(token.accessToken);
 });
 
@@ -247,4 +247,100 @@ test('createMemoryTokenCache: LRU order, expiry per entry, a bad size refused', 
   cache.set('c', value, 0); // a TTL of 0 stores nothing (and drops what was there)
   expect(cache.get('c')).toBeUndefined();
   expect(() => createMemoryTokenCache(0)).toThrow(/maxEntries must be a whole number of users, at least 1/);
+});
+
+test('the cache breaker: after a failure the cache is skipped for cacheCooldown (one report), then one call probes it; success brings it back', async () => {
+  const service = await endpoint();
+  const { cache, store } = recordingCache({ lock: true });
+  let broken = true;
+  let calls = 0;
+  const flaky: TokenCache = {
+    get: (key) => (calls++, broken ? never() : cache.get(key)),
+    set: (key, value, ttl) => (calls++, broken ? never() : cache.set(key, value, ttl)),
+    lock: (key, ttl) => (calls++, broken ? never() : (cache.lock as NonNullable<TokenCache['lock']>)(key, ttl)),
+  };
+  const reports: TokenCacheErrorInfo[] = [];
+  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: flaky, cacheTimeout: 50, cacheCooldown: 300, onCacheError: (e) => reports.push(e) });
+  await Promise.all([exchange.getToken('a'), exchange.getToken('b'), exchange.getToken('c')]);
+  expect(reports).toEqual([{ operation: 'get', reason: 'timeout', message: 'no answer within 50 ms', skipMs: 300 }]);
+  const reached = calls;
+  const again = await exchange.getToken('a'); // kept in this process meanwhile: no second token call for a
+  expect(calls).toBe(reached);
+  expect(service.calls).toHaveLength(3);
+  await new Promise((r) => setTimeout(r, 320));
+  await exchange.getToken('d'); // the probe: still broken
+  expect(reports).toHaveLength(2);
+  expect(calls).toBe(reached + 1);
+  broken = false;
+  await new Promise((r) => setTimeout(r, 320));
+  await exchange.getToken('e'); // the probe succeeds: the cache is back
+  await vi.waitFor(() => expect(store.size).toBe(1));
+  expect(await exchange.getToken('e')).toEqual(await exchange.getToken('e'));
+  expect(service.calls.map((c) => c.user)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  expect(reports).toHaveLength(2);
+  expect(again.tokenType).toBe('Bearer');
+});
+
+test('cacheCooldown: 0 never skips the cache: every call tries it and every failure is reported', async () => {
+  const service = await endpoint();
+  const reports: TokenCacheErrorInfo[] = [];
+  let calls = 0;
+  const exchange = createTokenExchange({
+    baseUrl: service.url,
+    accessKey,
+    secretKey,
+    cache: { get: () => (calls++, Promise.reject(new Error('down'))), set: () => {} },
+    cacheCooldown: 0,
+    onCacheError: (e) => reports.push(e),
+  });
+  await exchange.getToken('a');
+  await exchange.getToken('b');
+  expect(calls).toBe(2);
+  expect(reports.map((r) => [r.operation, r.skipMs])).toEqual([
+    ['get', 0],
+    ['get', 0],
+  ]);
+});
+
+test('forced refreshes: concurrent ones share one call; within forceRefreshWindow the token a forced refresh obtained answers later forced calls', async () => {
+  const service = await endpoint({ delayMs: 20 });
+  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, forceRefreshWindow: 300 });
+  const plain = await exchange.getToken('u');
+  const concurrent = await Promise.all(Array.from({ length: 20 }, () => exchange.getToken('u', { forceRefresh: true })));
+  expect(new Set(concurrent.map((t) => t.accessToken)).size).toBe(1);
+  expect(concurrent[0].accessToken).not.toBe(plain.accessToken);
+  for (let i = 0; i < 20; i++) expect(await exchange.getToken('u', { forceRefresh: true })).toEqual(concurrent[0]);
+  expect(service.calls).toHaveLength(2);
+  expect(Object.keys(concurrent[0])).toEqual(['accessToken', 'expiresIn', 'tokenType', 'expiresAt']); // forcedAt stays inside
+  await new Promise((r) => setTimeout(r, 320));
+  expect((await exchange.getToken('u', { forceRefresh: true })).accessToken).not.toBe(concurrent[0].accessToken);
+  expect(service.calls).toHaveLength(3);
+});
+
+test('forceRefreshWindow: 0 -> every forced refresh calls the service; a shared cache without forcedAt support just loses the sharing', async () => {
+  const service = await endpoint();
+  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, forceRefreshWindow: 0 });
+  for (let i = 0; i < 3; i++) await exchange.getToken('u', { forceRefresh: true });
+  expect(service.calls).toHaveLength(3);
+  // A cache that keeps only the four token fields (forcedAt dropped): forced calls are not shared.
+  const { cache, store } = recordingCache();
+  const lossy: TokenCache = { get: cache.get, set: (key, { accessToken, expiresIn, tokenType, expiresAt }, ttl) => cache.set(key, { accessToken, expiresIn, tokenType, expiresAt }, ttl) };
+  const other = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: lossy });
+  await other.getToken('v', { forceRefresh: true });
+  await other.getToken('v', { forceRefresh: true });
+  expect(service.calls).toHaveLength(5);
+  expect(store.size).toBe(1);
+});
+
+test('forced refreshes across instances sharing a cache with a lock: one token call, the others take the forced token', async () => {
+  const service = await endpoint({ delayMs: 60 });
+  const { cache } = recordingCache({ lock: true });
+  const instances = [0, 1, 2, 3].map(() => createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache }));
+  const old = await instances[0].getToken('u');
+  const tokens = await Promise.all(instances.flatMap((exchange) => [exchange.getToken('u', { forceRefresh: true }), exchange.getToken('u', { forceRefresh: true })]));
+  expect(new Set(tokens.map((t) => t.accessToken)).size).toBe(1);
+  expect(tokens[0].accessToken).not.toBe(old.accessToken);
+  expect(service.calls).toHaveLength(2);
+  for (const exchange of instances) expect(await exchange.getToken('u', { forceRefresh: true })).toEqual(tokens[0]);
+  expect(service.calls).toHaveLength(2);
 });

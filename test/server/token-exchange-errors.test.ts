@@ -55,14 +55,14 @@ test('a stalled response body is bounded by timeout: TokenExchangeError, not a r
   const exchange = createTokenExchange({ baseUrl: server.url, accessKey, secretKey, timeout: 150 });
   const error = await failure(exchange.getToken('u'));
   expect(error).toBeInstanceOf(TokenExchangeError);
-  expect(error?.message).toMatch(/the token endpoint did not send the whole body of its HTTP 200 answer within 150 ms \(timeout\)/);
+  expect(error?.message).toMatch(/the token endpoint http:\/\/127\.0\.0\.1:\d+\/open\/api\/v1\/sdk\/tokens did not send the whole body of its HTTP 200 answer within 150 ms \(timeout\)/);
   expect((error as TokenExchangeError).status).toBe(200);
 });
 
 test('a fetch or sign function that never settles is bounded by timeout too', async () => {
   const hanging = () => new Promise<never>(() => {});
   const viaFetch = createTokenExchange({ baseUrl: 'https://channel.example', accessKey, secretKey, timeout: 50, fetch: hanging });
-  await expect(viaFetch.getToken('u')).rejects.toThrow(/the token endpoint did not answer within 50 ms \(timeout\)/);
+  await expect(viaFetch.getToken('u')).rejects.toThrow(/the token endpoint https:\/\/channel\.example\/open\/api\/v1\/sdk\/tokens did not answer within 50 ms \(timeout\)/);
   const viaSign = createTokenExchange({ baseUrl: 'https://channel.example', accessKey, secretKey, timeout: 50, sign: hanging });
   await expect(viaSign.getToken('u')).rejects.toThrow(/did not get a signed request \(the sign function is slow\) within 50 ms/);
 });
@@ -99,6 +99,12 @@ test.each([
   [{ cacheMargin: Number.NaN }, /cacheMargin must be .*; got NaN/],
   [{ cacheMargin: '60' }, /cacheMargin must be .*; got "60"/],
   [{ cachemargin: 60 }, /unknown createTokenExchange option "cachemargin"; did you mean "cacheMargin"\?/],
+  [{ cacheTimout: 100 }, /unknown createTokenExchange option "cacheTimout"; did you mean "cacheTimeout"\?/],
+  [{ forceRefreshWindows: 100 }, /did you mean "forceRefreshWindow"\?/],
+  [{ cacheTimeout: 0 }, /cacheTimeout must be a number of milliseconds from 1 to 2147483647 \(e\.g\. 200\); got 0/],
+  [{ cacheTimeout: '200' }, /cacheTimeout must be .*; got "200"/],
+  [{ cacheCooldown: -1 }, /cacheCooldown must be a number of milliseconds from 0 to 2147483647 \(e\.g\. 5000\); got -1/],
+  [{ forceRefreshWindow: Number.NaN }, /forceRefreshWindow must be a number of milliseconds from 0 .*; got NaN/],
   [{ cache: {} }, /cache must be an object with get\(key\) and set\(key, value, ttlMs\) methods/],
   [{ cache: { get() {}, set() {}, lock: true } }, /cache must be an object/],
   [{ onCacheError: 'log' }, /onCacheError must be a function; got "log"/],

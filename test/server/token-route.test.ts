@@ -44,7 +44,7 @@ describe.each(doors)('token route through %s', (_door, open) => {
     ['GET ?force=true&x=1', { method: 'GET', path: '/t?force=true&x=1' }, true],
     ['GET ?force=0', { method: 'GET', path: '/t?force=0' }, false],
     ['POST {"forceRefresh":true}', { method: 'POST', path: '/t', headers: { 'content-type': 'application/json' }, body: '{"forceRefresh":true}' }, true],
-    ['POST {"forceRefresh":false}', { method: 'POST', path: '/t', body: '{"forceRefresh":false}' }, false],
+    ['POST {"forceRefresh":false}', { method: 'POST', path: '/t', headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"forceRefresh":false}' }, false],
     ['POST without a body', { method: 'POST', path: '/t' }, false],
   ])('%s -> forceRefresh %s', async (_label, sent, force) => {
     const { route, calls } = setup();
@@ -72,7 +72,7 @@ describe.each(doors)('token route through %s', (_door, open) => {
     const { route, calls } = setup();
     const door = await open(route);
     const put = await door.send({ method: 'PUT', path: '/t', body: '{}' });
-    const bad = await door.send({ method: 'POST', path: '/t', body: '{"forceRefresh":' });
+    const bad = await door.send({ method: 'POST', path: '/t', headers: { 'content-type': 'application/json' }, body: '{"forceRefresh":' });
     await door.close();
     expect([put.status, put.headers.allow, bad.status]).toEqual([405, 'GET, POST', 400]);
     expect(calls).toEqual([]);

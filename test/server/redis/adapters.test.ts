@@ -2,12 +2,16 @@
  * createRedisTokenCache and createRedisDedupStore against a real redis-server, with each client a
  * user may hand them: ioredis 5 and 6, node-redis 4, 5 and 6.
  */
+import { Redis as IoRedis6 } from 'ioredis';
+import { Redis as IoRedis5 } from 'ioredis-v5';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import {
   ConfigError,
   createRedisDedupStore,
   createRedisTokenCache,
   createTokenExchange,
+  type ExchangedToken,
+  type TokenCache,
   type TokenCacheErrorInfo,
   type TokenExchangeOptions,
 } from '../../../src/server-node.js';
@@ -39,6 +43,27 @@ const slowFetch = (ms: number): typeof fetch => async (input, init) => {
   await sleep(ms);
   return fetch(input, init);
 };
+
+// What the tests allow a getToken against a failing Redis: the default cacheTimeout (200 ms)
+// plus generous slack for a shared machine. Before the bound existed it was the 10-second timeout.
+const BOUND_MS = 1500;
+
+async function timed(call: () => Promise<ExchangedToken>): Promise<{ ms: number; token: ExchangedToken }> {
+  const started = performance.now();
+  const token = await call();
+  return { ms: performance.now() - started, token };
+}
+
+/** The Redis cache, counting the calls that reach it. */
+function counted(cache: ReturnType<typeof createRedisTokenCache>) {
+  const calls = { n: 0 };
+  const wrapped: TokenCache = {
+    get: (key) => (calls.n++, cache.get(key)),
+    set: (key, value, ttl) => (calls.n++, cache.set(key, value, ttl)),
+    lock: (key, ttl) => (calls.n++, cache.lock(key, ttl)),
+  };
+  return { cache: wrapped, calls };
+}
 
 describe.runIf(hasRedis).each(clientKinds)('$name', (kind: ClientKind) => {
   let redis: RedisServer;
@@ -171,57 +196,144 @@ describe.runIf(hasRedis).each(clientKinds)('$name', (kind: ClientKind) => {
     expect(await two.claim('dies', lease('10'))).toBe('claimed');
   });
 
-  test('Redis stopped mid-run: every getToken answers through the service, failures reported without tokens', async () => {
+  test('Redis stopped (SIGTERM) mid-run, default options: every getToken (new, cached, forced) answers within the cache bound through the service, 0 errors, reports without tokens', async () => {
     const own = await startRedis();
     try {
       const { client } = await connect(own.url);
       const reports: TokenCacheErrorInfo[] = [];
-      const timeout = 1000;
-      const exchange = exchangeOn(sandbox, { cache: createRedisTokenCache(client), timeout, onCacheError: (e) => reports.push(e) });
+      const exchange = exchangeOn(sandbox, { cache: createRedisTokenCache(client), onCacheError: (e) => reports.push(e) });
       const seen: string[] = [];
-      let slowest = 0;
+      const slow: number[] = [];
       const round = async (n: number) => {
         const results = await Promise.allSettled(
           Array.from({ length: 10 }, async (_, i) => {
             const started = performance.now();
             const token = await exchange.getToken('user-' + ((n + i) % 5), { forceRefresh: i === 9 });
-            slowest = Math.max(slowest, performance.now() - started);
+            slow.push(performance.now() - started);
             seen.push(token.accessToken);
           }),
         );
         expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
       };
       for (let n = 0; n < 3; n++) await round(n);
-      await own.stop();
-      for (let n = 3; n < 8; n++) await round(n);
+      const stopping = own.stop(); // commands already sent wait out the bound
+      await round(3);
+      await stopping;
+      for (let n = 4; n < 8; n++) await round(n);
       expect(seen).toHaveLength(80);
       expect(reports.length).toBeGreaterThan(0);
-      expect(reports.map((r) => r.operation)).toContain('get');
       const said = JSON.stringify(reports);
       for (const token of new Set(seen)) expect(said).not.toContain(token);
       expect(said).not.toContain(sandbox.credentials.secretKey);
-      expect(slowest).toBeLessThan(timeout * 5); // a hang guard; the bench measures the real figure
+      expect(Math.max(...slow)).toBeLessThan(BOUND_MS); // the bench measures the real figure
     } finally {
       await own.stop();
     }
   });
 
-  test('Redis frozen (no answers, connection open): getToken falls back to the service after `timeout`', async () => {
+  test('cache faults: Redis frozen (SIGSTOP), default options -> new users, cached users and forced refreshes each answer within the cache bound, 0 errors; one report; no cache call during the cool-down', async () => {
+    const own = await startRedis();
+    try {
+      const { client } = await connect(own.url);
+      const { raw } = await connect(own.url);
+      const reports: TokenCacheErrorInfo[] = [];
+      const { cache, calls } = counted(createRedisTokenCache(client));
+      const exchange = exchangeOn(sandbox, { cache, onCacheError: (e) => reports.push(e) });
+      await Promise.all(['w0', 'w1', 'w2', 'w3'].map((user) => exchange.getToken(user)));
+      await expect.poll(() => raw.keys('channel-sdk:token:*')).toHaveLength(4);
+      own.pause();
+      const first = await Promise.all([timed(() => exchange.getToken('new-1')), timed(() => exchange.getToken('w0')), timed(() => exchange.getToken('w1', { forceRefresh: true }))]);
+      expect(first.map((r) => r.ms).filter((ms) => ms >= BOUND_MS)).toEqual([]);
+      // The breaker is open: no call reaches the frozen Redis, and a user served meanwhile is
+      // kept in this process (one token call per user, not one per getToken).
+      const reached = calls.n;
+      const tokenCalls = sandbox.stats.tokenCalls;
+      const next = await Promise.all([timed(() => exchange.getToken('new-2')), timed(() => exchange.getToken('w2')), timed(() => exchange.getToken('w3', { forceRefresh: true }))]);
+      const again = await timed(() => exchange.getToken('new-1'));
+      expect([...next, again].map((r) => r.ms).filter((ms) => ms >= BOUND_MS)).toEqual([]);
+      expect(again.token).toEqual(first[0].token);
+      expect(sandbox.stats.tokenCalls - tokenCalls).toBe(3);
+      expect(calls.n).toBe(reached);
+      expect(reports).toHaveLength(1);
+      expect(reports[0]).toMatchObject({ reason: 'timeout', message: 'no answer within 200 ms', skipMs: 5000 });
+    } finally {
+      own.resume();
+      await own.stop();
+    }
+  });
+
+  test('cache faults: after a frozen Redis thaws, one probe after the cool-down finds it and the cache serves again', async () => {
     const own = await startRedis();
     try {
       const { client } = await connect(own.url);
       const reports: TokenCacheErrorInfo[] = [];
-      const exchange = exchangeOn(sandbox, { cache: createRedisTokenCache(client), timeout: 300, onCacheError: (e) => reports.push(e) });
-      await exchange.getToken('dave');
+      const { cache, calls } = counted(createRedisTokenCache(client));
+      const exchange = exchangeOn(sandbox, { cache, cacheCooldown: 400, onCacheError: (e) => reports.push(e) });
+      const cached = await exchange.getToken('kept');
+      await sleep(50); // the store lands
       own.pause();
-      const calls = sandbox.stats.tokenCalls;
-      const [a, b] = await Promise.all([exchange.getToken('erin'), exchange.getToken('erin')]);
-      expect(a).toEqual(b);
-      expect(sandbox.stats.tokenCalls - calls).toBe(1);
-      expect(reports.some((r) => r.operation === 'get' && r.reason === 'timeout')).toBe(true);
+      await exchange.getToken('other'); // opens the breaker
+      await sleep(450);
+      await exchange.getToken('other-2'); // the probe: still frozen, so another cool-down
+      expect(reports.map((r) => [r.reason, r.skipMs])).toEqual([
+        ['timeout', 400],
+        ['timeout', 400],
+      ]);
       own.resume();
+      await sleep(450);
+      const tokenCalls = sandbox.stats.tokenCalls;
+      const before = calls.n;
+      expect(await exchange.getToken('kept')).toEqual(cached); // from Redis again
+      expect(sandbox.stats.tokenCalls).toBe(tokenCalls);
+      expect(calls.n).toBeGreaterThan(before);
+      expect(reports).toHaveLength(2);
     } finally {
+      own.resume();
       await own.stop();
+    }
+  });
+
+  test('cache faults: Redis frozen while another instance holds the lock (SET NX PX) -> the waiter answers within the cache bound, 0 errors', async () => {
+    const own = await startRedis();
+    try {
+      const [a, b] = [await connect(own.url), await connect(own.url)];
+      const holder = exchangeOn(sandbox, { cache: createRedisTokenCache(a.client), fetch: slowFetch(700), onCacheError: () => {} });
+      const waiter = exchangeOn(sandbox, { cache: createRedisTokenCache(b.client), onCacheError: () => {} });
+      const held = holder.getToken('locked');
+      await expect.poll(() => a.raw.keys('channel-sdk:token:lock:*'), { interval: 5 }).toHaveLength(1);
+      const waiting = timed(() => waiter.getToken('locked'));
+      await sleep(60); // the waiter is polling the cache for the holder's token
+      own.pause();
+      const frozen = performance.now();
+      const got = await waiting;
+      expect(performance.now() - frozen).toBeLessThan(BOUND_MS);
+      expect(got.token.tokenType).toBe('Bearer');
+      await expect(held).resolves.toMatchObject({ tokenType: 'Bearer' });
+    } finally {
+      own.resume();
+      await own.stop();
+    }
+  });
+});
+
+describe.runIf(hasRedis).each([
+  ['ioredis 6', IoRedis6],
+  ['ioredis 5', IoRedis5],
+] as const)('%s', (_name, RedisClass) => {
+  test('cache faults: Redis unreachable from the start (nothing listens there) -> the first getToken answers within the cache bound', async () => {
+    const gone = await startRedis();
+    await gone.stop(); // its port, now with nothing behind it
+    const client = new (RedisClass as typeof IoRedis6)(gone.url);
+    client.on('error', () => {});
+    const sandbox = await startSandbox();
+    try {
+      const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials, cache: createRedisTokenCache(client), onCacheError: () => {} });
+      const first = await timed(() => exchange.getToken('first'));
+      expect(first.ms).toBeLessThan(BOUND_MS);
+      expect(first.token.tokenType).toBe('Bearer');
+    } finally {
+      client.disconnect();
+      await sandbox.close();
     }
   });
 });

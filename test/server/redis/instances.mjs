@@ -1,5 +1,5 @@
 // Starts N backend instances (worker.mjs child processes) and runs them at once.
-// Shared by multi-process.test.ts and test/bench/token-cache.mjs.
+// Shared by multi-process.test.ts, test/cluster/ and test/bench/token-cache.mjs.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -35,17 +35,27 @@ export async function startInstances(count, config) {
     child.stderr.on('data', (chunk) => (child.output += chunk));
     return child;
   });
-  await Promise.all(children.map((child) => next(child, 'ready')));
+  const ready = await Promise.all(children.map((child) => next(child, 'ready'))).catch((error) => {
+    for (const child of children) child.kill();
+    throw error;
+  });
+  const each = (message, answer) =>
+    Promise.all(
+      children.map((child) => {
+        const result = next(child, answer);
+        child.send(message);
+        return result;
+      }),
+    );
   return {
+    /** Each instance's HTTP port (token route, webhook handler), when it has a server. */
+    ports: ready.map((message) => message.port),
+    /** Every instance calls getToken at a steady pace; each call's start (epoch ms) and latency. */
+    stream: (options) => each({ type: 'stream', ...options }, 'streamed'),
+    /** The webhook callbacks each instance ran, and its cache errors since the last call. */
+    report: () => each({ type: 'report' }, 'report'),
     /** Every instance fires `concurrency` getToken per user at the same moment; one result per instance. */
-    run: (users, concurrency) =>
-      Promise.all(
-        children.map((child) => {
-          const result = next(child, 'result');
-          child.send({ type: 'run', users, concurrency });
-          return result;
-        }),
-      ),
+    run: (users, concurrency) => each({ type: 'run', users, concurrency }, 'result'),
     close: () =>
       Promise.all(
         children.map(
