@@ -86,7 +86,10 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
     }
   }
 
-  let exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+  // forceRefreshWindow 0: the sandbox's Expire and fail-next end tokens early, which the service
+  // never does; a token a forced refresh got seconds ago may be the very one Expire just ended.
+  const exchangeOptions = { baseUrl: sandbox.url, ...sandbox.credentials, forceRefreshWindow: 0 };
+  let exchange = createTokenExchange(exchangeOptions);
   const served = new Map(); // user -> jti last handed out, to tell a cache hit from a new token
   const webhook = toNodeHandler(
     createWebhookHandler({
@@ -153,7 +156,7 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
         if (seconds !== sandbox.tokenTtlSeconds) {
           sandbox.setTokenTtl(seconds);
           // A new exchange, so no token of the old lifetime comes back from its cache.
-          exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+          exchange = createTokenExchange(exchangeOptions);
         }
         json(res, 200, { ttl: seconds });
       },
