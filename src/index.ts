@@ -19,8 +19,10 @@ export interface ClientOptions extends CoreClientOptions {
    * Share one token and its refreshes with the other tabs of this origin whose client has the
    * same `baseUrl` and `key` (use the signed-in user's id, so that two users never share):
    * one provider call for a burst across tabs, one forced refresh after a 401 in any of them,
-   * and clearToken() in one clears all. BroadcastChannel + Web Locks, every wait bounded by
-   * `tokenTimeout`; where either is missing each tab keeps its own token. Off by default.
+   * and clearToken() in one clears all (a token asked for before it is never taken after it).
+   * BroadcastChannel + Web Locks, every wait bounded by `tokenTimeout`; where either is missing
+   * each tab keeps its own token. Trusts the scripts of the origin; a message that is not a
+   * well-formed announcement with a JWT is ignored. Off by default.
    * @example crossTab: { key: currentUser.id }
    */
   crossTab?: { key: string };

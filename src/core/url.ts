@@ -20,15 +20,11 @@ export function normalizeBaseUrl(value: unknown): string {
   if (typeof value === 'string' && /@/.test((authority.exec(value) || ['', '', ''])[2])) {
     fail('baseUrl must not contain a user name or password (user:password@host); remove them, channel-sdk authenticates with the token');
   }
-  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s\\]+(\/[^?#\s\\]*)?$/i.test(value) || controls.test(value)) {
-    fail('baseUrl must be an absolute http(s) URL without query, fragment, backslash or control characters, e.g. "https://api.example.com"; got ' + describe(value));
+  // Paths are checked to stay under baseUrl's path, which must therefore be a plain one.
+  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s\\]+(\/[^?#\s\\]*)?$/i.test(value) || controls.test(value) || value.replace(authority, '').split('/').some(dots)) {
+    fail('baseUrl must be an absolute http(s) URL without query or fragment (and no \\, control character, . or .. in its path), e.g. "https://api.example.com"; got ' + describe(value));
   }
-  const base = value.replace(/\/+$/, '');
-  // Paths are checked to stay under baseUrl's path, which must therefore be one already.
-  if (base.slice((authority.exec(base) as RegExpExecArray)[0].length).split('/').some(dots)) {
-    fail('baseUrl\'s path must not have "." or ".." segments; write the path they lead to; got ' + describe(value));
-  }
-  return base;
+  return value.replace(/\/+$/, '');
 }
 
 /** `scheme://host[:port]` in lower case, without the scheme's default port; userinfo kept out. */
@@ -49,28 +45,21 @@ export function buildUrl(base: string, path: string, searchParams?: SearchParams
   if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describe(path));
   if (path.indexOf('#') >= 0) fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
   // Not quoted: a line break would break the message too.
-  if (controls.test(path)) fail('the path has a control character (tab, line break, NUL...), which URL parsers drop; remove it (put values in searchParams, which encodes them)');
-  const q = path.indexOf('?');
-  if ((q < 0 ? path : path.slice(0, q)).indexOf('\\') >= 0) {
-    fail('the path "' + path + '" has a backslash, which URL parsers read as "/"; separate segments with "/" (write a literal backslash as %5C)');
-  }
+  if (controls.test(path) || /^[^?]*\\/.test(path)) fail('the path has a backslash or a control character (tab, line break...), which URL parsers rewrite; use "/" between segments and put values in searchParams');
   let url: string;
   if (absolute.test(path)) {
-    // A full URL may only point at the service: the token must not leak to another origin.
+    // A full URL may only point at the service, under baseUrl's path: the token must not leak
+    // to another origin, or to another application behind the same gateway.
     const origin = originOf(path);
-    if (origin.indexOf('@') >= 0 || origin !== originOf(base)) {
+    const rest = path.replace(authority, '');
+    const own = base.replace(authority, '');
+    if (origin.indexOf('@') >= 0 || origin !== originOf(base) || rest.slice(0, own.length) !== own || !/^([/?]|$)/.test(rest.slice(own.length))) {
       fail('refusing to send the token to ' + origin.replace(/\/\/.*@/, '//') + ': pass a path relative to baseUrl (' + base + ')');
     }
-    // ...and under baseUrl's path, like a relative one.
-    const rest = path.slice((authority.exec(path) as RegExpExecArray)[0].length);
-    const own = base.slice((authority.exec(base) as RegExpExecArray)[0].length);
-    if (rest.slice(0, own.length) !== own || !/^([/?]|$)/.test(rest.slice(own.length))) {
-      fail('refusing to send the token to a path outside baseUrl (' + base + '): pass a path relative to it');
-    }
-    const inside = rest.slice(own.length);
-    url = base + (inside.charAt(0) === '/' ? '/' + resolveDots(inside, path) : inside);
+    path = rest.slice(own.length);
+    url = base + (path.charAt(0) === '?' || !path ? path : '/' + resolveDots(path));
   } else {
-    url = base + '/' + resolveDots(path, path);
+    url = base + '/' + resolveDots(path);
   }
   const query = serialize(searchParams);
   return query ? url + (url.indexOf('?') < 0 ? '?' : '&') + query : url;
@@ -101,7 +90,7 @@ function dots(segment: string): number {
  * must not reach another application behind the same gateway; so is a segment that only a
  * decoding server would read as one.
  */
-function resolveDots(path: string, shown: string): string {
+function resolveDots(path: string): string {
   // Most paths have no dot segment at all: nothing to resolve.
   if (!/\.|%2e|%25/i.test(path)) return path.charAt(0) === '/' ? path.slice(1) : path;
   const q = path.indexOf('?');
@@ -109,11 +98,11 @@ function resolveDots(path: string, shown: string): string {
   const out: string[] = [];
   for (const segment of segments) {
     const kind = dots(segment);
-    if (kind < 0) fail('the path "' + shown + '" has a segment that a server decoding %2E, %2F, %5C or %25, or cutting ";", reads as "." or ".."; pass a plain path inside baseUrl');
-    if (kind === 2) {
-      if (!out.length) fail('the path "' + shown + '" climbs above baseUrl with ".."; pass a path inside it');
-      out.pop();
-    } else if (kind === 0) out.push(segment);
+    if (kind < 0 || (kind === 2 && !out.length)) {
+      fail('the path "' + path + '" climbs above baseUrl with "..", or has a segment a decoding server reads as "." or ".." (%2F, %5C, %25, ";"); pass a plain path inside baseUrl');
+    }
+    if (kind === 2) out.pop();
+    else if (!kind) out.push(segment);
   }
   return out.join('/') + (q < 0 ? '' : path.slice(q));
 }
