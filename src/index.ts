@@ -6,6 +6,7 @@
 import { createCoreClient, type Client } from './core/client.js';
 import type { CoreClientOptions } from './core/types.js';
 import { describe, fail } from './core/check.js';
+import { isJwt } from './core/jwt.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { lazyShare } from './tokens/lazy-share.js';
 
@@ -52,7 +53,7 @@ export function createClient(options: ClientOptions): Client {
       transport: createFetchTransport({ fetch, ky }),
       createAbortController: () => new AbortController(),
       // A separate chunk: clients without crossTab never load it.
-      share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout)))),
+      share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout, isJwt)))),
     },
     ['fetch', 'ky', 'crossTab'],
   );

@@ -150,17 +150,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     // The provider is asked synchronously unless the store is read first (once).
     const source: Promise<Obtained> = restored ? ask() : ((restored = true), restore(key).then((found) => found || ask()));
     const promise = source
-      .then((got): HeldToken | Promise<HeldToken> => {
+      .then((got) => {
         sync();
         if (callEpoch !== epoch) throw abortError({ reason: cleared } as SignalLike, {});
         // Already held (announced by another tab meanwhile), or a slower call that started
         // earlier: never replace a newer token.
         if (held && (held.token === got.token || id < installedCall)) return held;
         installedCall = id;
-        const h = install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
-        // Past its end by the server's clock already (a backend cache handed out an old token):
-        // a new one is asked for instead of sending this one. A forced call's token is used.
-        return !forced && h.expiresAt <= now() ? acquire(true, 'expired') : h;
+        return install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
       })
       // Chained after, not beside, the handler above: a bad return value fails in there.
       .then(undefined, (error: unknown) => {
@@ -172,7 +169,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             : new TokenProviderError('tokenProvider threw: ' + options.redact.text(messageOf(error)), { cause: options.redact.cause(error) });
         options.onError(reason, wrapped);
         throw wrapped;
-      });
+      })
+      // Past its end by the server's clock already (a backend cache handed out an old token):
+      // a new one is asked for instead of sending this one. A forced call's token is used.
+      .then((h) => (!forced && h === held && h.expiresAt <= now() ? acquire(true, 'expired') : h));
     const done = () => {
       if (flight && flight.promise === promise) flight = undefined;
     };

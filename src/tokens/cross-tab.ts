@@ -1,4 +1,3 @@
-import { isJwt } from '../core/jwt.js';
 import type { Obtained, TokenShare } from '../core/token-manager.js';
 
 // Loaded on demand by the browser entry (a separate chunk): a client without crossTab never
@@ -26,13 +25,13 @@ const AHEAD_MS = 60000;
 
 const generation = (g: unknown): g is number => typeof g === 'number' && g >= 0 && g <= Number.MAX_SAFE_INTEGER && g % 1 === 0;
 
-/** A message of this version, each field of its type, its token one a tokenProvider may return. */
-function valid(m: unknown): m is Message {
+/** A message of this version, each field of its type, its token one a tokenProvider may return (`isToken`). */
+function valid(m: unknown, isToken: (value: unknown) => boolean): m is Message {
   if (!m || typeof m !== 'object') return false;
   const { t, id, g, token, at } = m as Record<string, unknown>;
   if (t === 'clear') return generation(g);
   if (typeof id !== 'string') return false;
-  if (t === 'token') return generation(g) && isJwt(token) && typeof at === 'number' && at > 0 && at <= Date.now() + AHEAD_MS;
+  if (t === 'token') return generation(g) && isToken(token) && typeof at === 'number' && at > 0 && at <= Date.now() + AHEAD_MS;
   return t === 'state' ? generation(g) : t === 'busy' || t === 'idle' || t === 'hello';
 }
 
@@ -41,8 +40,10 @@ function valid(m: unknown): m is Message {
  * time across them (Web Locks, every wait bounded by `wait` ms so a closed or hung tab never
  * blocks another), each new token announced to the others, and clearToken() in one clears
  * all. Undefined where BroadcastChannel or Web Locks are missing: each tab keeps its own.
+ * `isToken` is the core's check of a provider's answer, passed in so that this chunk imports
+ * no code of the entry's (a shared chunk would move the whole entry out of dist/index.js).
  */
-export function createCrossTab(baseUrl: string, key: string, wait: number): TokenShare | undefined {
+export function createCrossTab(baseUrl: string, key: string, wait: number, isToken: (value: unknown) => boolean): TokenShare | undefined {
   const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined;
   if (typeof BroadcastChannel === 'undefined' || !locks) return undefined;
   // Versioned: tabs of an older release (other messages) never talk to these.
@@ -62,7 +63,7 @@ export function createCrossTab(baseUrl: string, key: string, wait: number): Toke
   const post = (message: Message) => channel.postMessage(message);
 
   channel.onmessage = ({ data }: MessageEvent<unknown>) => {
-    if (!valid(data)) return;
+    if (!valid(data, isToken)) return;
     if (data.t === 'clear') {
       // Every clear clears, also one of a generation seen already (two tabs logging out at once).
       clears++;
