@@ -16,7 +16,8 @@ const client = createClient({
         fail: (e) => reject(new Error(e.errMsg)),
       }),
     ),
-  tokenStore: hostTokenStore({ key: app.globalData.userId }), // keeps the token through a cold start
+  // Keeps the token through a cold start, bound to the user signed in when it was asked for.
+  tokenStore: hostTokenStore({ key: () => app.globalData.userId }),
 });
 
 let cancel = createCancelToken();

@@ -6,6 +6,7 @@
 import { createCoreClient, type Client } from './core/client.js';
 import type { CoreClientOptions } from './core/types.js';
 import { describe, fail } from './core/check.js';
+import { isJwt } from './core/jwt.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { lazyShare } from './tokens/lazy-share.js';
 
@@ -19,8 +20,10 @@ export interface ClientOptions extends CoreClientOptions {
    * Share one token and its refreshes with the other tabs of this origin whose client has the
    * same `baseUrl` and `key` (use the signed-in user's id, so that two users never share):
    * one provider call for a burst across tabs, one forced refresh after a 401 in any of them,
-   * and clearToken() in one clears all. BroadcastChannel + Web Locks, every wait bounded by
-   * `tokenTimeout`; where either is missing each tab keeps its own token. Off by default.
+   * and clearToken() in one clears all (a token asked for before it is never taken after it).
+   * BroadcastChannel + Web Locks, every wait bounded by `tokenTimeout`; where either is missing
+   * each tab keeps its own token. Trusts the scripts of the origin; a message that is not a
+   * well-formed announcement with a JWT is ignored. Off by default.
    * @example crossTab: { key: currentUser.id }
    */
   crossTab?: { key: string };
@@ -50,7 +53,7 @@ export function createClient(options: ClientOptions): Client {
       transport: createFetchTransport({ fetch, ky }),
       createAbortController: () => new AbortController(),
       // A separate chunk: clients without crossTab never load it.
-      share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout)))),
+      share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout, isJwt)))),
     },
     ['fetch', 'ky', 'crossTab'],
   );

@@ -148,6 +148,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       for (;;) {
         attempt++;
         note('request', {});
+        // Another user since the token was taken ends this request (it fences it).
+        tokens.sync();
         // After the event: a listener may have called clearToken() or aborted.
         if (signal.aborted) throw abortError(signal, context);
         const startedAt = now();
@@ -162,6 +164,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         } catch (error) {
           failure = transportError(error, signal, context, redact);
         }
+        if (response) tokens.observe(response.headers.get('date'), startedAt, now());
+        tokens.sync();
         // Whatever the transport did, a cancelled request is not resolved, replayed or retried.
         if (signal.aborted) throw failure && failure.code === 'ABORTED' ? failure : abortError(signal, context);
         let reason: 'network' | 'timeout' | 'status';
@@ -216,6 +220,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   /** `helper` is the method of get(), post()...; their options may not name another. */
   function run<T>(path: string, o: RequestOptions<T> = {}, helper?: string): Promise<T> {
     const requestId = ++requests;
+    // A user switch noticed here ends the requests of the previous user, not this one.
+    tokens.sync();
     const stop = new Stop();
     live.add(stop);
     // send() is async: whatever goes wrong in it, even a bad option, arrives as a rejection.

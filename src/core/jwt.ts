@@ -30,8 +30,14 @@ export function decodePayload(token: string): Record<string, unknown> | undefine
   }
 }
 
-/** Lifetime in ms from the token's own `exp - iat`, or undefined when it has none. */
-export function lifetimeMs(payload: Record<string, unknown>): number | undefined {
-  const { iat, exp } = payload;
-  return typeof iat === 'number' && typeof exp === 'number' && exp > iat ? (exp - iat) * 1000 : undefined;
+/** Whether `value` is what a tokenProvider may return: a JWT-shaped string whose payload decodes. */
+export function isJwt(value: unknown): value is string {
+  return typeof value === 'string' && jwtShape.test(value) && !!decodePayload(value);
+}
+
+/** The token's `iat` and `exp` in epoch ms, each when it is a finite number. */
+export function claimsOf(token: string): { iat?: number; exp?: number } {
+  const payload = decodePayload(token) || {};
+  const ms = (value: unknown) => (typeof value === 'number' && isFinite(value) ? value * 1000 : undefined);
+  return { iat: ms(payload.iat), exp: ms(payload.exp) };
 }

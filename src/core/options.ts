@@ -28,8 +28,9 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   }
   const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore } = options;
   if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))) {
-    fail('tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: userId }); got ' + describe(tokenStore));
+    fail('tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: () => userId }); got ' + describe(tokenStore));
   }
+  if (tokenStore && tokenStore.key !== undefined && typeof tokenStore.key !== 'function') fail('tokenStore.key must be a function returning the signed-in user id; got ' + describe(tokenStore.key));
   if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
     fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway));
   }

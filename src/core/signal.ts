@@ -2,7 +2,10 @@ import { AbortError } from '../errors/AbortError.js';
 import type { ErrorContext } from '../errors/ChannelError.js';
 import type { SignalLike } from './types.js';
 
-/** The reason a request's own signal gets when clearToken() fences it. */
+/**
+ * The reason a request's own signal gets when clearToken() fences it, or a new tokenStore
+ * key() (another user signed in without clearToken()).
+ */
 export const cleared = { clearToken: true };
 
 /**
@@ -15,7 +18,7 @@ export function abortError(signal: SignalLike, context: ErrorContext): AbortErro
   const limit = E.stackTraceLimit;
   E.stackTraceLimit = 0;
   try {
-    if (signal.reason === cleared) return new AbortError('clearToken() ran while this request was under way (e.g. a logout); it is not sent again, with any token', context);
+    if (signal.reason === cleared) return new AbortError('clearToken() ran while this request was under way (a logout, or a new tokenStore key()); it is not sent again, with any token', context);
     const error = new AbortError('request aborted through its signal', context);
     if (signal.reason !== undefined) (error as { cause?: unknown }).cause = signal.reason;
     return error;

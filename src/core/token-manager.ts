@@ -1,9 +1,17 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import { describe, messageOf } from './check.js';
-import { decodePayload, jwtShape, lifetimeMs } from './jwt.js';
+import { claimsOf, isJwt } from './jwt.js';
 import type { Redactor } from './redact.js';
+import { createServerClock } from './server-clock.js';
 import { abortError, cleared } from './signal.js';
+import { createStoreWriter } from './store-writer.js';
 import type { SignalLike, StoredToken, TokenProvider, TokenReason, TokenStore } from './types.js';
+
+/**
+ * How far a fresh token's `iat` may sit from the server clock learnt from `Date` headers (ms)
+ * before that clock is dropped: the service's own machines and the network stay well within.
+ */
+const TOLERANCE = 30000;
 
 /** A token as the client holds it. `version` grows by one with every token installed. */
 export interface HeldToken {
@@ -11,18 +19,34 @@ export interface HeldToken {
   readonly version: number;
   /** Local epoch ms at which the token was asked for (or received, for a shared or stored one). */
   readonly receivedAt: number;
-  /** Local epoch ms after which the token is treated as expired; Infinity when unknown. */
-  readonly expiresAt: number;
+  /** Local epoch ms after which the token is treated as expired; Infinity when unknown or untracked. */
+  expiresAt: number;
   /** Local epoch ms from which a refresh ahead of expiry starts; Infinity when none. */
   refreshAt: number;
+  /** The tokenStore key() it was obtained under (undefined without one). */
+  readonly key: string | undefined;
+  /** Local epoch ms at which it ends as far as known, refreshLeeway or not (what a store keeps). */
+  end: number;
+  /** Its `iat`/`exp` (epoch ms of the server's clock), the local ms the provider answered, a forced call's, a stored end. */
+  readonly iat?: number;
+  readonly exp?: number;
+  readonly doneAt: number;
+  readonly fresh: boolean;
+  readonly until: number;
 }
 
 /** Where a call's token came from: the provider, another tab (`shared`) or the store (`stored`). */
 export interface Obtained {
   token: string;
   receivedAt: number;
+  /** Local ms at which the provider answered. */
+  doneAt?: number;
+  /** From a forced provider call: the backend bypassed its caches, so the token was just issued. */
+  fresh?: boolean;
   shared?: boolean;
   stored?: boolean;
+  /** The end a stored token was saved with. */
+  until?: number;
 }
 
 /**
@@ -37,6 +61,7 @@ export interface TokenShare {
    * a time fetches, and announced to the others before the next one may.
    */
   obtain(stale: HeldToken | undefined, fetch: () => Promise<Obtained>): Promise<Obtained>;
+  /** Called synchronously by clearToken(): from then on nothing obtained before is adopted or handed out. */
   clear(): void;
   /** Wires the share's announcements into the manager; called once. */
   connect(adopt: (token: string, receivedAt: number) => void, cleared: () => void): void;
@@ -57,7 +82,7 @@ export interface TokenManagerOptions {
   /** Keeps the token across relaunches. */
   store?: TokenStore;
   share?: TokenShare;
-  /** Another client of the share cleared the session (a logout in another tab). */
+  /** The session ended other than by clear(): a logout in another tab, or a new tokenStore key(). Requests under way must be fenced. */
   onRemoteClear?: () => void;
 }
 
@@ -74,6 +99,10 @@ export interface TokenManager {
    * for before a logout is never handed out).
    */
   clear(): void;
+  /** Reads tokenStore's key(): a new one ends the session as clear() would (the store keeps its record). */
+  sync(): void;
+  /** A response's `Date` header, with the local times its request was sent and answered. */
+  observe(date: string | null | undefined, sentAt: number, doneAt: number): void;
 }
 
 interface Flight {
@@ -81,37 +110,54 @@ interface Flight {
   forced: boolean;
 }
 
-const noop = () => {};
-
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const { now, refreshLeeway, store, share } = options;
+  const clock = createServerClock();
+  const write = store && createStoreWriter(store, options.tokenTimeout);
+  const keyOf =
+    store && typeof store.key === 'function'
+      ? () => {
+          try {
+            return userKey((store.key as () => unknown)());
+          } catch {
+            return undefined;
+          }
+        }
+      : undefined;
+  let session: string | undefined; // the key the current session belongs to
+  let active = false; // the session has asked for or holds a token
+  let loggedOut = false; // clear() ran (here or in another tab)
+  let saving = !!store;
   let held: HeldToken | undefined;
   let version = 0;
   let calls = 0; // provider calls started
   let installedCall = 0; // the call whose token is held
   let epoch = 0; // bumped by clear()
   let flight: Flight | undefined;
-  let restored = !store; // the store is read once, for the first token
+  let restored = !store; // the store is read once per session, for its first token, never after a logout
 
   function call(forced: boolean, reason: TokenReason): Promise<HeldToken> {
     const id = ++calls;
     const callEpoch = epoch;
+    const key = session;
     const stale = held;
+    active = true;
     const fetch = () => {
       const receivedAt = now();
-      return invoke(forced).then((value) => ({ token: check(value), receivedAt }));
+      return invoke(forced).then((value) => ({ token: check(value), receivedAt, doneAt: now(), fresh: forced }));
     };
     const ask = () => (share ? share.obtain(stale, fetch) : fetch());
     // The provider is asked synchronously unless the store is read first (once).
-    const source: Promise<Obtained> = restored ? ask() : ((restored = true), restore().then((found) => found || ask()));
+    const source: Promise<Obtained> = restored ? ask() : ((restored = true), restore(key).then((found) => found || ask()));
     const promise = source
       .then((got) => {
+        sync();
         if (callEpoch !== epoch) throw abortError({ reason: cleared } as SignalLike, {});
         // Already held (announced by another tab meanwhile), or a slower call that started
         // earlier: never replace a newer token.
         if (held && (held.token === got.token || id < installedCall)) return held;
         installedCall = id;
-        return install(got.token, got.receivedAt, got.stored ? 'stored' : got.shared ? 'shared' : reason);
+        return install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
       })
       // Chained after, not beside, the handler above: a bad return value fails in there.
       .then(undefined, (error: unknown) => {
@@ -123,7 +169,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             : new TokenProviderError('tokenProvider threw: ' + options.redact.text(messageOf(error)), { cause: options.redact.cause(error) });
         options.onError(reason, wrapped);
         throw wrapped;
-      });
+      })
+      // Past its end by the server's clock already (a backend cache handed out an old token):
+      // a new one is asked for instead of sending this one. A forced call's token is used.
+      .then((h) => (!forced && h === held && h.expiresAt <= now() ? acquire(true, 'expired') : h));
     const done = () => {
       if (flight && flight.promise === promise) flight = undefined;
     };
@@ -132,11 +181,56 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return promise;
   }
 
-  function install(token: string, receivedAt: number, reason: TokenReason): HeldToken {
-    held = hold(token, receivedAt);
-    options.onToken(reason, held);
-    if (store && reason !== 'stored') save(token, receivedAt);
-    return held;
+  function install(got: Obtained, reason: TokenReason, key: string | undefined): HeldToken {
+    const { iat, exp } = claimsOf(got.token);
+    const h: HeldToken = {
+      token: got.token,
+      version: ++version,
+      receivedAt: got.receivedAt,
+      expiresAt: Infinity,
+      refreshAt: Infinity,
+      key,
+      end: Infinity,
+      iat,
+      exp,
+      doneAt: got.doneAt || got.receivedAt,
+      fresh: !!got.fresh,
+      until: got.until || Infinity,
+    };
+    time(h, true);
+    held = h;
+    active = true;
+    options.onToken(reason, h);
+    // Only a token whose end is known and ahead, and (with key()) whose user is known.
+    if (write && saving && reason !== 'stored' && h.end > now() && h.end < Infinity && (!keyOf || key)) {
+      write(Object.assign({ token: h.token, receivedAt: h.receivedAt, expiresAt: h.end }, keyOf ? { key } : {}));
+    }
+    return h;
+  }
+
+  /**
+   * Works out when `h` ends, in local ms: `exp - iat` after the local time the provider was
+   * asked (never earlier than a fresh token's issue, and no device clock involved), or sooner
+   * when the server's clock (learnt from Date headers) says `exp` comes sooner: the token may
+   * have come from a backend cache. `first`: at install; later only an earlier end is taken.
+   */
+  function time(h: HeldToken, first: boolean): void {
+    const { iat, exp } = h;
+    const life = iat !== undefined && exp !== undefined && exp > iat ? exp - iat : undefined;
+    let end = Math.min(life === undefined ? Infinity : h.receivedAt + life, h.until);
+    const range = clock.range();
+    if (range && exp !== undefined) {
+      // A fresh token was issued while its call ran. A server clock that says otherwise is wrong
+      // (a gateway's Date, a device clock reset) and is dropped: it never causes a refresh loop.
+      if (h.fresh && iat !== undefined && (iat - h.doneAt > range[1] + TOLERANCE || iat + 1000 - h.receivedAt < range[0] - TOLERANCE)) clock.distrust();
+      else end = Math.min(end, exp - range[1]);
+    }
+    if (!first && end > h.end - 1000) return;
+    h.end = end;
+    if (!refreshLeeway) return;
+    h.expiresAt = end;
+    const refreshAt = end - Math.min(refreshLeeway * 1000, (life === undefined ? Math.max(0, end - h.receivedAt) : life) / 2);
+    h.refreshAt = first ? refreshAt : Math.min(h.refreshAt, refreshAt);
   }
 
   function invoke(forceRefresh: boolean): Promise<unknown> {
@@ -163,22 +257,15 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     });
   }
 
-  function hold(token: string, receivedAt: number): HeldToken {
-    const lifetime = refreshLeeway > 0 ? lifetimeMs(decodePayload(token) || {}) : undefined;
-    if (lifetime === undefined) return { token, version: ++version, receivedAt, expiresAt: Infinity, refreshAt: Infinity };
-    // Counted from the local time the provider was asked (never later than the token's issue),
-    // with the token's own exp - iat: a device clock set wrong does not matter.
-    const expiresAt = receivedAt + lifetime;
-    return { token, version: ++version, receivedAt, expiresAt, refreshAt: expiresAt - Math.min(refreshLeeway * 1000, lifetime / 2) };
-  }
-
   /**
-   * The stored token, if it is still good for a while: received no later than now (a clock
-   * set back would stretch its life) and at least the refresh leeway (5 s at least) before
-   * its end. Whatever the store does (throws, hangs, returns junk), the provider is asked.
+   * The stored token, if it belongs to `key` (with key()) and is still good for a while:
+   * received no later than now (a clock set back would stretch its life) and at least the
+   * refresh leeway (5 s at least) before its end. Whatever the store does (throws, hangs,
+   * returns junk), the provider is asked.
    */
-  function restore(): Promise<Obtained | undefined> {
+  function restore(key: string | undefined): Promise<Obtained | undefined> {
     const s = store as TokenStore;
+    if (keyOf && !key) return Promise.resolve(undefined);
     return new Promise<unknown>((resolve) => {
       const timer = setTimeout(resolve, options.tokenTimeout);
       const done = (value?: unknown) => {
@@ -188,20 +275,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       new Promise((inner) => inner(s.get())).then(done, () => done());
     }).then((found) => {
       const r = found as StoredToken | undefined;
-      if (!r || typeof r !== 'object' || typeof r.token !== 'string' || !jwtShape.test(r.token)) return undefined;
+      if (!r || typeof r !== 'object' || !isJwt(r.token) || (keyOf && r.key !== key)) return undefined;
       const life = r.expiresAt - r.receivedAt;
       const t = now();
       return t >= r.receivedAt && t < r.expiresAt - Math.min(Math.max(refreshLeeway * 1000, 5000), life / 2)
-        ? { token: r.token, receivedAt: r.receivedAt, stored: true }
+        ? { token: r.token, receivedAt: r.receivedAt, stored: true, until: r.expiresAt }
         : undefined;
     });
-  }
-
-  /** Stores a token whose lifetime is known; a failing store never fails a request. */
-  function save(token: string, receivedAt: number): void {
-    const lifetime = lifetimeMs(decodePayload(token) || {});
-    if (lifetime === undefined) return;
-    attempt(() => (store as TokenStore).set({ token, receivedAt, expiresAt: receivedAt + lifetime }));
   }
 
   function acquire(forced: boolean, reason: TokenReason): Promise<HeldToken> {
@@ -212,27 +292,53 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   function refreshAhead(current: HeldToken): void {
     if (flight) return;
-    call(true, 'proactive').then(noop, () => {
-      // Keep using the still-valid token; try again after half the time it has left (at least 1 s).
+    // Keep using the still-valid token; try again after half the time it has left (at least
+    // 1 s), also when the provider handed back the very same token.
+    const later = () => {
       const t = now();
       current.refreshAt = t + Math.max(1000, (current.expiresAt - t) / 2);
-    });
+    };
+    call(true, 'proactive').then((h) => void (h === current && later()), later);
   }
 
   function forget(): void {
     held = undefined;
     epoch++;
     flight = undefined;
+    active = false;
+  }
+
+  /** A logout, here or in another tab: nothing stored is restored in this run, and a store without key() keeps nothing more. */
+  function logout(): void {
+    forget();
+    loggedOut = restored = true;
+    if (!keyOf) saving = false;
+    if (write) write(null);
+  }
+
+  function sync(): void {
+    if (!keyOf) return;
+    const key = keyOf();
+    if (key === session) return;
+    session = key;
+    restored = loggedOut;
+    if (!active) return;
+    // Another user (or none) since the last look: the session ends as on clearToken(), though
+    // the store keeps its record (bound to its own key).
+    forget();
+    if (share) share.clear();
+    if (options.onRemoteClear) options.onRemoteClear();
   }
 
   if (share) {
     share.connect(
       (token, receivedAt) => {
+        sync();
         // Another tab's token: taken when newer than ours, without asking the provider.
-        if (!held || (held.token !== token && receivedAt > held.receivedAt)) install(token, receivedAt, 'shared');
+        if (isJwt(token) && (!held || (held.token !== token && receivedAt > held.receivedAt))) install({ token, receivedAt }, 'shared', session);
       },
       () => {
-        forget();
+        logout();
         if (options.onRemoteClear) options.onRemoteClear();
       },
     );
@@ -240,37 +346,41 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   return {
     get() {
+      sync();
       const current = held;
       if (current) {
         if (current.refreshAt === Infinity) return current;
         const t = now();
-        if (t < current.refreshAt) return current;
-        if (t < current.expiresAt) {
-          refreshAhead(current);
-          return current;
-        }
-        return acquire(true, 'expired');
+        // The end first: a failed refresh ahead may have put refreshAt past it.
+        if (t >= current.expiresAt) return acquire(true, 'expired');
+        if (t >= current.refreshAt) refreshAhead(current);
+        return current;
       }
       return acquire(false, 'initial');
     },
     afterUnauthorized(usedVersion) {
+      sync();
       if (held && held.version > usedVersion) return held;
       return acquire(true, 'unauthorized');
     },
     refresh(reason) {
+      sync();
       return acquire(true, reason);
     },
     clear() {
-      forget();
+      logout();
       if (share) share.clear();
-      if (store) attempt(() => (store as TokenStore).remove());
+    },
+    sync,
+    observe(date, sentAt, doneAt) {
+      if (clock.observe(date, sentAt, doneAt) && held) time(held, false);
     },
   };
 }
 
-/** Runs a store call whose failure (sync or async) must not matter. */
-function attempt(fn: () => unknown): void {
-  new Promise((resolve) => resolve(fn())).then(noop, noop);
+/** A user key as a non-empty string (a number id too), else undefined: nobody signed in. */
+export function userKey(value: unknown): string | undefined {
+  return (typeof value === 'string' && value) || (typeof value === 'number' && isFinite(value)) ? String(value) : undefined;
 }
 
 function check(value: unknown): string {
@@ -288,7 +398,7 @@ function check(value: unknown): string {
   if (/^bearer\s/i.test(value)) {
     throw new TokenProviderError('tokenProvider returned a string starting with "Bearer "; return the token alone, the SDK adds the prefix');
   }
-  if (!jwtShape.test(value) || !decodePayload(value)) {
+  if (!isJwt(value as unknown)) {
     // The value itself is never quoted: it may be a credential.
     throw new TokenProviderError(
       'tokenProvider returned a string of ' + value.length + ' characters that is not a JWT (header.payload.signature, base64url); return access_token from the token endpoint, not a console login token or a session id',

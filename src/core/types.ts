@@ -142,8 +142,8 @@ export interface CoreClientOptions {
   /** Clock in epoch ms, for tests. @default Date.now */
   now?: () => number;
   /**
-   * Keeps the token through a relaunch, e.g. `hostTokenStore({ key: userId })` on a
-   * mini-program, so a cold start within its lifetime asks the provider nothing. Opt-in.
+   * Keeps the token through a relaunch, e.g. `hostTokenStore({ key: () => app.globalData.userId })`
+   * on a mini-program, so a cold start within its lifetime asks the provider nothing. Opt-in.
    */
   tokenStore?: TokenStore;
 }
@@ -160,11 +160,14 @@ export interface StoredToken {
   token: string;
   receivedAt: number;
   expiresAt: number;
+  /** The store's key() when the token was asked for: whose token it is. Set when the store has key(); keep it and give it back. */
+  key?: string;
 }
 
 /**
  * Keeps the token across relaunches (opt-in; see the README on what persisting a token
- * means). Sync or async; a store that fails never fails a request.
+ * means). Sync or async; a store that fails never fails a request. Calls are made one at a
+ * time: a `remove()` runs after the `set()` under way and cancels any not yet started.
  */
 export interface TokenStore {
   /** The saved token, or null/undefined when there is none. */
@@ -172,4 +175,13 @@ export interface TokenStore {
   set(value: StoredToken): void | Promise<void>;
   /** Called by clearToken(). */
   remove(): void | Promise<void>;
+  /**
+   * Whose token it is: the signed-in user's id, or null/undefined when nobody is (read when a
+   * provider call starts and before every request, so keep it quick). With it a token is saved
+   * with the key it was asked for under and restored only under that key, and a new key ends
+   * the session like clearToken() (requests under way fail with AbortError; the record stays
+   * for its user). Without it the store keeps nothing more once clearToken() ran: it could
+   * not tell the next user's token from the last one's. `hostTokenStore({ key: () => userId })` has it.
+   */
+  key?(): string | null | undefined;
 }

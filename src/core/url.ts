@@ -6,6 +6,13 @@ import type { SearchParams } from './types.js';
 /** `scheme://` starts a full URL; `orders:batchGet` is a relative path with a colon. */
 const absolute = /^[a-z][a-z\d+.-]*:\/\//i;
 const authority = /^([a-z][a-z\d+.-]*:\/\/)([^/?#]*)/i;
+/**
+ * What URL parsers drop or rewrite before they resolve a path: C0 controls and DEL (a WHATWG
+ * parser strips tab, CR and LF anywhere, so `/.\t./` becomes `/../`) and, before the query,
+ * the backslash (read as `/` in http(s) URLs, so `\..\admin` climbs).
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const controls = /[\0-\x1f\x7f]/;
 
 /** `https://host[:port][/base]` without a trailing slash, or throws ConfigError. */
 export function normalizeBaseUrl(value: unknown): string {
@@ -13,8 +20,9 @@ export function normalizeBaseUrl(value: unknown): string {
   if (typeof value === 'string' && /@/.test((authority.exec(value) || ['', '', ''])[2])) {
     fail('baseUrl must not contain a user name or password (user:password@host); remove them, channel-sdk authenticates with the token');
   }
-  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(value)) {
-    fail('baseUrl must be an absolute http(s) URL without query or fragment, e.g. "https://api.example.com"; got ' + describe(value));
+  // Paths are checked to stay under baseUrl's path, which must therefore be a plain one.
+  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s\\]+(\/[^?#\s\\]*)?$/i.test(value) || controls.test(value) || value.replace(authority, '').split('/').some(dots)) {
+    fail('baseUrl must be an absolute http(s) URL without query or fragment (and no \\, control character, . or .. in its path), e.g. "https://api.example.com"; got ' + describe(value));
   }
   return value.replace(/\/+$/, '');
 }
@@ -28,18 +36,28 @@ function originOf(url: string): string {
   return scheme + (defaultPort && host.slice(-defaultPort.length) === defaultPort ? host.slice(0, -defaultPort.length) : host);
 }
 
-/** Resolves a request path against the base URL and appends the query. */
+/**
+ * Resolves a request path against the base URL and appends the query. Whatever the path, the
+ * URL built stays on baseUrl's origin and under its path, as a WHATWG parser, a mini-program
+ * host or the server behind a gateway would read it: input those would rewrite is refused.
+ */
 export function buildUrl(base: string, path: string, searchParams?: SearchParams): string {
   if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describe(path));
   if (path.indexOf('#') >= 0) fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
+  // Not quoted: a line break would break the message too.
+  if (controls.test(path) || /^[^?]*\\/.test(path)) fail('the path has a backslash or a control character (tab, line break...), which URL parsers rewrite; use "/" between segments and put values in searchParams');
   let url: string;
   if (absolute.test(path)) {
-    // A full URL may only point at the service: the token must not leak to another origin.
+    // A full URL may only point at the service, under baseUrl's path: the token must not leak
+    // to another origin, or to another application behind the same gateway.
     const origin = originOf(path);
-    if (origin.indexOf('@') >= 0 || origin !== originOf(base)) {
+    const rest = path.replace(authority, '');
+    const own = base.replace(authority, '');
+    if (origin.indexOf('@') >= 0 || origin !== originOf(base) || rest.slice(0, own.length) !== own || !/^([/?]|$)/.test(rest.slice(own.length))) {
       fail('refusing to send the token to ' + origin.replace(/\/\/.*@/, '//') + ': pass a path relative to baseUrl (' + base + ')');
     }
-    url = path;
+    path = rest.slice(own.length);
+    url = base + (path.charAt(0) === '?' || !path ? path : '/' + resolveDots(path));
   } else {
     url = base + '/' + resolveDots(path);
   }
@@ -48,22 +66,43 @@ export function buildUrl(base: string, path: string, searchParams?: SearchParams
 }
 
 /**
+ * `.` and `..` as a WHATWG parser reads a segment (`%2e` is a dot there): 1 or 2, else 0.
+ * A server may also decode `%25`, `%2F` and `%5C`, cut `;` parameters (Tomcat's `..;`) and
+ * trim spaces (a parser strips them at the end of a URL): a segment that only such a reading
+ * makes a dot segment gives -1.
+ */
+function dots(segment: string): number {
+  const plain = segment.replace(/%2e/gi, '.');
+  if (plain === '.' || plain === '..') return plain.length;
+  let s = segment;
+  while (/%25/i.test(s)) s = s.replace(/%25/gi, '%');
+  return s
+    .replace(/%2e/gi, '.')
+    .split(/%2f|%5c/i)
+    .some((piece) => /^\.\.?$/.test(piece.split(';')[0].trim()))
+    ? -1
+    : 0;
+}
+
+/**
  * The path without its leading slash, with `.` and `..` segments (also percent-encoded)
  * resolved. A `..` that would climb above baseUrl's own path is refused: `/../admin`
- * must not reach another application behind the same gateway.
+ * must not reach another application behind the same gateway; so is a segment that only a
+ * decoding server would read as one.
  */
 function resolveDots(path: string): string {
   // Most paths have no dot segment at all: nothing to resolve.
-  if (!/\.|%2e/i.test(path)) return path.charAt(0) === '/' ? path.slice(1) : path;
+  if (!/\.|%2e|%25/i.test(path)) return path.charAt(0) === '/' ? path.slice(1) : path;
   const q = path.indexOf('?');
   const segments = (q < 0 ? path : path.slice(0, q)).replace(/^\//, '').split('/');
   const out: string[] = [];
   for (const segment of segments) {
-    const plain = segment.replace(/%2e/gi, '.');
-    if (plain === '..') {
-      if (!out.length) fail('the path "' + path + '" climbs above baseUrl with ".."; pass a path inside it');
-      out.pop();
-    } else if (plain !== '.') out.push(segment);
+    const kind = dots(segment);
+    if (kind < 0 || (kind === 2 && !out.length)) {
+      fail('the path "' + path + '" climbs above baseUrl with "..", or has a segment a decoding server reads as "." or ".." (%2F, %5C, %25, ";"); pass a plain path inside baseUrl');
+    }
+    if (kind === 2) out.pop();
+    else if (!kind) out.push(segment);
   }
   return out.join('/') + (q < 0 ? '' : path.slice(q));
 }

@@ -51,8 +51,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 const headerList = /^\s*[!#$%&'*+.^`|~\w-]+(\s*,\s*[!#$%&'*+.^`|~\w-]+)*\s*$/;
 
-/** CORS for the data routes: any origin, the headers the page asks for, Retry-After readable. */
-export const corsHeaders = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' } as const;
+/**
+ * CORS for the data routes: any origin, the headers the page asks for, Retry-After and Date
+ * readable (the client times the refresh of a token from a backend cache by the service's Date).
+ */
+export const corsHeaders = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After, Date' } as const;
 
 /** Answers a CORS preflight for a data route, reflecting the requested headers when they are well-formed. */
 export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {

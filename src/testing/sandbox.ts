@@ -209,6 +209,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
 
   const server = createServer((req, res) => {
+    // The clock its tokens are issued and checked by, as the service's Date header carries it.
+    res.setHeader('date', new Date(now()).toUTCString());
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);

@@ -1,4 +1,5 @@
 import { describe, fail } from '../core/check.js';
+import { userKey } from '../core/token-manager.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
 import { findHost } from '../transports/hosts.js';
 
@@ -11,8 +12,15 @@ export interface HostStorage {
 
 /** Options of {@link hostTokenStore}. */
 export interface HostTokenStoreOptions {
-  /** Whose token it is, e.g. the signed-in user id: a token saved under another key is never used. */
-  key: string;
+  /**
+   * Whose token it is: a function returning the signed-in user id (null or undefined when
+   * nobody is), read at every use, so one client serves every user of the run. A token is
+   * restored only for the user it was asked for, and a logout (`clearToken()`) removes it
+   * whatever the user is by then. A fixed string works for a client made after sign-in and
+   * dropped at logout: after `clearToken()` it keeps nothing more.
+   * @example key: () => getApp().globalData.userId
+   */
+  key: string | (() => string | null | undefined);
   /**
    * The host object with `getStorageSync`, `setStorageSync`, `removeStorageSync` (e.g. `wx`).
    * @default the first of wx, my, tt, swan, qq, uni, Taro found
@@ -24,14 +32,17 @@ export interface HostTokenStoreOptions {
 
 /**
  * A {@link TokenStore} over the mini-program host's synchronous storage, so that a cold
- * start within the token's lifetime asks the provider nothing. The token is kept with its
- * receipt time and lifetime under `channel-sdk:token:<key>`; clearToken() removes it.
+ * start within the token's lifetime asks the provider nothing. One record, under
+ * `channel-sdk:token`: the token with its receipt time, end and the user it was asked for;
+ * clearToken() removes it.
  * @example
- * const client = createClient({ baseUrl, tokenProvider, tokenStore: hostTokenStore({ key: userId }) });
+ * const client = createClient({ baseUrl, tokenProvider, tokenStore: hostTokenStore({ key: () => app.globalData.userId }) });
  */
 export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
   const { key } = options || ({} as HostTokenStoreOptions);
-  if (typeof key !== 'string' || !key) fail('hostTokenStore needs { key }: the signed-in user id, so that one user never gets another\'s token; got ' + describe(key));
+  if (typeof key !== 'function' && (typeof key !== 'string' || !key)) {
+    fail('hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another\'s token; got ' + describe(key));
+  }
   let storage = options.storage;
   let alipay = !!options.alipay;
   if (!storage) {
@@ -41,15 +52,19 @@ export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
     alipay = found[0] === 'my';
   }
   const s = storage as HostStorage;
-  const name = 'channel-sdk:token:' + key;
-  return {
+  const name = 'channel-sdk:token';
+  // A string names one user for the client's life: the store has no key() then, so the
+  // client stops saving at its first logout.
+  const current = typeof key === 'function' ? () => userKey(key()) : () => key;
+  const store: TokenStore = {
     get() {
       const raw = alipay ? ((s.getStorageSync({ key: name }) || {}) as { data?: unknown }).data : s.getStorageSync(name);
-      const value = typeof raw === 'string' && raw ? (JSON.parse(raw) as StoredToken & { key?: string }) : undefined;
-      return value && value.key === key ? { token: value.token, receivedAt: value.receivedAt, expiresAt: value.expiresAt } : undefined;
+      const value = typeof raw === 'string' && raw ? (JSON.parse(raw) as StoredToken) : undefined;
+      const user = current();
+      return value && user && value.key === user ? { token: value.token, receivedAt: value.receivedAt, expiresAt: value.expiresAt, key: value.key } : undefined;
     },
     set(value) {
-      const data = JSON.stringify({ key, token: value.token, receivedAt: value.receivedAt, expiresAt: value.expiresAt });
+      const data = JSON.stringify({ key: value.key || current(), token: value.token, receivedAt: value.receivedAt, expiresAt: value.expiresAt });
       if (alipay) s.setStorageSync({ key: name, data });
       else s.setStorageSync(name, data);
     },
@@ -57,4 +72,6 @@ export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
       s.removeStorageSync(alipay ? { key: name } : name);
     },
   };
+  if (typeof key === 'function') store.key = key;
+  return store;
 }

@@ -64,6 +64,6 @@ function corsHint(method: string, url: string, cause: unknown): string {
   return (
     '. No response reached the page (origin ' + page + ') for ' + method + ' ' + url +
     '. If the network is up this is usually CORS, and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' + page +
-    ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add); and send Access-Control-Expose-Headers: Retry-After'
+    ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add); and send Access-Control-Expose-Headers: Retry-After, Date'
   );
 }

@@ -1,5 +1,5 @@
 // Unit tests of the token manager with an injected clock: no HTTP, no timers of consequence.
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createTokenManager, type HeldToken } from '../../src/core/token-manager.js';
 import { TokenProviderError } from '../../src/errors/index.js';
 import { makeJwt } from '../helpers/fake-service.js';
@@ -128,4 +128,130 @@ test('a provider that throws synchronously is a TokenProviderError too', async (
     },
   });
   await expect(manager.get()).rejects.toBeInstanceOf(TokenProviderError);
+});
+
+/**
+ * Issue #20 item 6: the remaining life of a token the backend served from its cache. The server
+ * clock is `server`, the device clock `server + skew`; Date headers are observed the way the
+ * client does after each response.
+ */
+describe('remaining life from the server clock, not the device clock or the receipt (#20 item 6)', () => {
+  const hour = 3_600_000;
+  function world(options: { skew: number; age?: (forced: boolean) => number; dateSkew?: number }) {
+    let server = Date.UTC(2026, 5, 1);
+    const calls: boolean[] = [];
+    const reasons: string[] = [];
+    const manager = createTokenManager({
+      provider: ({ forceRefresh }) => {
+        calls.push(forceRefresh);
+        const iat = Math.floor(server / 1000) - (options.age ? options.age(forceRefresh) : 0);
+        return Promise.resolve(makeJwt({ iat, exp: iat + 900, n: calls.length }));
+      },
+      tokenTimeout: 1000,
+      refreshLeeway: 60,
+      now: () => server + options.skew,
+      onToken: (reason) => reasons.push(reason),
+      onError: () => {},
+      redact: { text: (text) => text, cause: (thrown) => thrown },
+    });
+    return {
+      manager,
+      calls,
+      reasons,
+      advance: (ms: number) => void (server += ms),
+      /** A response arrived: its Date header is the server clock (plus a gateway's error). */
+      // (observe() is optional here so that this file also runs against main, which lacks it.)
+      respond: () => (manager as Partial<typeof manager>).observe?.(new Date(server + (options.dateSkew ?? 0)).toUTCString(), server + options.skew, server + options.skew),
+      /** Seconds the held token really has left, by the server clock. */
+      left: (held: HeldToken) => (JSON.parse(Buffer.from(held.token.split('.')[1], 'base64url').toString()).exp * 1000 - server) / 1000,
+    };
+  }
+
+  /** Steady traffic, a request every 10 s for `minutes`: the tokens it would send, with their time left. */
+  async function traffic(w: ReturnType<typeof world>, minutes: number) {
+    const sent: number[] = [];
+    for (let i = 0; i < minutes * 6; i++) {
+      const held = await w.manager.get();
+      sent.push(w.left(held));
+      w.respond();
+      await settle();
+      w.advance(10_000);
+    }
+    return sent;
+  }
+
+  test.each([
+    [0, 0],
+    [600, 0],
+    [840, -5 * hour],
+    [890, 7 * hour],
+    [600, 12 * hour],
+    [870, -12 * hour],
+  ])('a cached token issued %i s ago, device clock off by %i ms: no request goes out with an expired token', async (age, skew) => {
+    let first = true;
+    const w = world({ skew, age: (forced) => (forced || !first ? 0 : ((first = false), age)) });
+    const sent = await traffic(w, 40);
+    // Only the very first request may carry the cached token before any Date is known.
+    expect(sent.slice(1).filter((left) => left <= 0)).toEqual([]);
+    expect(sent[0]).toBeGreaterThan(0);
+    // ...and no refresh storm: about one refresh per (900 - 60) s, plus the cached one's.
+    expect(w.calls.length).toBeLessThanOrEqual(5);
+  });
+
+  test('no server time known yet: timed from receipt, as before', async () => {
+    const w = world({ skew: 2 * hour });
+    const held = (await w.manager.get()) as HeldToken;
+    expect(held.expiresAt - held.receivedAt).toBe(900_000);
+    expect(held.expiresAt - held.refreshAt).toBe(60_000);
+  });
+
+  test('the first Date moves the refresh of a cached token ahead of its real end', async () => {
+    const w = world({ skew: -3 * hour, age: () => 700 });
+    const held = (await w.manager.get()) as HeldToken;
+    expect(held.expiresAt - held.receivedAt).toBe(900_000); // nothing known yet
+    w.respond();
+    expect((held.expiresAt - held.receivedAt) / 1000).toBeGreaterThan(198);
+    expect((held.expiresAt - held.receivedAt) / 1000).toBeLessThanOrEqual(200);
+  });
+
+  test('a token already past its end by the server clock is replaced before it is handed out', async () => {
+    let first = true;
+    const w = world({ skew: 5 * hour, age: (forced) => (forced || !first ? 0 : ((first = false), 1200)) });
+    w.respond(); // the server clock is known from an earlier answer
+    const held = await w.manager.get();
+    expect(w.left(held)).toBeGreaterThan(800);
+    expect(w.calls).toEqual([false, true]);
+    expect(w.reasons).toEqual(['initial', 'expired']);
+  });
+
+  test.each([2 * hour, -2 * hour, 10 * 24 * hour])('a Date header off by %i ms (a gateway\'s clock) never causes a refresh loop', async (dateSkew) => {
+    const w = world({ skew: 0, dateSkew });
+    const sent = await traffic(w, 40);
+    expect(sent.filter((left) => left <= 0)).toEqual([]);
+    // The initial token, at most one call to find the Date wrong, and the regular refreshes.
+    expect(w.calls.length).toBeLessThanOrEqual(5);
+  });
+
+  test('a provider that ignores forceRefresh (returns the same token) is asked at halving intervals, not on every request', async () => {
+    const token = makeJwt({ iat: Math.floor(Date.UTC(2026, 5, 1) / 1000), exp: Math.floor(Date.UTC(2026, 5, 1) / 1000) + 900 });
+    let server = Date.UTC(2026, 5, 1);
+    let calls = 0;
+    const manager = createTokenManager({
+      provider: () => (calls++, Promise.resolve(token)),
+      tokenTimeout: 1000,
+      refreshLeeway: 60,
+      now: () => server,
+      onToken: () => {},
+      onError: () => {},
+      redact: { text: (text) => text, cause: (thrown) => thrown },
+    });
+    await manager.get();
+    server += 845_000; // inside the leeway
+    for (let i = 0; i < 100; i++) {
+      manager.get();
+      await settle();
+      server += 100;
+    }
+    expect(calls).toBeLessThanOrEqual(6);
+  });
 });

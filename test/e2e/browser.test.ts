@@ -78,7 +78,7 @@ describe.runIf(hasChromium)('browser entry in Chromium', () => {
     expect(message).toContain(`GET ${api.url}/gateway-401`);
     expect(message).toContain(`Access-Control-Allow-Origin: ${site.url} on every response, 401 and 5xx included`);
     expect(message).toContain('Access-Control-Allow-Headers: authorization, content-type');
-    expect(message).toContain('Access-Control-Expose-Headers: Retry-After');
+    expect(message).toContain('Access-Control-Expose-Headers: Retry-After, Date');
     expect((result as { all: string }).all).not.toContain(token);
   });
 

@@ -154,6 +154,97 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     expect(await tokens(alice)).not.toBe(await tokens(bob));
   });
 
+  /** Tokens a tab's requests to `path` carried. */
+  const sentTo = (path: string) => service.hits.filter((h) => h.path.startsWith(path)).map((h) => h.token);
+
+  test('a token announced while this tab runs clearToken() is never taken after the clear, here or in a tab opened later (#20 item 3)', async () => {
+    const violations: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const key = 'round-' + round;
+      const a = await openTab('A', key);
+      const b = await openTab('B', key);
+      await burst(a, 1, `/r${round}/a-before`);
+      const beforeClear = new Set(service.issued);
+      // Tab A is busy (a long task) when B announces its new token; the clear runs at the end
+      // of that task, so A handles B's announcement after its own clear.
+      const busy = a.evaluate(() => {
+        const end = Date.now() + 1500;
+        while (Date.now() < end);
+        (window as unknown as { client: { clearToken(): void } }).client.clearToken();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await b.evaluate(() => (window as unknown as { client: { getToken(o: object): Promise<string> } }).client.getToken({ forceRefresh: true }));
+      service.issued.forEach((token) => beforeClear.add(token));
+      await busy;
+      // Give the announcement time to arrive in A, then use A; then open a tab after the logout.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await burst(a, 1, `/r${round}/a-after`);
+      const later = await openTab('D', key);
+      await burst(later, 1, `/r${round}/d-later`);
+      await burst(b, 1, `/r${round}/b-after`);
+      for (const who of ['a-after', 'd-later', 'b-after']) {
+        if (sentTo(`/r${round}/${who}`).some((token) => token && beforeClear.has(token))) violations.push(`round ${round}: ${who} sent a token obtained before the clear`);
+      }
+      for (const page of [a, b, later]) await page.close();
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test('forged channel messages: a non-JWT is never sent, junk never wedges a tab, a tab opened later still works (#20 item 4)', async () => {
+    const a = await openTab('A', 'victim');
+    expect(await burst(a, 1, '/forged/a0')).toEqual({ ok: 1, failed: [] });
+    const forgedJwt = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"attacker","iat":1,"exp":9999999999}').toString('base64url')}.x`;
+    /** Any script of the origin can post on the channel (under the name of this release and of the last). */
+    const forge = async (messages: unknown[]) => {
+      await a.evaluate(
+        ([base, list]) => {
+          const w = window as unknown as { forged?: BroadcastChannel[] };
+          w.forged ??= ['channel-sdk/2 ' + base + ' victim', 'channel-sdk ' + base + ' victim'].map((name) => new BroadcastChannel(name));
+          // Kept open: Chromium drops what a channel closed at once had posted.
+          // oxlint-disable-next-line unicorn/require-post-message-target-origin -- BroadcastChannel.postMessage takes no target origin
+          for (const channel of w.forged) for (const message of list) channel.postMessage(message);
+        },
+        [service.url, messages] as const,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    };
+    await forge([{ t: 'token', token: 'attacker-session-id', at: Date.now(), id: 'evil', g: 0 }]);
+    const outcomes = [await burst(a, 1, '/forged/a1')];
+    await forge([
+      { t: 'token', token: 12345, at: 1e15, id: 'evil', g: 0 },
+      { t: 'token', token: forgedJwt, at: Date.now() + 1e9, id: 'evil', g: 0 },
+      { t: 'token', token: forgedJwt, at: null, id: 'evil', g: 0 },
+      { t: 'token', token: 'Bearer ' + forgedJwt, at: Date.now(), id: 'evil', g: 0 },
+      { t: 'token', token: [forgedJwt], at: Date.now(), id: 'evil', g: 0 },
+      { t: 'state', g: -1, id: 'evil' },
+      { t: 'busy', id: 5 },
+      null,
+      'token',
+      42,
+      [],
+    ]);
+    // A tab opened now asks the others for their token.
+    const later = await openTab('C', 'victim');
+    outcomes.push(await burst(later, 3, '/forged/c1'), await burst(later, 3, '/forged/c2'));
+    await forge([{ t: 'clear', g: 'x' }, { t: 'clear' }, { t: 'hello' }]);
+    outcomes.push(await burst(a, 3, '/forged/a2'));
+    const sent = new Set(sentTo('/forged'));
+    expect({
+      outcomes,
+      forgedSent: ['attacker-session-id', forgedJwt].filter((token) => sent.has(token)),
+      notIssued: [...sent].filter((token) => token === undefined || !service.issued.includes(token)).length,
+    }).toEqual({
+      outcomes: [
+        { ok: 1, failed: [] },
+        { ok: 3, failed: [] },
+        { ok: 3, failed: [] },
+        { ok: 3, failed: [] },
+      ],
+      forgedSent: [],
+      notIssued: 0,
+    });
+  });
+
   test('logout in one tab clears the others: their next request asks the provider, nothing of the old session is sent', async () => {
     const a = await openTab('A', 'user-1');
     const b = await openTab('B', 'user-1');

@@ -36,6 +36,11 @@ export interface FakeServiceOptions {
   /** Each new token revokes all older ones (stricter than the real service). */
   strictRotation?: boolean;
   clock?: Clock;
+  /**
+   * Send `Access-Control-Expose-Headers: Date, Retry-After`, so that a page on another origin
+   * can read the `Date` header (which carries the service's clock, `clock`). @default true
+   */
+  exposeDate?: boolean;
 }
 
 /**
@@ -51,7 +56,8 @@ export interface FakeService {
   hits: Hit[];
   /** Tokens issued so far, in order. */
   issued: string[];
-  issue(userId?: string): string;
+  /** A token as the token endpoint issued it `ageSeconds` ago (a partner backend's cache hands out such tokens). */
+  issue(userId?: string, ageSeconds?: number): string;
   /** Every token issued so far now gets 401. */
   expireAll(): void;
   /** The next n data calls answer 401 whatever the token. */
@@ -78,6 +84,9 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
     const answer = (status: number, write: (r: ServerResponse) => void) => {
       hits.push({ method: req.method ?? '', path, token, body: req.body, headers: req.headers, status });
+      // The service's clock, as an HTTP server sends it (whole seconds).
+      res.setHeader('date', new Date(clock.now()).toUTCString());
+      if (options.exposeDate !== false) res.setHeader('access-control-expose-headers', 'Date, Retry-After');
       write(res);
     };
     const isValid = () => {
@@ -127,8 +136,8 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     hits,
     issued,
     clock,
-    issue(userId = 'user-1') {
-      const iat = Math.floor(clock.now() / 1000);
+    issue(userId = 'user-1', ageSeconds = 0) {
+      const iat = Math.floor(clock.now() / 1000) - ageSeconds;
       const token = makeJwt({ sub: userId, iat, exp: iat + ttl, jti: issued.length + 1 });
       if (options.strictRotation) valid.clear();
       valid.set(token, iat + ttl);

@@ -5,11 +5,17 @@
  * clearToken() with a user switch, aborts at random moments and time passing across expiry,
  * against a real node:http server whose every answer the test chooses. A small reference
  * model (epochs, tokens, requests) judges each run; the invariants are the API.md promises.
+ *
+ * Issue #20 adds: a tokenStore whose every get/set/remove waits until the test settles it
+ * (an async store, slow in any order), keyed by the signed-in user, holding a previous
+ * launch's token at the start; a user switch without clearToken() (the key changes); a device
+ * clock wrong by hours; the server's clock in every answer's Date header; and a backend cache
+ * whose plain calls hand out tokens of any age. A switch ends a session like a logout does.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as fc from 'fast-check';
 import type { Client } from '../../src/core/client.js';
-import type { CoreClientOptions, SignalLike } from '../../src/core/types.js';
+import type { CoreClientOptions, SignalLike, TokenStore } from '../../src/core/types.js';
 import { createCancelToken } from '../../src/core/cancel.js';
 import { isChannelError } from '../../src/errors/index.js';
 import { makeJwt } from '../helpers/fake-service.js';
@@ -27,6 +33,7 @@ interface Held {
 }
 interface ProviderCall {
   forced: boolean;
+  epoch: number;
   heldVersion: number;
   resolve(token: string): void;
   reject(error: Error): void;
@@ -57,11 +64,21 @@ export interface World {
   held: Held[];
   calls: ProviderCall[];
   requests: Map<number, RequestState>;
-  /** Issued tokens and the epoch (session) they belong to. */
+  /** Issued tokens and the epoch (session) they belong to; the user each was issued for. */
   tokens: Map<string, number>;
+  users: Map<string, number>;
   epoch: number;
   user: number;
+  /** The server's clock; the device's is `clock + skew`. */
   clock: number;
+  skew: number;
+  /** The epoch the last clearToken() started (a logout, not a switch). */
+  clearedAt: number;
+  store: ModelStore;
+  /** The client has read an answer, and with it the server's clock. */
+  dateSeen: boolean;
+  /** Refreshes ahead of expiry ('proactive', 'expired') since time last passed or the session changed. */
+  aheadSinceTick: number;
   nextId: number;
   /** Attempts handed to the network, and attempts that reached the server. */
   sent: number;
@@ -75,8 +92,18 @@ export interface World {
   seen: Coverage;
 }
 
+/** The async tokenStore: every call waits for the test to settle it. */
+interface ModelStore {
+  data: { token: string; receivedAt: number; expiresAt: number; key?: string } | undefined;
+  pending: Array<() => void>;
+}
+
 export interface Coverage {
   sends: number;
+  switches: number;
+  restored: number;
+  cachedTokens: number;
+  storeWrites: number;
   fresh401: number;
   stale401: number;
   replays: number;
@@ -89,7 +116,7 @@ export interface Coverage {
   rejected: number;
 }
 
-const noCoverage = (): Coverage => ({ sends: 0, fresh401: 0, stale401: 0, replays: 0, transientRetries: 0, providerFailures: 0, clearsWithOpenRequests: 0, abortsOfOpenRequests: 0, refreshesAhead: 0, resolved: 0, rejected: 0 });
+const noCoverage = (): Coverage => ({ sends: 0, switches: 0, restored: 0, cachedTokens: 0, storeWrites: 0, fresh401: 0, stale401: 0, replays: 0, transientRetries: 0, providerFailures: 0, clearsWithOpenRequests: 0, abortsOfOpenRequests: 0, refreshesAhead: 0, resolved: 0, rejected: 0 });
 
 /** The reference model: what the commands may act on. It mirrors the real world's queues. */
 export interface Model {
@@ -121,9 +148,15 @@ async function quiesce(world: World): Promise<void> {
   }
 }
 
-export async function createWorld(factory: ModelClientFactory): Promise<World> {
+/** The claims of a token this model issued. */
+const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { iat: number; exp: number };
+
+export async function createWorld(factory: ModelClientFactory, skew = 0): Promise<World> {
   const world = {} as World;
-  Object.assign(world, { held: [], calls: [], requests: new Map(), tokens: new Map(), epoch: 0, user: 0, clock: Date.UTC(2026, 0, 1), nextId: 0, sent: 0, arrived: 0, version: 0, installs: [], payloads: [], violations: [], seen: noCoverage() });
+  Object.assign(world, { held: [], calls: [], requests: new Map(), tokens: new Map(), users: new Map(), epoch: 0, user: 0, clock: Date.UTC(2026, 0, 1), skew, clearedAt: 0, dateSeen: false, aheadSinceTick: 0, nextId: 0, sent: 0, arrived: 0, version: 0, installs: [], payloads: [], violations: [], seen: noCoverage() });
+  // A previous launch of user 0 left a token 100 s old in the store: the session goes on.
+  const previous = issue(world, 100);
+  world.store = { data: { token: previous, receivedAt: world.clock + skew - 100_000, expiresAt: world.clock + skew + 800_000, key: 'user-0' }, pending: [] };
   world.server = await startServer((req, res) => {
     const id = Number(req.headers['x-req']);
     const token = String(req.headers.authorization).replace(/^Bearer /, '');
@@ -142,18 +175,37 @@ export async function createWorld(factory: ModelClientFactory): Promise<World> {
     if (request.after401) request.replays++;
     request.after401 = false;
     const tokenEpoch = world.tokens.get(token);
+    // A first attempt never carries a token the server's clock says has ended, once the client has read that clock.
+    if (tokenEpoch !== undefined && request.sends === 1 && world.dateSeen && claims(token).exp * 1000 <= world.clock) {
+      world.violations.push(`request ${id} was first sent with a token that had expired by the server's clock`);
+    }
     if (tokenEpoch === undefined) world.violations.push(`request ${id} sent a token no provider issued`);
     else if (tokenEpoch !== world.epoch) world.violations.push(`request ${id} sent a token of epoch ${tokenEpoch} in epoch ${world.epoch} (after clearToken)`);
     if (request.epoch !== world.epoch) world.violations.push(`request ${id} of epoch ${request.epoch} was sent again in epoch ${world.epoch}`);
     if (request.method === 'POST' && request.sends > 1 + (request.got401 ? 1 : 0)) world.violations.push(`POST ${id} was retried after a transient failure`);
     if (request.replays > 1) world.violations.push(`request ${id} was replayed more than once after a 401`);
   };
+  // Every call waits until SettleStore (or the end of the run) lets it through, in any order.
+  const later = <T>(fn: () => T) => new Promise<T>((resolve) => world.store.pending.push(() => resolve(fn())));
+  const tokenStore: TokenStore = {
+    key: () => 'user-' + world.user,
+    get: () => later(() => world.store.data),
+    set: (value) => {
+      world.seen.storeWrites++;
+      const epoch = world.tokens.get(value.token) ?? -1;
+      if (epoch < world.clearedAt) world.violations.push('a token obtained before clearToken() was written to the store after it');
+      if (value.key !== 'user-' + world.users.get(value.token)) world.violations.push(`user-${world.users.get(value.token)}'s token was stored under ${value.key}`);
+      return later(() => void (world.store.data = value));
+    },
+    remove: () => later(() => void (world.store.data = undefined)),
+  };
   world.client = factory(
     {
       baseUrl: world.server.url,
       tokenProvider: ({ forceRefresh }) =>
-        new Promise<string>((resolve, reject) => world.calls.push({ forced: forceRefresh, heldVersion: world.version, resolve, reject })),
-      now: () => world.clock,
+        new Promise<string>((resolve, reject) => world.calls.push({ forced: forceRefresh, epoch: world.epoch, heldVersion: world.version, resolve, reject })),
+      now: () => world.clock + world.skew,
+      tokenStore,
       retry: { limit: 2, delay: () => 15 },
       timeout: 30_000,
       tokenTimeout: 60_000,
@@ -164,12 +216,18 @@ export async function createWorld(factory: ModelClientFactory): Promise<World> {
     world.payloads.push({ type, payload });
     const request = world.requests.get((payload as { requestId?: number }).requestId ?? -1);
     if (request && (type === 'response' || type === 'retry' || type === 'error')) request.awaitingReaction = false;
+    if (type === 'response') world.dateSeen = true;
     if (request && type === 'retry' && (payload as { reason: string }).reason !== 'unauthorized') request.awaitingRetry = true;
     if (type === 'retry') world.seen[(payload as { reason: string }).reason === 'unauthorized' ? 'replays' : 'transientRetries']++;
     if (type === 'unauthorized') world.seen[(payload as { tokenVersion: number }).tokenVersion < world.version ? 'stale401' : 'fresh401']++;
     if (type === 'token' && ['proactive', 'expired'].includes((payload as { reason: string }).reason)) world.seen.refreshesAhead++;
     if (type === 'token') {
       const e = payload as { reason: string; version: number };
+      if (e.reason === 'stored') world.seen.restored++;
+      // Refreshes ahead need time to pass. One, and one more when the provider call that
+      // brought the token spanned time passing (the token is timed from when it was asked):
+      // a third is a refresh loop.
+      if ((e.reason === 'proactive' || e.reason === 'expired') && ++world.aheadSinceTick > 2) world.violations.push('refreshed ahead again without time passing (a refresh loop)');
       world.installs.push({ reason: e.reason, replaced: world.version });
       world.version = e.version;
     }
@@ -179,11 +237,16 @@ export async function createWorld(factory: ModelClientFactory): Promise<World> {
 
 /** Ends a run: answers everything until every request has settled, then checks the end state. */
 export async function finish(world: World): Promise<void> {
-  for (let round = 0; round < 50 && [...world.requests.values()].some((r) => !r.outcome); round++) {
+  for (let round = 0; round < 50 && ([...world.requests.values()].some((r) => !r.outcome) || world.store.pending.length); round++) {
+    for (const op of world.store.pending.splice(0)) op();
     for (const call of world.calls.splice(0)) call.resolve(issue(world));
-    for (const held of world.held.splice(0)) sendJson(held.res, 200, { code: 0, data: { id: held.id } });
+    for (const held of world.held.splice(0)) reply(world, held, 200, { code: 0, data: { id: held.id } });
     await quiesce(world);
   }
+  // At rest the store holds nothing from before the last logout, and only a token of the user it names.
+  const kept = world.store.data;
+  if (kept && (world.tokens.get(kept.token) ?? 0) < world.clearedAt) world.violations.push('the store still holds a token obtained before clearToken()');
+  if (kept && kept.key !== 'user-' + world.users.get(kept.token)) world.violations.push('the store holds a token under another user\'s key');
   for (const r of world.requests.values()) {
     if (!r.outcome) world.violations.push(`request ${r.id} never settled`);
     else if (r.cancelled && r.outcome.ok) world.violations.push(`request ${r.id} was cancelled but resolved`);
@@ -198,11 +261,19 @@ export async function finish(world: World): Promise<void> {
   await world.server.close();
 }
 
-function issue(world: World): string {
-  const iat = Math.floor(world.clock / 1000);
+/** A token of the current user issued `age` seconds ago by the server's clock (a backend cache's). */
+function issue(world: World, age = 0): string {
+  const iat = Math.floor(world.clock / 1000) - age;
   const token = makeJwt({ sub: 'user-' + world.user, iat, exp: iat + 900, n: world.tokens.size });
   world.tokens.set(token, world.epoch);
+  world.users.set(token, world.user);
   return token;
+}
+
+/** Answers a held request with the server's clock in its Date header. */
+function reply(world: World, held: Held, status: number, body: unknown): void {
+  held.res.setHeader('date', new Date(world.clock).toUTCString());
+  sendJson(held.res, status, body);
 }
 
 type Cmd = fc.AsyncCommand<Model, World, false>;
@@ -254,9 +325,9 @@ class Answer implements Cmd {
       request.awaitingReaction = true;
       if (this.kind === '401') request.got401 = request.after401 = true;
     }
-    if (this.kind === 'ok') sendJson(held.res, 200, { code: 0, data: { id: held.id } });
-    else if (this.kind === '401') sendJson(held.res, 401, { code: 401, message: 'token rejected' });
-    else if (this.kind === '503') sendJson(held.res, 503, { code: 503, message: 'busy' });
+    if (this.kind === 'ok') reply(world, held, 200, { code: 0, data: { id: held.id } });
+    else if (this.kind === '401') reply(world, held, 401, { code: 401, message: 'token rejected' });
+    else if (this.kind === '503') reply(world, held, 503, { code: 503, message: 'busy' });
     else held.req.socket.destroy();
     await quiesce(world);
   }
@@ -264,19 +335,24 @@ class Answer implements Cmd {
 }
 
 class Provide implements Cmd {
-  constructor(readonly k: number, readonly ok: boolean) {}
+  /** `age`: how old the token a plain call gets from the backend cache is (a forced call's is new). */
+  constructor(readonly k: number, readonly ok: boolean, readonly age = 0) {}
   check = (m: Model) => m.world.calls.length > 0;
   async run(_m: Model, world: World) {
     const call = nth(world.calls, this.k);
     world.calls.splice(world.calls.indexOf(call), 1);
-    if (this.ok) call.resolve(issue(world));
-    else {
+    // A call of an earlier session gets its own session's user, as a backend session would give.
+    if (this.ok && call.epoch !== world.epoch) call.resolve(makeJwt({ sub: 'gone', iat: 1, exp: 2 }));
+    else if (this.ok) {
+      if (!call.forced && this.age) world.seen.cachedTokens++;
+      call.resolve(issue(world, call.forced ? 0 : this.age));
+    } else {
       world.seen.providerFailures++;
       call.reject(new Error('partner backend down'));
     }
     await quiesce(world);
   }
-  toString = () => `provider #${this.k} ${this.ok ? 'resolves' : 'fails'}`;
+  toString = () => `provider #${this.k} ${this.ok ? 'resolves' + (this.age ? ` (a plain call gets a token ${this.age} s old)` : '') : 'fails'}`;
 }
 
 class ClearAndSwitchUser implements Cmd {
@@ -287,10 +363,40 @@ class ClearAndSwitchUser implements Cmd {
     if (open.length) world.seen.clearsWithOpenRequests++;
     world.client.clearToken();
     world.epoch++;
+    world.clearedAt = world.epoch;
     world.user++;
+    world.aheadSinceTick = 0;
     await quiesce(world);
   }
   toString = () => 'clearToken() and sign in as the next user';
+}
+
+/** The next user signs in without any clearToken(): only tokenStore's key() says so. */
+class SwitchUser implements Cmd {
+  check = () => true;
+  async run(_m: Model, world: World) {
+    // Requests under way end when the client next looks at the key (before any send).
+    for (const r of world.requests.values()) if (!r.outcome) r.cancelled = true;
+    world.seen.switches++;
+    world.epoch++;
+    world.user++;
+    world.aheadSinceTick = 0;
+    await quiesce(world);
+  }
+  toString = () => 'sign in as the next user without clearToken()';
+}
+
+/** Lets the k-th waiting store call (get, set or remove) through. */
+class SettleStore implements Cmd {
+  constructor(readonly k: number) {}
+  check = (m: Model) => m.world.store.pending.length > 0;
+  async run(_m: Model, world: World) {
+    const op = nth(world.store.pending, this.k);
+    world.store.pending.splice(world.store.pending.indexOf(op), 1);
+    op();
+    await quiesce(world);
+  }
+  toString = () => `store call #${this.k} completes`;
 }
 
 class Abort implements Cmd {
@@ -315,6 +421,7 @@ class Advance implements Cmd {
   check = () => true;
   async run(_m: Model, world: World) {
     world.clock += this.seconds * 1000;
+    world.aheadSinceTick = 0;
     await quiesce(world);
   }
   toString = () => `time passes ${this.seconds} s`;
@@ -322,7 +429,7 @@ class Advance implements Cmd {
 
 const start = fc.tuple(fc.constantFrom('GET' as const, 'POST' as const), fc.constantFrom('none' as const, 'controller' as const, 'cancel-token' as const)).map(([m, s]) => new StartRequest(m, s));
 const answer = fc.tuple(fc.nat(20), fc.constantFrom('ok' as const, 'ok' as const, '401' as const, '401' as const, '503' as const, 'drop' as const)).map(([k, kind]) => new Answer(k, kind));
-const provide = fc.tuple(fc.nat(20), fc.nat(5)).map(([k, n]) => new Provide(k, n !== 0));
+const provide = fc.tuple(fc.nat(20), fc.nat(5), fc.constantFrom(0, 0, 300, 840, 890, 950)).map(([k, n, age]) => new Provide(k, n !== 0, age));
 
 /** Weighted by repetition (fc.commands draws uniformly from the list): mostly traffic, now and then a logout. */
 export const commandArbitraries = [
@@ -337,6 +444,9 @@ export const commandArbitraries = [
   provide,
   provide,
   fc.constant(new ClearAndSwitchUser()),
+  fc.constant(new SwitchUser()),
+  fc.nat(20).map((k) => new SettleStore(k)),
+  fc.nat(20).map((k) => new SettleStore(k)),
   fc.nat(20).map((k) => new Abort(k)),
   fc.integer({ min: 30, max: 900 }).map((s) => new Advance(s)),
 ];
@@ -345,8 +455,9 @@ export const commandArbitraries = [
 export async function checkModel(factory: ModelClientFactory, runs: number, seed?: number): Promise<Coverage> {
   const total = noCoverage();
   await fc.assert(
-    fc.asyncProperty(fc.commands(commandArbitraries, { maxCommands: 60, size: 'max' }), async (cmds) => {
-      const world = await createWorld(factory);
+    // The device clock: right, or wrong by hours either way.
+    fc.asyncProperty(fc.constantFrom(0, 3 * 3_600_000, -3 * 3_600_000, 12 * 3_600_000, -12 * 3_600_000), fc.commands(commandArbitraries, { maxCommands: 60, size: 'max' }), async (skew, cmds) => {
+      const world = await createWorld(factory, skew);
       try {
         await fc.asyncModelRun(() => ({ model: { world }, real: world }), cmds);
       } finally {

@@ -242,7 +242,7 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
     expect((await preflight(SANDBOX_PATHS.echo, 'x-a\tb, (bad)')).headers.get('access-control-allow-headers')).toBe('authorization, content-type');
     sandbox.failNext(1, { status: 503, retryAfterSeconds: 2 });
     const busy = await fetch(sandbox.url + SANDBOX_PATHS.orders);
-    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('access-control-expose-headers')]).toEqual([503, '2', 'Retry-After']);
+    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('access-control-expose-headers')]).toEqual([503, '2', 'Retry-After, Date']);
     expect(await busy.json()).toEqual({ code: 50390, message: 'failNext' });
     const token = await preflight('/open/api/v1/sdk/tokens', 'content-type,x-channel-key');
     expect(token.status).toBe(405);
