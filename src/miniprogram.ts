@@ -3,11 +3,15 @@
  * `createClient` as the browser entry, over the host's `request()`. No fetch, no ky.
  * @packageDocumentation
  */
-import { createCoreClient, type Client } from './core/client.js';
-import type { CoreClientOptions } from './core/types.js';
+import { createCoreClient, type BaseClient, type CallKind } from './core/client.js';
+import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
 import { ConfigError } from './errors/ConfigError.js';
+import { checkHostOptions, pick } from './transports/host-options.js';
 import { findHost, hostGlobals } from './transports/hosts.js';
-import { createMiniProgramTransport, type HostRequest } from './transports/miniprogram.js';
+import { createMiniProgramTransport, type HostDownloadFile, type HostRequest, type HostUploadFile } from './transports/miniprogram.js';
+
+/** Options of the host's own functions, passed as they are; see README "Host options". */
+export type HostOptions = Record<string, unknown>;
 
 /** Options of the mini-program `createClient`. */
 export interface MiniProgramClientOptions extends CoreClientOptions {
@@ -16,9 +20,72 @@ export interface MiniProgramClientOptions extends CoreClientOptions {
    * @default the first of wx, my, tt, swan, qq, uni, Taro found
    */
   request?: HostRequest;
-  /** Requests in flight at once; more wait in a queue instead of failing (WeChat allows 10). @default 10 */
+  /** The host's uploadFile, e.g. `uni.uploadFile`. @default the one of the host `request` belongs to, else the first found */
+  uploadFile?: HostUploadFile;
+  /** The host's downloadFile, e.g. `Taro.downloadFile`. @default as for uploadFile */
+  downloadFile?: HostDownloadFile;
+  /**
+   * Requests in flight at once, and as many uploads and downloads: more wait in a queue instead
+   * of failing (WeChat allows 10 of each). @default 10
+   */
   concurrency?: number;
+  /**
+   * The host's own options for every call that takes them (`enableHttp2`, `enableQuic`,
+   * `enableCache`, `dataType`...), checked against the host's list: an unknown key is a
+   * ConfigError with "did you mean". A call's own `hostOptions` are added to these.
+   * @example hostOptions: { enableHttp2: true, enableQuic: true }
+   */
+  hostOptions?: HostOptions;
 }
+
+/** What the mini-program entry adds to every request's options. */
+export interface MiniProgramRequestExtra {
+  /** The host's own options for this call, added to the client's `hostOptions`. */
+  hostOptions?: HostOptions;
+}
+
+/** Options of `client.upload()` on a mini-program. */
+export interface UploadOptions<T = unknown> extends UploadFields<T> {
+  /** The local file, e.g. a `tempFilePath` from `wx.chooseMedia`. Required. */
+  filePath: string;
+  /** The host's own uploadFile options (Alipay's `fileType`, `enableHttp2`...). */
+  hostOptions?: HostOptions;
+}
+
+/** Options of `client.download()` on a mini-program. */
+export interface DownloadOptions extends FileCallOptions {
+  /** Where the host saves the file (a user-data path); a temp file when absent. */
+  filePath?: string;
+  /** The host's own downloadFile options. */
+  hostOptions?: HostOptions;
+}
+
+/** What `client.download()` resolves to: only ever a 2xx, never a 401 or 5xx body. */
+export interface DownloadResult {
+  /** The downloaded file (Alipay before base library 2.7.23: its `apFilePath`). */
+  tempFilePath: string;
+  /** The `filePath` you passed, when you passed one. */
+  filePath?: string;
+  statusCode: number;
+}
+
+/** A mini-program client: the browser entry's methods, and files over the host's uploadFile/downloadFile. */
+export interface Client extends BaseClient<MiniProgramRequestExtra> {
+  /**
+   * Uploads a local file as multipart with the token (the host's `uploadFile`); a 401 refreshes
+   * once and sends the file once more. Resolves to the envelope's `data`.
+   * @example
+   * const { url } = await client.upload<{ url: string }>('/open/api/v1/sdk/photos', { filePath: tempFilePath, name: 'file', onProgress: ({ percent }) => {} });
+   */
+  upload<T = unknown>(path: string, options: UploadOptions<T>): Promise<T>;
+  /**
+   * Downloads with the token (the host's `downloadFile`); a 401 refreshes once and asks once
+   * more; any other non-2xx is an `HttpError`, never a file.
+   */
+  download(path: string, options?: DownloadOptions): Promise<DownloadResult>;
+}
+
+type HostFn = HostRequest;
 
 /**
  * Creates a client over the mini-program host's `request()`; options, behaviour, events and
@@ -35,29 +102,63 @@ export interface MiniProgramClientOptions extends CoreClientOptions {
 export function createClient(options: MiniProgramClientOptions): Client {
   const o = options || ({} as MiniProgramClientOptions);
   let request = o.request;
-  let name = 'request option';
+  let name: string | undefined;
   if (request === undefined) {
     const found = findHost('request');
     if (!found) {
       throw new ConfigError('no mini-program request() found: looked for wx, my, tt, swan, qq, uni and Taro; pass request (e.g. request: wx.request) explicitly');
     }
     name = found[0];
-    const host = found[1] as { request: HostRequest };
-    // Bound: some hosts' request needs its object as `this`.
-    request = (opts) => host.request(opts);
+    request = bound(found[1], 'request');
   } else if (typeof request !== 'function') {
     throw new ConfigError('request must be the host request function, e.g. request: wx.request');
   } else {
-    name = hostGlobals().filter(([, host]) => host.request === request)[0]?.[0] ?? name;
+    // The host a given function belongs to: Alipay's uploads and Douyin's dataType differ.
+    const given = [request, o.uploadFile, o.downloadFile];
+    name = hostGlobals().filter(([, host]) => given.indexOf(host.request as HostFn) >= 0 || given.indexOf(host.uploadFile as HostFn) >= 0 || given.indexOf(host.downloadFile as HostFn) >= 0)[0]?.[0];
+  }
+  for (const key of ['uploadFile', 'downloadFile'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'function') throw new ConfigError(key + ' must be the host ' + key + ' function, e.g. ' + key + ': wx.' + key);
   }
   const { concurrency = 10 } = o;
   if (!(concurrency >= 1 && concurrency % 1 === 0)) throw new ConfigError('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
+  const all: CallKind[] = ['request', 'upload', 'download'];
+  const clientHost = o.hostOptions === undefined ? undefined : checkHostOptions(o.hostOptions, name, all, 'hostOptions');
   // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
   const dataType = name === 'tt' || name === 'swan' ? 'string' : 'text';
-  return createCoreClient(o, { transport: createMiniProgramTransport({ request, dataType, concurrency }) }, ['request', 'concurrency']);
+  const files: Record<string, HostFn | undefined> = { uploadFile: o.uploadFile, downloadFile: o.downloadFile };
+  /** The host's uploadFile/downloadFile: given, else that of the host `request` came from, else the first found. */
+  const fileFunction = (method: 'uploadFile' | 'downloadFile') => () => {
+    let fn = files[method];
+    if (!fn) {
+      const own = name ? hostGlobals().filter(([host]) => host === name)[0] : undefined;
+      const found = own && typeof own[1][method] === 'function' ? own : findHost(method);
+      if (!found) throw new ConfigError('no mini-program ' + method + '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' + method + ' (e.g. ' + method + ': wx.' + method + ') to createClient');
+      fn = files[method] = bound(found[1], method);
+    }
+    return fn;
+  };
+  return createCoreClient(
+    o,
+    {
+      transport: createMiniProgramTransport({ request, uploadFile: fileFunction('uploadFile'), downloadFile: fileFunction('downloadFile'), host: name, dataType, concurrency }),
+      files: 'path',
+      hostOptions: (kind, value) => {
+        const own = value === undefined ? undefined : checkHostOptions(value, name, [kind], kind + ' option hostOptions');
+        const merged = pick(clientHost, name, kind);
+        return own ? Object.assign({}, merged, own) : merged;
+      },
+    },
+    ['request', 'uploadFile', 'downloadFile', 'concurrency', 'hostOptions'],
+  ) as Client;
 }
 
-export type { HostHeaders, HostRequest, HostRequestOptions, HostResult } from './transports/miniprogram.js';
+/** A host method called on its host: some hosts' functions need their object as `this`. */
+function bound(host: Record<string, unknown>, method: string): HostFn {
+  return (opts) => (host[method] as (o: unknown) => unknown)(opts);
+}
+
+export type { HostDownloadFile, HostDownloadOptions, HostHeaders, HostRequest, HostRequestOptions, HostResult, HostUploadFile, HostUploadOptions } from './transports/miniprogram.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';
