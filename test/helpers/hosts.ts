@@ -152,7 +152,10 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
               const text = Buffer.concat(chunks).toString('utf8');
               const status = res.statusCode ?? 0;
               let data: unknown = text;
-              if (dataType === 'json') {
+              if (options.responseType === 'arraybuffer') {
+                const bytes = Buffer.concat(chunks);
+                data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+              } else if (dataType === 'json') {
                 try {
                   data = JSON.parse(text);
                 } catch {
