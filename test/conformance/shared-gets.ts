@@ -95,8 +95,7 @@ export function sharedGetsSuite(name: string, createClient: (options: CoreClient
       c.cancel();
       d.cancel();
       for (const p of lonely) await expect(p).rejects.toBeInstanceOf(AbortError);
-      for (let i = 0; i < 100 && closed === 0; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(closed).toBe(1);
+      await expect.poll(() => closed).toBe(1);
     });
 
     test('a 401 on the shared call: one forced refresh, one replay, every caller served; clearToken() fences them all', async () => {
