@@ -218,6 +218,30 @@ try {
     await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
   });
 
+  // Issue #23: each host's own request/uploadFile/downloadFile, as its official typings declare
+  // them, passed to createClient under strict TypeScript 5.9 (fixtures/host-types/), and a
+  // JavaScript page checked with checkJs and the WeChat typings. skipLibCheck: the hosts' own
+  // typings are not ours to fix (channel-sdk's .d.ts are checked without it above).
+  const hostTypings = [
+    ['wx (miniprogram-api-typings)', 'wx.ts', ['miniprogram-api-typings'], 'miniprogram-api-typings'],
+    ['my (@mini-types/alipay)', 'my.ts', [], '@mini-types/alipay'],
+    ['tt (@douyin-microapp/typings)', 'tt.ts', [], '@douyin-microapp/typings'],
+    ['uni (@dcloudio/types)', 'uni.ts', [], '@dcloudio/types'],
+    ['Taro (@tarojs/taro)', 'taro.ts', [], '@tarojs/taro'],
+    ['wx, JavaScript with checkJs', 'wx-checkjs.js', ['miniprogram-api-typings'], 'miniprogram-api-typings'],
+  ];
+  for (const [host, file, types, typings] of hostTypings) {
+    await check(`tsc --noEmit, strict: request, uploadFile and downloadFile of ${host} ${versionOf(typings)} passed to createClient, upload/download typed`, 'TypeScript', versionOf('typescript'), async () => {
+      const dir = join(npmProject, 'ts-host-' + file.replace(/\W+/g, '-'));
+      mkdirSync(dir, { recursive: true });
+      cpSync(join(fixtures, 'host-types', file), join(dir, file));
+      const lib = /uni|taro/.test(file) ? ['ES2020', 'DOM'] : ['ES2020'];
+      const compilerOptions = { strict: true, skipLibCheck: true, noEmit: true, allowJs: true, checkJs: true, lib, module: 'esnext', moduleResolution: 'bundler', types, typeRoots: [tools], baseUrl: '.', paths: { '*': [join(tools, '*')] } };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [file] }));
+      await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
+    });
+  }
+
   // --- bundlers -------------------------------------------------------------------------------
   /** A production web build with the given webpack; webpack 4 hashes with md4, hence the legacy provider. */
   const webpack = async (dirName, entry) => {
