@@ -5,7 +5,7 @@
  */
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
-import { describe, fail } from './core/check.js';
+import { describe, fail, optionalString } from './core/check.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { lazyShare } from './tokens/lazy-share.js';
 
@@ -83,7 +83,16 @@ export function createClient(options: ClientOptions): Client {
       createAbortController: () => new AbortController(),
       // A separate chunk: clients without crossTab never load it.
       share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout)))),
-      files: 'blob',
+      files: {
+        upload: ['file', 'fileName'],
+        download: ['raw'],
+        hints: { filepath: 'file', blob: 'file', body: 'file' },
+        take: (u) => {
+          const blob = u.file as Blob | undefined;
+          if (!(blob && typeof blob === 'object' && typeof blob.size === 'number' && typeof blob.type === 'string')) fail('file must be a Blob or File, e.g. input.files[0]; got ' + describe(blob));
+          return { blob, fileName: optionalString(u, 'fileName') };
+        },
+      },
     },
     ['fetch', 'ky', 'crossTab'],
   ) as Client;

@@ -3,10 +3,10 @@
  * `createClient` as the browser entry, over the host's `request()`. No fetch, no ky.
  * @packageDocumentation
  */
-import { createCoreClient, type BaseClient, type CallKind } from './core/client.js';
+import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
-import { ConfigError } from './errors/ConfigError.js';
-import { checkHostOptions, pick } from './transports/host-options.js';
+import { describe, fail } from './core/check.js';
+import { hostOptionsFor } from './transports/host-options.js';
 import { findHost, hostGlobals } from './transports/hosts.js';
 import { createMiniProgramTransport, type HostDownloadFile, type HostRequest, type HostUploadFile } from './transports/miniprogram.js';
 
@@ -86,6 +86,8 @@ export interface Client extends BaseClient<MiniProgramRequestExtra> {
 }
 
 type HostFn = HostRequest;
+const methods = ['request', 'uploadFile', 'downloadFile'] as const;
+type Method = (typeof methods)[number];
 
 /**
  * Creates a client over the mini-program host's `request()`; options, behaviour, events and
@@ -101,55 +103,62 @@ type HostFn = HostRequest;
  */
 export function createClient(options: MiniProgramClientOptions): Client {
   const o = options || ({} as MiniProgramClientOptions);
-  let request = o.request;
-  let name: string | undefined;
-  if (request === undefined) {
-    const found = findHost('request');
-    if (!found) {
-      throw new ConfigError('no mini-program request() found: looked for wx, my, tt, swan, qq, uni and Taro; pass request (e.g. request: wx.request) explicitly');
-    }
-    name = found[0];
-    request = bound(found[1], 'request');
-  } else if (typeof request !== 'function') {
-    throw new ConfigError('request must be the host request function, e.g. request: wx.request');
-  } else {
-    // The host a given function belongs to: Alipay's uploads and Douyin's dataType differ.
-    const given = [request, o.uploadFile, o.downloadFile];
-    name = hostGlobals().filter(([, host]) => given.indexOf(host.request as HostFn) >= 0 || given.indexOf(host.uploadFile as HostFn) >= 0 || given.indexOf(host.downloadFile as HostFn) >= 0)[0]?.[0];
+  const given: Record<string, HostFn | undefined> = {};
+  for (const method of methods) {
+    const fn = o[method];
+    if (fn !== undefined && typeof fn !== 'function') fail(method + ' must be the host ' + method + ' function, e.g. ' + method + ': wx.' + method);
+    given[method] = fn;
   }
-  for (const key of ['uploadFile', 'downloadFile'] as const) {
-    if (o[key] !== undefined && typeof o[key] !== 'function') throw new ConfigError(key + ' must be the host ' + key + ' function, e.g. ' + key + ': wx.' + key);
-  }
-  const { concurrency = 10 } = o;
-  if (!(concurrency >= 1 && concurrency % 1 === 0)) throw new ConfigError('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
-  const all: CallKind[] = ['request', 'upload', 'download'];
-  const clientHost = o.hostOptions === undefined ? undefined : checkHostOptions(o.hostOptions, name, all, 'hostOptions');
-  // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
-  const dataType = name === 'tt' || name === 'swan' ? 'string' : 'text';
-  const files: Record<string, HostFn | undefined> = { uploadFile: o.uploadFile, downloadFile: o.downloadFile };
-  /** The host's uploadFile/downloadFile: given, else that of the host `request` came from, else the first found. */
-  const fileFunction = (method: 'uploadFile' | 'downloadFile') => () => {
-    let fn = files[method];
-    if (!fn) {
-      const own = name ? hostGlobals().filter(([host]) => host === name)[0] : undefined;
-      const found = own && typeof own[1][method] === 'function' ? own : findHost(method);
-      if (!found) throw new ConfigError('no mini-program ' + method + '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' + method + ' (e.g. ' + method + ': wx.' + method + ') to createClient');
-      fn = files[method] = bound(found[1], method);
+  // The host the given functions belong to (Douyin's dataType and the lists of hostOptions
+  // differ per host), else the first with a request().
+  const found = o.request ? hostGlobals().filter(([, host]) => methods.some((method) => given[method] !== undefined && host[method] === given[method]))[0] : findHost('request');
+  const name = found && found[0];
+  const own = () => hostGlobals().filter(([host]) => host === name)[0];
+  /** The host's function: given, else that of the host found above, else the first host's that has one. */
+  const fn = (method: Method) => () => {
+    let f = given[method];
+    if (!f) {
+      const mine = own();
+      const host = mine && typeof mine[1][method] === 'function' ? mine : findHost(method);
+      if (!host) fail('no mini-program ' + method + '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' + method + ' (e.g. ' + method + ': wx.' + method + ') to createClient');
+      f = given[method] = bound(host[1], method);
     }
-    return fn;
+    return f;
   };
+  const request = fn('request')();
+  const { concurrency = 10 } = o;
+  if (!(concurrency >= 1 && concurrency % 1 === 0)) fail('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
   return createCoreClient(
     o,
     {
-      transport: createMiniProgramTransport({ request, uploadFile: fileFunction('uploadFile'), downloadFile: fileFunction('downloadFile'), host: name, dataType, concurrency }),
-      files: 'path',
-      hostOptions: (kind, value) => {
-        const own = value === undefined ? undefined : checkHostOptions(value, name, [kind], kind + ' option hostOptions');
-        const merged = pick(clientHost, name, kind);
-        return own ? Object.assign({}, merged, own) : merged;
+      transport: createMiniProgramTransport({
+        request,
+        uploadFile: fn('uploadFile'),
+        downloadFile: fn('downloadFile'),
+        // Alipay (and DingTalk) take the field name as fileName and require fileType, whichever
+        // wrapper (uni, Taro) hands the upload to my.uploadFile.
+        alipay: hostGlobals().some(([host]) => host === 'my'),
+        // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
+        dataType: name === 'tt' || name === 'swan' ? 'string' : 'text',
+        concurrency,
+        // With the host's own file system API (getFileSystemManager), where it has one.
+        removeFile: (filePath) => {
+          try {
+            (own()[1] as { getFileSystemManager(): { unlink(o: object): void } }).getFileSystemManager().unlink({ filePath, fail() {} });
+          } catch {
+            // no host, or no file system API: the host clears its temp files itself
+          }
+        },
+      }),
+      files: {
+        upload: ['filePath'],
+        download: ['filePath'],
+        hints: { file: 'filePath', filename: 'name', path: 'filePath', url: 'filePath' },
+        take: (u) => ({ filePath: typeof u.filePath === 'string' && u.filePath ? u.filePath : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(u.filePath)) }),
       },
+      hostOptions: hostOptionsFor(name, o.hostOptions),
     },
-    ['request', 'uploadFile', 'downloadFile', 'concurrency', 'hostOptions'],
+    (methods as readonly string[]).concat('concurrency', 'hostOptions'),
   ) as Client;
 }
 

@@ -4,7 +4,7 @@ import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { UnauthorizedError } from '../errors/UnauthorizedError.js';
 import { Stop } from './cancel.js';
-import { checkKeys, describe, fail, messageOf } from './check.js';
+import { checkKeys, describe, fail, messageOf, optionalString } from './check.js';
 import { readResponse, validate } from './envelope.js';
 import { createEvents, type ClientEvents, type RequestInfo } from './events.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
@@ -13,7 +13,7 @@ import { createRedactor, type Redactor } from './redact.js';
 import { delayOf, retryAfterMs, retryPolicy, type RetryPolicy } from './retry.js';
 import { abortError, cleared, onAbort, raceSignal, sleep } from './signal.js';
 import { createTokenManager, type HeldToken, type TokenManagerOptions, type TokenShare } from './token-manager.js';
-import type { CoreClientOptions, FileCallOptions, FileSpec, MethodOptions, Progress, RequestOptions, SignalLike, Transport, TransportResponse, UploadFields } from './types.js';
+import type { CoreClientOptions, FileCallOptions, FileSpec, MethodOptions, Progress, RequestOptions, SignalLike, Transport, TransportResponse, UploadFields, UploadSpec } from './types.js';
 import { buildUrl } from './url.js';
 
 /** What every client has, on both entries; `X` is what an entry adds to the request options. */
@@ -68,8 +68,8 @@ export interface Platform {
   createAbortController?: TokenManagerOptions['createAbortController'];
   /** Shares the token with other clients (the browser entry's crossTab), given the checked options. */
   share?: (config: { base: string; tokenTimeout: number }) => TokenShare | undefined;
-  /** How upload() takes its file: a host file path (`filePath`, mini-programs) or a Blob (`file`, browsers). */
-  files: 'path' | 'blob';
+  /** How an upload names its file: a host file path (mini-programs) or a Blob (browsers). */
+  files: FileSource;
   /**
    * Checks a call's `hostOptions` against the host's list for that kind of call and merges the
    * client's own; absent where there are none (the option is then unknown).
@@ -77,15 +77,25 @@ export interface Platform {
   hostOptions?: (kind: CallKind, value: unknown) => Record<string, unknown> | undefined;
 }
 
+/** An entry's way of naming an upload's file, and the options that adds to upload and download. */
+export interface FileSource {
+  /** Option names upload (then download) takes besides the shared ones, e.g. `['filePath']`. */
+  upload: string[];
+  download: string[];
+  /** Other libraries' names for those options, for "did you mean" (keys lower-case). */
+  hints: Record<string, string>;
+  /** The file of an upload's options, checked (a ConfigError naming the fix otherwise). */
+  take(o: Record<string, unknown>): Pick<UploadSpec, 'filePath' | 'blob' | 'fileName'>;
+}
+
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
 // Habits from axios, fetch and got, so that a wrong key is a ConfigError that names the right one.
-const requestHints = { data: 'json', params: 'searchParams', query: 'searchParams', qs: 'searchParams', cancelToken: 'signal', timeoutms: 'timeout' };
-// Options every file call takes; upload and download add their own (see prepare()).
+const requestHints = { data: 'json', params: 'searchParams', query: 'searchParams', qs: 'searchParams', canceltoken: 'signal', timeoutms: 'timeout' };
+// Options every file call takes; upload and download add their own, and the entry its own (FileSource).
 const fileKeys = ['headers', 'searchParams', 'signal', 'timeout', 'onProgress'];
-// Habits from the hosts' uploadFile and from axios/ky, per way of giving the file.
-const fileHints = { header: 'headers', onprogressupdate: 'onProgress', onuploadprogress: 'onProgress', ondownloadprogress: 'onProgress', progress: 'onProgress', canceltoken: 'signal', data: 'formData', params: 'searchParams', query: 'searchParams' };
-const pathHints = Object.assign({ file: 'filePath', filename: 'name', path: 'filePath', url: 'filePath' }, fileHints);
-const blobHints = Object.assign({ filepath: 'file', blob: 'file', body: 'file' }, fileHints);
+// Habits from the hosts' uploadFile and from axios/ky (near misses such as `header` and
+// `progress` need none: checkKeys finds those by spelling).
+const fileHints = { onprogressupdate: 'onProgress', onuploadprogress: 'onProgress', ondownloadprogress: 'onProgress', canceltoken: 'signal', data: 'formData', params: 'searchParams', query: 'searchParams' };
 const methodName = /^[A-Za-z]+$/;
 const noop = () => {};
 
@@ -142,20 +152,21 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     hostOptions?: Record<string, unknown>;
   }
 
-  const byPath = platform.files === 'path';
+  const { files } = platform;
   const withHost = platform.hostOptions ? ['hostOptions'] : [];
   const keys = {
     request: requestKeys.concat(withHost),
-    upload: fileKeys.concat(['name', 'formData', 'schema', 'raw'], byPath ? ['filePath'] : ['file', 'fileName'], withHost),
-    download: fileKeys.concat(byPath ? ['filePath'] : ['raw'], withHost),
+    upload: fileKeys.concat(['name', 'formData', 'schema', 'raw'], files.upload, withHost),
+    download: fileKeys.concat(files.download, withHost),
   };
+  const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
 
   function prepare(path: string, o: Record<string, unknown>, kind: CallKind, helper?: string): Call {
-    const what = kind === 'request' ? 'request' : kind;
-    if (typeof o !== 'object' || o === null) fail(what + ' options must be an object, e.g. ' + (kind === 'request' ? '{ searchParams, json }' : '{ ' + (byPath ? 'filePath' : 'file') + ', name }') + '; got ' + describe(o));
-    checkKeys(o, keys[kind], what + ' option', kind === 'request' ? requestHints : byPath ? pathHints : blobHints);
+    if (typeof o !== 'object' || o === null) fail(kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describe(o));
+    checkKeys(o, keys[kind], kind + ' option', hints[kind]);
+    const own = o.headers ? normalizeHeaders(o.headers, 'headers') : undefined;
+    let headers = own ? Object.assign({}, config.headers, own) : config.headers;
     let method: string;
-    let headers = o.headers ? Object.assign({}, config.headers, normalizeHeaders(o.headers, 'headers')) : config.headers;
     let body: string | undefined;
     let file: FileSpec | undefined;
     if (kind === 'request') {
@@ -175,15 +186,19 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       }
       if (body !== undefined && (method === 'GET' || method === 'HEAD')) fail(method + ' requests have no body; send values in searchParams, or use POST');
     } else {
-      // The multipart boundary is the host's (or fetch's) to set; a download takes any type.
-      if (headers['content-type']) {
-        if (o.headers && normalizeHeaders(o.headers, 'headers')['content-type']) fail('content-type is set by the ' + kind + ' itself; remove it from headers');
-        headers = Object.assign({}, headers);
-        delete headers['content-type'];
+      // The multipart boundary is the host's (or fetch's) to set. A download takes any type
+      // unless the call names one: the client's accept is for the service's JSON.
+      if (own && own['content-type']) fail('content-type is set by the ' + kind + ' itself; remove it from headers');
+      headers = Object.assign({}, headers);
+      delete headers['content-type'];
+      if (kind === 'download') {
+        if (!(own && own.accept)) headers.accept = '*/*';
+        method = 'GET';
+        file = { kind, filePath: optionalString(o, 'filePath') };
+      } else {
+        method = 'POST';
+        file = uploadSpec(o);
       }
-      file = kind === 'upload' ? uploadSpec(o) : { kind: 'download', filePath: optionalString(o, 'filePath') };
-      method = kind === 'upload' ? 'POST' : 'GET';
-      if (kind === 'download' && headers.accept === config.headers.accept && !(o.headers && normalizeHeaders(o.headers, 'headers').accept)) headers = Object.assign({}, headers, { accept: '*/*' });
     }
     const url = buildUrl(config.base, path, o.searchParams as RequestOptions['searchParams']);
     const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
@@ -228,14 +243,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         formData[key] = String(value);
       }
     }
-    if (byPath) {
-      const filePath = o.filePath;
-      if (!(typeof filePath === 'string' && filePath)) fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(filePath));
-      return { kind: 'upload', name, filePath, formData };
-    }
-    const blob = o.file as { size?: unknown; type?: unknown } | undefined;
-    if (!(blob && typeof blob === 'object' && typeof blob.size === 'number' && typeof blob.type === 'string')) fail('file must be a Blob or File, e.g. input.files[0]; got ' + describe(blob));
-    return { kind: 'upload', name, blob: blob as FileSpec & { size: number; type: string }, fileName: optionalString(o, 'fileName'), formData };
+    return Object.assign({ kind: 'upload' as const, name, formData }, files.take(o));
   }
 
   /**
@@ -336,42 +344,31 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     // A call whose every waiter left is being dropped: a newcomer starts a fresh one.
     if (!entry || entry.stop.aborted) {
       const own = new Stop();
-      live.add(own);
+      const fresh = (entry = { users: 0, stop: own, promise: attempts(call, requestId, own, true) });
       const done = () => {
         live.delete(own);
         if (shared.get(key) === fresh) shared.delete(key);
       };
-      const promise = attempts(call, requestId, own, true);
-      const fresh = { users: 0, stop: own, promise };
-      promise.then(done, done);
+      live.add(own);
+      fresh.promise.then(done, done);
       shared.set(key, fresh);
-      entry = fresh;
     }
     const joined = entry;
     joined.users++;
-    let left = false;
-    const leave = () => {
-      if (left) return;
-      left = true;
-      // The last waiter gone (its signal, or the fence): the call is dropped; until then it goes on.
-      if (--joined.users === 0) joined.stop.cancel(stop.reason);
-    };
-    return raceSignal(joined.promise, stop, call.context, false).then(
-      (response) => (leave(), response),
-      (error: unknown) => {
-        leave();
-        throw error;
-      },
-    );
+    // The last waiter gone (its signal, or the fence): the call is dropped; until then it goes on.
+    const leave = () => void (--joined.users === 0 && joined.stop.cancel(stop.reason));
+    const waited = raceSignal(joined.promise, stop, call.context, false);
+    waited.then(leave, leave);
+    return waited;
   }
 
   function shareKey(call: Call, o: Record<string, unknown>): string | undefined {
     // A retry policy with its own delay function cannot be compared: such a GET goes alone.
-    const retry = o.retry;
-    if (retry && typeof retry === 'object' && typeof (retry as { delay?: unknown }).delay === 'function') return undefined;
+    const retry = o.retry as { delay?: unknown } | undefined;
+    if (retry && typeof retry.delay === 'function') return undefined;
     // oxlint-disable-next-line unicorn/no-array-sort -- a fresh array; toSorted is ES2023, which mini-programs lack
     const names = Object.keys(call.headers).sort();
-    return JSON.stringify([call.url, names, names.map((n) => call.headers[n]), call.timeout, retry === undefined ? null : retry, call.hostOptions || null]);
+    return JSON.stringify([call.url, names.map((n) => [n, call.headers[n]]), call.timeout, retry, call.hostOptions]);
   }
 
   /** The value a final response resolves to, or the error it rejects with. */
@@ -390,9 +387,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     const detach = !given ? noop : given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
     try {
       if (stop.aborted) throw abortError(stop, call.context);
-      const progress = call.onProgress && monotonic(call.onProgress);
+      const progress = call.onProgress && monotonic(call.onProgress, stop);
       const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? shareKey(call, o) : undefined;
-      const response = key === undefined ? await attempts(call, requestId, stop, !!given, progress && progress.report) : await joinShared(key, call, requestId, stop);
+      const response = key === undefined ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report) : await joinShared(key, call, requestId, stop);
       const value = await settle(call, response);
       if (progress) progress.end();
       return value;
@@ -463,18 +460,14 @@ function transportError(error: unknown, signal: SignalLike, context: { method: s
   }, context));
 }
 
-function optionalString(o: Record<string, unknown>, name: string): string | undefined {
-  const value = o[name];
-  if (value !== undefined && !(typeof value === 'string' && value)) fail(name + ' must be a non-empty string; got ' + describe(value));
-  return value as string | undefined;
-}
-
 /**
  * Progress as the caller sees it: percent clamped to 0..1 and never going back (a replay after
- * a 401 starts its transfer over), ended by exactly one 1 when the call resolves. A listener
- * that throws surfaces as an uncaught error without failing the transfer, as event listeners do.
+ * a 401 starts its transfer over, and the caller sees its value held until the replay passes
+ * it), ended by exactly one 1 when the call resolves, and silent once the call is aborted. A
+ * listener that throws surfaces as an uncaught error without failing the transfer, as event
+ * listeners do.
  */
-function monotonic(listener: (progress: Progress) => void): { report(p: Progress): void; end(): void } {
+function monotonic(listener: (progress: Progress) => void, stop: SignalLike): { report(p: Progress): void; end(): void } {
   let shown = -1;
   let total = 0;
   const emit = (percent: number, transferredBytes: number, totalBytes: number) => {
@@ -489,10 +482,9 @@ function monotonic(listener: (progress: Progress) => void): { report(p: Progress
   };
   return {
     report(p) {
-      const totalBytes = p.totalBytes > 0 ? p.totalBytes : 0;
-      if (totalBytes) total = totalBytes;
+      if (p.totalBytes > 0) total = p.totalBytes;
       const percent = Math.min(1, Math.max(0, p.percent || 0));
-      if (percent > shown) emit(percent, p.transferredBytes, totalBytes);
+      if (percent > shown && !stop.aborted) emit(percent, p.transferredBytes, p.totalBytes > 0 ? p.totalBytes : 0);
     },
     end() {
       if (shown < 1) emit(1, total, total);

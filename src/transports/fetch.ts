@@ -25,6 +25,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     if (key in pass) throw new ConfigError('ky.' + key + ' is set by channel-sdk; use the client or request option of that name instead');
   }
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const fetchOf = options.fetch || ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   return async ({ method, url, headers, body, timeout, signal, dropOnAbort = true, file, onProgress, raw }) => {
     // ky (AbortSignal.any) and fetch only obey a real AbortSignal: a createCancelToken() signal
     // or the client's own would be accepted and never fire. One controller per attempt drops
@@ -45,6 +46,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     // comes from the end of the upload.
     const streamed = !!(file && file.kind === 'upload' && onProgress && unstreamed.indexOf(origin) < 0);
     let moved = false;
+    let ok = false;
     const send = (stream: boolean) => {
       const init: KyOptions = Object.assign({}, base);
       if (file && file.kind === 'upload') {
@@ -60,7 +62,17 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
             onProgress(progress);
           };
         }
-      } else if (file && onProgress) init.onDownloadProgress = (progress) => onProgress(progress);
+      } else if (file && onProgress) {
+        // A download's progress is the file's only: an error's body (a 401 before the replay)
+        // arrives like one, so nothing is reported unless the status is a 2xx, which the fetch
+        // itself tells, before ky starts streaming the body.
+        init.fetch = (input, request) =>
+          fetchOf(input as RequestInfo, request).then((response) => {
+            ok = response.ok;
+            return response;
+          });
+        init.onDownloadProgress = (progress) => ok && onProgress(progress);
+      }
       return api(url, init);
     };
     try {
@@ -70,7 +82,8 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
           const response = await pending;
           if (response.ok) return { status: response.status, headers: response.headers, body: '', value: response };
         }
-        // The body is read under ky's deadline; an error's body becomes the error's, never the file.
+        // The body is read under ky's deadline, from the start (how it arrives is how its
+        // progress is reported); an error's body becomes the error's, never the file.
         const blob = await pending.blob();
         const response = await pending;
         return response.ok ? { status: response.status, headers: response.headers, body: '', value: blob } : { status: response.status, headers: response.headers, body: await blob.text() };

@@ -125,12 +125,14 @@ export interface MiniProgramTransportOptions {
   uploadFile: () => HostUploadFile;
   /** Found at the first download. */
   downloadFile: () => HostDownloadFile;
-  /** The host's name (wx, my, tt, swan, qq, uni, Taro) when known: Alipay's upload options differ. */
-  host?: string;
+  /** The uploads end at Alipay's (or DingTalk's) uploadFile, whose options differ. */
+  alipay?: boolean;
   /** `dataType` that makes the host return raw text: `'string'` for tt/swan, `'text'` elsewhere. */
   dataType: string;
   /** Requests in flight at once, and as many uploads and downloads; more wait in a queue (WeChat allows 10 of each). */
   concurrency: number;
+  /** Removes a file the host wrote (a download's error body); best effort, never throws. */
+  removeFile?: (path: string) => void;
 }
 
 const HOST_TIMEOUT_LIMIT = 60000;
@@ -176,7 +178,7 @@ function limiter(concurrency: number) {
 
 /** A transport over a mini-program host's `request()`, `uploadFile()` and `downloadFile()`. */
 export function createMiniProgramTransport(options: MiniProgramTransportOptions): Transport {
-  const { request, dataType, concurrency, host } = options;
+  const { request, dataType, concurrency, alipay } = options;
   // The host's limits are per API (WeChat: 10 requests, 10 uploads, 10 downloads at once).
   const slots = { request: limiter(concurrency), upload: limiter(concurrency), download: limiter(concurrency) };
 
@@ -226,7 +228,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         }
         finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
       };
-      const read = (result: HostResult) => (kind === 'download' ? toDownload(result) : toResponse(result, !!req.raw));
+      const read = (result: HostResult) => (kind === 'download' ? toDownload(result, options.removeFile) : toResponse(result, !!req.raw));
       const success = (result: HostResult) => settleWith(() => read(result), 'success()');
       const fail = (error: HostResult) => settleWith(() => (statusOf(error) ? read(error) : toError(error || {}, req, kind)), 'fail()');
 
@@ -240,13 +242,16 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         }, req.timeout);
         try {
           const call = kind === 'request' ? request : kind === 'upload' ? options.uploadFile() : options.downloadFile();
-          task = call(kind === 'request' ? requestOptions(req, dataType, success, fail) : fileOptions(req, host, success, fail)) as HostTask | undefined;
+          task = call(kind === 'request' ? requestOptions(req, dataType, success, fail) : fileOptions(req, alipay, success, fail)) as HostTask | undefined;
           // Taro returns a Promise with .abort; its rejection is reported through fail too.
           if (task && typeof task.then === 'function' && typeof task.catch === 'function') task.catch(() => {});
           const onProgress = req.onProgress;
           if (onProgress && task && typeof task.onProgressUpdate === 'function') {
             task.onProgressUpdate((update) => {
-              if (!settled && update) onProgress(progressOf(update));
+              // A download's progress is the file's only. The hosts tell the status at the end, and
+              // report an error's body (a 401 before the replay) like a file: the service's error
+              // bodies are far below 1 KiB, so nothing is reported before that much has arrived.
+              if (!settled && update && !(kind === 'download' && !((update.totalBytesWritten as number) > 1024))) onProgress(progressOf(update));
             });
           }
         } catch (error) {
@@ -279,23 +284,16 @@ function requestOptions(req: TransportRequest, dataType: string, success: (r: Ho
   return Object.assign(options, req.hostOptions);
 }
 
-function fileOptions(req: TransportRequest, host: string | undefined, success: (r: HostResult) => void, fail: (r: HostResult) => void): HostUploadOptions | HostDownloadOptions {
+function fileOptions(req: TransportRequest, alipay: boolean | undefined, success: (r: HostResult) => void, fail: (r: HostResult) => void): HostUploadOptions | HostDownloadOptions {
   const file = req.file as FileSpec;
   // No cap at 60 s here: a large file may take longer, and the hosts document none for files.
-  const base = { url: req.url, header: req.headers, headers: req.headers, timeout: req.timeout, success, fail };
-  if (file.kind === 'download') {
-    const download: HostDownloadOptions = base;
-    if (file.filePath !== undefined) download.filePath = file.filePath;
-    return Object.assign(download, req.hostOptions);
-  }
-  const upload: HostUploadOptions = Object.assign(base, { filePath: file.filePath as string, name: file.name, formData: file.formData });
-  Object.assign(upload, req.hostOptions);
-  if (host === 'my') {
+  const options = Object.assign({ url: req.url, header: req.headers, headers: req.headers, timeout: req.timeout, success, fail }, file.kind === 'upload' ? { filePath: file.filePath as string, name: file.name, formData: file.formData } : file.filePath && { filePath: file.filePath }, req.hostOptions) as HostUploadOptions;
+  if (alipay && file.kind === 'upload') {
     // Alipay: `fileName` is the field name on older clients, and `fileType` is required.
-    upload.fileName = file.name;
-    if (upload.fileType === undefined) upload.fileType = fileTypeOf(upload.filePath);
+    options.fileName = file.name;
+    if (options.fileType === undefined) options.fileType = fileTypeOf(options.filePath);
   }
-  return upload;
+  return options;
 }
 
 /** Alipay's fileType from the file's extension: audio and video by name, image otherwise. */
@@ -304,25 +302,26 @@ function fileTypeOf(path: string): string {
   return /^(mp4|mov|m4v|3gp|avi|webm|mkv|flv)$/.test(ext) ? 'video' : /^(mp3|m4a|aac|wav|amr|ogg|flac|silk)$/.test(ext) ? 'audio' : 'image';
 }
 
+/** A task's update in ky's shape; the core keeps percent within 0..1 and never going back. */
 function progressOf(update: HostProgress): Progress {
-  const sent = update.totalBytesSent !== undefined ? update.totalBytesSent : update.totalBytesWritten;
-  const expected = update.totalBytesExpectedToSend !== undefined ? update.totalBytesExpectedToSend : update.totalBytesWritten !== undefined ? update.totalBytesExpectedToWrite : undefined;
-  const transferredBytes = typeof sent === 'number' && sent > 0 ? sent : 0;
-  const totalBytes = typeof expected === 'number' && expected > 0 ? expected : 0;
-  const percent = totalBytes ? transferredBytes / totalBytes : typeof update.progress === 'number' ? update.progress / 100 : 0;
-  return { percent, transferredBytes, totalBytes };
+  const transferredBytes = update.totalBytesSent || update.totalBytesWritten || 0;
+  const totalBytes = update.totalBytesExpectedToSend || update.totalBytesExpectedToWrite || 0;
+  return { percent: totalBytes ? transferredBytes / totalBytes : (update.progress || 0) / 100, transferredBytes, totalBytes };
 }
 
-/** A download's answer: its status, and for a 2xx the file; the body of an error is never read as the file. */
-function toDownload(result: HostResult): TransportResponse {
+/**
+ * A download's answer: its status, and for a 2xx the file. The body of an error is never read
+ * as the file: the hosts write it where the file would go (the caller's filePath, or a temp
+ * file), so it is removed there, and the path is never reported.
+ */
+function toDownload(result: HostResult, removeFile: ((path: string) => void) | undefined): TransportResponse {
   const response = toResponse(Object.assign({}, result, { data: undefined }), false);
-  const tempFilePath = result.tempFilePath || result.apFilePath;
+  const { filePath } = result;
+  const tempFilePath = result.tempFilePath || result.apFilePath || filePath;
   if (response.status >= 200 && response.status < 300) {
-    if (typeof tempFilePath !== 'string' && typeof result.filePath !== 'string') throw new Error('no tempFilePath or filePath in its answer');
-    const value: { tempFilePath: string; filePath?: string; statusCode: number } = { tempFilePath: tempFilePath || (result.filePath as string), statusCode: response.status };
-    if (typeof result.filePath === 'string') value.filePath = result.filePath;
-    response.value = value;
-  }
+    if (typeof tempFilePath !== 'string') throw new Error('no tempFilePath or filePath in its answer');
+    response.value = typeof filePath === 'string' ? { tempFilePath, filePath, statusCode: response.status } : { tempFilePath, statusCode: response.status };
+  } else if (typeof tempFilePath === 'string' && removeFile) removeFile(tempFilePath);
   return response;
 }
 

@@ -7,14 +7,14 @@
  * abort, timeout, and a download never resolves to a 401/5xx body.
  */
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import type { Client } from '../../src/core/client.js';
 import { createCancelToken } from '../../src/core/cancel.js';
 import type { CoreClientOptions, Progress } from '../../src/core/types.js';
 import { AbortError, ConfigError, HttpError, TimeoutError, UnauthorizedError } from '../../src/errors/index.js';
-import { patternBytes, startFakeService, type FakeService, type UploadedFile } from '../helpers/fake-service.js';
-import { providerFor } from './suite.js';
+import { patternBytes, type UploadedFile } from '../helpers/fake-service.js';
+import { fakeServices, providerFor } from './suite.js';
 
 /** What a transport needs for files: how a file is given to upload(), how a download is read back. */
 export interface FileHarness {
@@ -47,15 +47,7 @@ function expectProgress(seen: Progress[], bytes?: number) {
 
 export function filesSuite(name: string, make: FileClientFactory): void {
   describe(`files (#22): ${name}`, () => {
-    const services: FakeService[] = [];
-    const start = async () => {
-      const service = await startFakeService();
-      services.push(service);
-      return service;
-    };
-    afterEach(async () => {
-      await Promise.all(services.splice(0).map((s) => s.close()));
-    });
+    const start = fakeServices();
 
     test('upload: Bearer from the provider, a multipart body the server parses (bytes, field, formData), the envelope data through a schema', async () => {
       const service = await start();
@@ -122,6 +114,56 @@ export function filesSuite(name: string, make: FileClientFactory): void {
       await expect(download(h, '/download/10')).rejects.toBeInstanceOf(UnauthorizedError);
     });
 
+    test('download: a second 401 is UnauthorizedError and one auth:failed, the error body never handed over', async () => {
+      const service = await start();
+      const h = make({ baseUrl: service.url, tokenProvider: providerFor(service) });
+      const failed: Array<{ method: string; url: string }> = [];
+      h.client.on('auth:failed', (e) => failed.push(e));
+      const seen: Progress[] = [];
+      service.rejectAll(true);
+      const error = await download(h, '/download/4000', { onProgress: (p: Progress) => seen.push(p) }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(JSON.stringify(error)).not.toMatch(/tempFilePath|tmp_/);
+      expect(failed).toMatchObject([{ method: 'GET', url: service.url + '/download/4000' }]);
+      expect(service.hits.map((hit) => hit.status)).toEqual([401, 401]);
+      // Whatever arrived of the 401 bodies, the caller was never told the download completed.
+      expect(seen.filter((p) => p.percent === 1)).toHaveLength(0);
+    });
+
+    test('no progress reaches the caller once the call is aborted (its signal, or clearToken() with none), and the transfer is dropped', async () => {
+      const service = await start();
+      const h = make({ baseUrl: service.url, tokenProvider: providerFor(service) });
+      const bytes = patternBytes(4_000_000);
+      const controller = new AbortController();
+      let afterAbort = 0;
+      let aborted = false;
+      const up = upload(h, '/upload', { ...h.source(bytes, 'huge.bin'), name: 'file', signal: controller.signal, onProgress: () => {
+        if (aborted) afterAbort++;
+        else if (!aborted) {
+          aborted = true;
+          controller.abort();
+        }
+      } });
+      await expect(up).rejects.toBeInstanceOf(AbortError);
+      // clearToken() while a download is on the wire, with no signal of the caller's.
+      let loggedOut = false;
+      const down = download(h, '/slow-download/300000/3', { onProgress: (p: Progress) => {
+        if (loggedOut) afterAbort++;
+        else if (p.transferredBytes > 0) {
+          loggedOut = true;
+          h.client.clearToken();
+        }
+      } });
+      const error = await down.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AbortError);
+      expect((error as Error).message).toMatch(/clearToken\(\) ran while this request was under way/);
+      await tick(300);
+      expect(afterAbort).toBe(0);
+      // Where there is a host, both tasks were aborted through task.abort().
+      expect(h.aborted ? h.aborted() : 2).toBe(2);
+      expect(service.hits.filter((hit) => hit.path === '/upload')).toHaveLength(0);
+    });
+
     test('onProgress: ky shape { percent, transferredBytes, totalBytes }, non-decreasing, one final 1, for upload and download', async () => {
       const service = await start();
       const h = make({ baseUrl: service.url, tokenProvider: providerFor(service) });
@@ -133,6 +175,21 @@ export function filesSuite(name: string, make: FileClientFactory): void {
       await download(h, '/download/200000', { onProgress: (p: Progress) => down.push(p) });
       expectProgress(down, 200_000);
       expect(down.length).toBeGreaterThan(1);
+    });
+
+    test("a download after expiry: progress follows the replay's file, never the 401's body", async () => {
+      const service = await start();
+      const h = make({ baseUrl: service.url, tokenProvider: providerFor(service) });
+      await h.client.get('/warm');
+      service.expireAll();
+      const seen: Progress[] = [];
+      const result = await download(h, '/download/300000', { onProgress: (p: Progress) => seen.push(p) });
+      expect((await h.read(result)).equals(patternBytes(300_000))).toBe(true);
+      expect(service.hits.filter((hit) => hit.path === '/download/300000').map((hit) => hit.status)).toEqual([401, 200]);
+      expectProgress(seen, 300_000);
+      // The 401's small body never showed as a finished transfer: the replay's chunks did.
+      expect(seen.slice(0, -1).every((p) => p.percent < 1 && p.totalBytes === 300_000)).toBe(true);
+      expect(seen.length).toBeGreaterThan(1);
     });
 
     test('onProgress stays non-decreasing across the replay after a 401, and a throwing listener fails nothing', async () => {
@@ -285,6 +342,10 @@ export function filesSuite(name: string, make: FileClientFactory): void {
         [upload(h, '/upload', { ...file, name: 'file', onUploadProgress: () => {} }), /unknown upload option "onUploadProgress"; did you mean "onProgress"\?/],
         [upload(h, '/upload', { ...file, name: 'file', onProgress: 'yes' }), /onProgress must be a function/],
         [download(h, '/download/1', { json: {} }), /unknown download option "json"/],
+        [download(h, '/download/1', { cancelToken: {} }), /unknown download option "cancelToken"; did you mean "signal"\?/],
+        [download(h, '/download/1', { progress: () => {} }), /unknown download option "progress"; did you mean "onProgress"\?/],
+        [upload(h, '/upload', { ...file, name: 'file', header: {} }), /unknown upload option "header"; did you mean "headers"\?/],
+        [h.client.get('/x', { cancelToken: {} } as never), /unknown request option "cancelToken"; did you mean "signal"\?/],
         [(h.client.upload as (p: string) => Promise<unknown>)('/upload'), /upload options must be an object/],
       ];
       for (const [pending, message] of cases) {

@@ -3,27 +3,19 @@
  * default; each caller keeps its own signal, schema and raw, and the shared call follows the
  * one-refresh rule. Run over every transport like the conformance suite.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import type { Client } from '../../src/core/client.js';
 import { createCancelToken } from '../../src/core/cancel.js';
 import type { CoreClientOptions } from '../../src/core/types.js';
 import { AbortError, ResponseError } from '../../src/errors/index.js';
-import { startFakeService, type FakeService } from '../helpers/fake-service.js';
-import { sendJson, startServer, type TestServer } from '../helpers/server.js';
-import { providerFor } from './suite.js';
+import { sendJson, startServer } from '../helpers/server.js';
+import { closedAfterEach, fakeServices, providerFor } from './suite.js';
 
 export function sharedGetsSuite(name: string, createClient: (options: CoreClientOptions) => Client): void {
   describe(`dedupeGets (#22): ${name}`, () => {
-    const closers: Array<FakeService | TestServer> = [];
-    afterEach(async () => {
-      await Promise.all(closers.splice(0).map((s) => s.close()));
-    });
-    const start = async () => {
-      const service = await startFakeService();
-      closers.push(service);
-      return service;
-    };
+    const closing = closedAfterEach();
+    const start = fakeServices();
 
     test('50 identical GETs in flight make 1 network call; each caller gets its own schema and raw', async () => {
       const service = await start();
@@ -72,7 +64,7 @@ export function sharedGetsSuite(name: string, createClient: (options: CoreClient
         });
         waiting.push(() => sendJson(res, 200, { code: 0, data: 'shared' }));
       });
-      closers.push(server);
+      closing(server);
       const service = await start();
       const client = createClient({ baseUrl: server.url, tokenProvider: () => service.issue(), dedupeGets: true });
       const a = createCancelToken();

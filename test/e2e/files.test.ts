@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { hasChromium, launchChromium, listen, servePackagePage } from '../helpers/chromium.js';
+import { hasChromium, listen, openPackagePage } from '../helpers/chromium.js';
 import { patternBytes } from '../helpers/fake-service.js';
 import { makeJwt } from '../helpers/fake-service.js';
 
@@ -16,8 +16,7 @@ describe.runIf(hasChromium)('browser entry files in Chromium', () => {
   const hits: Array<{ path: string; status: number; bytes: number; sha256?: string }> = [];
   let expired = false;
   let api: Awaited<ReturnType<typeof listen>>;
-  let site: Awaited<ReturnType<typeof listen>>;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Awaited<ReturnType<typeof openPackagePage>>;
 
   beforeAll(async () => {
     api = await listen((req, res) => {
@@ -46,22 +45,24 @@ describe.runIf(hasChromium)('browser entry files in Chromium', () => {
           const n = Number(path.split('/')[2]);
           hits.push({ path, status: n ? 200 : 404, bytes: 0 });
           if (!n) return void res.writeHead(404, { ...cors, 'content-type': 'application/json' }).end('{"error":"no such file"}');
-          return void res.writeHead(200, { ...cors, 'content-type': 'application/octet-stream', 'content-length': n }).end(patternBytes(n));
+          // In 4 parts 30 ms apart, as a network delivers it: written at once, the whole body can
+          // reach the page as one chunk, whose only progress report is the final one.
+          const bytes = patternBytes(n);
+          res.writeHead(200, { ...cors, 'content-type': 'application/octet-stream', 'content-length': n });
+          const part = Math.ceil(n / 4);
+          const write = (at: number): void => void (at >= n ? res.end() : (res.write(bytes.subarray(at, at + part)), setTimeout(() => write(at + part), 30)));
+          return write(0);
         }
         res.writeHead(404, cors).end();
       });
     });
-    site = await servePackagePage(['createClient']);
-    browser = await launchChromium();
-    await browser.page.goto(site.url);
-    await browser.page.waitForFunction(() => typeof (window as unknown as { createClient?: unknown }).createClient === 'function');
+    browser = await openPackagePage(['createClient']);
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     api?.server.closeAllConnections();
     api?.server.close();
-    site?.server.close();
   });
 
   test('upload of a File after expiry: one refresh, the same bytes sent once more, progress non-decreasing to 1; download into a Blob; a 404 is an HttpError', async () => {

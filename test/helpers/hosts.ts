@@ -8,7 +8,7 @@
  * the field can be switched on per emulator.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -56,6 +56,10 @@ export interface EmulatedHost {
   calls: HostRequestOptions[];
   uploads: HostUploadOptions[];
   downloads: HostDownloadOptions[];
+  /** The host's FileSystemManager, as far as the SDK uses it: unlink() of a file. */
+  getFileSystemManager(): { unlink(options: { filePath: string; success?: () => void; fail?: (error: HostResult) => void }): void };
+  /** Every path unlink() removed. */
+  removed: string[];
   /** Every progress update handed out, per API. */
   progress: { upload: HostProgressUpdate[]; download: HostProgressUpdate[] };
   /** Highest number of requests in flight at once (and of uploads, and of downloads). */
@@ -93,6 +97,18 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
     maxSeen: 0,
     maxSeenFiles: { upload: 0, download: 0 },
     aborted: 0,
+    removed: [],
+    getFileSystemManager: () => ({
+      unlink: ({ filePath, success, fail }) => {
+        try {
+          unlinkSync(filePath);
+          host.removed.push(filePath);
+          success?.();
+        } catch {
+          fail?.(wxFamily(kind) ? { errMsg: 'unlink:fail no such file or directory ' + filePath } : { error: 10022, errorMessage: 'file not found' });
+        }
+      },
+    }),
     uploadFile: (options) => transfer('upload', options),
     downloadFile: (options) => transfer('download', options),
     interruptNext: () => void (injected = kind === 'my' ? { error: 12, errorMessage: 'network interrupted' } : { errMsg: 'request:fail interrupted', errno: 600003 }),
@@ -105,13 +121,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         if (done) return;
         done = true;
         active--;
-        if (quirks.neverCallBack) return;
-        const first = kindOf === 'success' ? options.success : options.fail;
-        const other = kindOf === 'success' ? options.fail : options.success;
-        if (quirks.completeFirst) options.complete?.(result);
-        first(result);
-        if (!quirks.completeFirst) options.complete?.(result);
-        if (quirks.doubleCallback) setTimeout(() => other(kindOf === 'success' ? { errMsg: 'request:fail late duplicate', error: 12 } : { ...result, statusCode: 200, status: 200, data: '{"code":0,"data":"duplicate"}' }), 0);
+        callBack(options, quirks, kindOf, result, { errMsg: 'request:fail late duplicate', error: 12 }, { status: 200 });
       };
       const fail = (wx: HostResult, my: HostResult) => deliver('fail', wxFamily(kind) ? wx : my);
 
@@ -188,16 +198,8 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         if (body !== undefined && options.method !== 'GET') req.write(body);
         req.end();
       }, 0);
-      if (kind === 'Taro') {
-        // Taro.request returns a Promise with .abort and also calls the callbacks.
-        const promise = new Promise((resolve, reject) => {
-          const { success, fail: failCb } = options;
-          options.success = (r) => (success(r), resolve(r));
-          options.fail = (r) => (failCb(r), reject(r));
-        });
-        return Object.assign(promise, task);
-      }
-      return task;
+      // Taro.request returns a Promise with .abort and also calls the callbacks.
+      return kind === 'Taro' ? taroPromise(options, task) : task;
     },
   };
 
@@ -214,13 +216,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       if (done) return;
       done = true;
       filesActive[which]--;
-      if (quirks.neverCallBack) return;
-      const first = kindOf === 'success' ? options.success : options.fail;
-      const other = kindOf === 'success' ? options.fail : options.success;
-      if (quirks.completeFirst) (options as { complete?: (r: HostResult) => void }).complete?.(result);
-      first(result);
-      if (!quirks.completeFirst) (options as { complete?: (r: HostResult) => void }).complete?.(result);
-      if (quirks.doubleCallback) setTimeout(() => other(kindOf === 'success' ? { errMsg: api[which] + ':fail late duplicate', error: 12 } : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', tempFilePath: '/duplicate' }), 0);
+      callBack(options, quirks, kindOf, result, { errMsg: api[which] + ':fail late duplicate', error: 12 }, { tempFilePath: '/duplicate' });
     };
     const fail = (errMsg: string, errno: number, myError: number) => deliver('fail', wxFamily(kind) ? { errMsg: api[which] + ':fail ' + errMsg, errno } : { error: myError, errorMessage: api[which] + ':fail ' + errMsg });
     const progress = (sent: number, total: number) => {
@@ -331,19 +327,43 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         sendFrom(0);
       } else req.end();
     }, 0);
-    if (kind === 'Taro') {
-      // Taro's uploadFile/downloadFile return a Promise carrying the task's methods (and `progress`).
-      const promise = new Promise((resolve, reject) => {
-        const { success, fail: failCb } = options;
-        options.success = (r) => (success(r), resolve(r));
-        options.fail = (r) => (failCb(r), reject(r));
-      });
-      return Object.assign(promise, task, { progress: task.onProgressUpdate });
-    }
-    return task;
+    // Taro's uploadFile/downloadFile return a Promise carrying the task's methods (and `progress`).
+    return kind === 'Taro' ? taroPromise(options, Object.assign({ progress: task.onProgressUpdate }, task)) : task;
   }
 
   return host;
+}
+
+/**
+ * Calls the callback a host calls for `kindOf`, honouring the quirks: none at all, `complete`
+ * first, or a late duplicate of the opposite callback (`lateFail`, or the result made a 200 with
+ * `lateSuccess` added).
+ */
+function callBack(
+  options: { success(r: HostResult): void; fail(r: HostResult): void; complete?(r: HostResult): void },
+  quirks: HostQuirks,
+  kindOf: 'success' | 'fail',
+  result: HostResult,
+  lateFail: HostResult,
+  lateSuccess: HostResult,
+): void {
+  if (quirks.neverCallBack) return;
+  const first = kindOf === 'success' ? options.success : options.fail;
+  const other = kindOf === 'success' ? options.fail : options.success;
+  if (quirks.completeFirst) options.complete?.(result);
+  first(result);
+  if (!quirks.completeFirst) options.complete?.(result);
+  if (quirks.doubleCallback) setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
+}
+
+/** Taro's way: a Promise that settles with the callbacks (which it still calls), carrying the task's methods. */
+function taroPromise(options: { success(r: HostResult): void; fail(r: HostResult): void }, methods: object): unknown {
+  const promise = new Promise((resolve, reject) => {
+    const { success, fail } = options;
+    options.success = (r) => (success(r), resolve(r));
+    options.fail = (r) => (fail(r), reject(r));
+  });
+  return Object.assign(promise, methods);
 }
 
 function shapeHeaders(headers: IncomingHttpHeaders, raw: string[], shape: 'lower' | 'mixed' | 'array'): HostResult['header'] {

@@ -1,11 +1,11 @@
 // client.upload()/download() over every host's emulated uploadFile/downloadFile (real HTTP,
 // files on disk), then what only mini-programs have: per-API concurrency limits, hosts that
 // misbehave, Alipay's fileName/fileType and status-less downloads, uploadFile detection.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createClient, type DownloadResult } from '../../src/miniprogram.js';
+import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { AbortError, createClient, type DownloadResult } from '../../src/miniprogram.js';
 import { filesSuite } from '../conformance/files.js';
 import { providerFor } from '../conformance/suite.js';
 import { patternBytes, startFakeService, type FakeService } from '../helpers/fake-service.js';
@@ -42,6 +42,10 @@ filesSuite('mini-program over uni (HTTP errors in fail, DingTalk array headers)'
 
 describe('mini-program files: host specifics', () => {
   let service: FakeService;
+  // The suites above leave their host as a global; each test here sets only its own.
+  beforeEach(() => {
+    for (const kind of kinds) delete (globalThis as Record<string, unknown>)[kind];
+  });
   afterEach(async () => {
     await service?.close();
     for (const kind of kinds) delete (globalThis as Record<string, unknown>)[kind];
@@ -85,6 +89,59 @@ describe('mini-program files: host specifics', () => {
     await client.upload('/upload', { filePath: localFile(patternBytes(5), 'x.bin'), name: 'doc', hostOptions: { fileType: 'video' } });
     expect(host.uploads.at(-1)?.fileType).toBe('video');
     await expect(client.upload('/upload', { filePath: localFile(patternBytes(5), 'x.bin'), name: 'doc', hostOptions: { fileType: 'pdf' } })).rejects.toThrow(/fileType must be one of "image", "video", "audio" on my/);
+  });
+
+  test("the body of a 401 or 404 download is removed where the host wrote it (a temp file, or the caller's filePath), never reported", async () => {
+    const { host, client } = await setup('wx', {}, { retry: 0 });
+    await client.get('/warm');
+    service.expireAll();
+    const target = join(dir, 'invoice.pdf');
+    const saved = await client.download('/download/2048', { filePath: target });
+    // The 401's body went to filePath first, was removed, and the replay wrote the file there.
+    expect(host.removed).toEqual([target]);
+    expect(saved).toEqual({ tempFilePath: target, filePath: target, statusCode: 200 });
+    expect(readFileSync(target).equals(patternBytes(2048))).toBe(true);
+    // A 404 to filePath: an HttpError, and nothing left there.
+    await expect(client.download('/status/404', { filePath: target })).rejects.toMatchObject({ code: 'HTTP_ERROR', status: 404 });
+    expect(existsSync(target)).toBe(false);
+    // Without filePath: the temp file of a 401 is removed, the replay's is the one handed over.
+    service.expireAll();
+    const temp = await client.download('/download/100');
+    expect(host.removed).toHaveLength(3);
+    expect(host.removed[2]).not.toBe(temp.tempFilePath);
+    expect(existsSync(host.removed[2])).toBe(false);
+    expect(readFileSync(temp.tempFilePath).equals(patternBytes(100))).toBe(true);
+  });
+
+  test('Alipay behind uni or Taro: where my exists, the upload gets fileName and a fileType whichever host function is passed', async () => {
+    const { host, client } = await setup('Taro');
+    (globalThis as Record<string, unknown>).my = createHost('my');
+    const alipay = createClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: host.request, uploadFile: host.uploadFile });
+    await alipay.upload('/upload', { filePath: localFile(patternBytes(5), 'clip.mov'), name: 'doc', hostOptions: { fileType: 'video' } });
+    await alipay.upload('/upload', { filePath: localFile(patternBytes(5), 'scan.png'), name: 'doc' });
+    expect(host.uploads.map((u) => [u.fileName, u.fileType])).toEqual([['doc', 'video'], ['doc', 'image']]);
+    // Without my (WeChat under Taro), neither is sent.
+    delete (globalThis as Record<string, unknown>).my;
+    await client.upload('/upload', { filePath: localFile(patternBytes(5), 'scan.png'), name: 'doc' });
+    expect(host.uploads[2]).not.toHaveProperty('fileType');
+    expect(host.uploads[2]).not.toHaveProperty('fileName');
+  });
+
+  test('WeChat queue: clearToken() while 10 uploads are on the wire and 15 wait ends all 25 with AbortError; the waiting ones never reach the host', async () => {
+    const { host, client } = await setup('wx');
+    const pending = Array.from({ length: 25 }, (_, i) => client.upload('/slow/400', { filePath: localFile(patternBytes(1000), i + '.bin'), name: 'file' }).catch((e: unknown) => e));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(host.uploads).toHaveLength(10);
+    client.clearToken();
+    const errors = await Promise.all(pending);
+    expect(errors.every((e) => e instanceof AbortError)).toBe(true);
+    expect([host.uploads.length, host.aborted]).toEqual([10, 10]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(service.hits.filter((hit) => hit.path === '/slow/400' && hit.status === 200).length).toBeLessThanOrEqual(10);
+    // Every slot was given back: the next 10 run at once.
+    const again = await Promise.all(Array.from({ length: 10 }, (_, i) => client.upload('/upload', { filePath: localFile(patternBytes(10), 'n' + i), name: 'file' })));
+    expect(again).toHaveLength(10);
+    expect(host.maxSeenFiles.upload).toBe(10);
   });
 
   test('Alipay before base library 2.8.8 (no statusCode in downloadFile): a NetworkError, never an unchecked file', async () => {
