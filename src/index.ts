@@ -38,7 +38,8 @@ export interface UploadOptions<T = unknown> extends UploadFields<T> {
 export interface DownloadOptions extends FileCallOptions {
   /**
    * Resolve to the `Response` (status 2xx only) instead of reading it into a Blob: for a stream,
-   * or a file too large to hold. `timeout` then covers the wait for the headers. @default false
+   * or a file too large to hold. `timeout` and `signal` then end at the headers: the body is
+   * yours to read, or to stop with `response.body.cancel()`. @default false
    */
   raw?: boolean;
 }
