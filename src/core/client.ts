@@ -93,9 +93,9 @@ const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schem
 const requestHints = { data: 'json', params: 'searchParams', query: 'searchParams', qs: 'searchParams', canceltoken: 'signal', timeoutms: 'timeout' };
 // Options every file call takes; upload and download add their own, and the entry its own (FileSource).
 const fileKeys = ['headers', 'searchParams', 'signal', 'timeout', 'onProgress'];
-// Habits from the hosts' uploadFile and from axios/ky (near misses such as `header` and
-// `progress` need none: checkKeys finds those by spelling).
-const fileHints = { onprogressupdate: 'onProgress', onuploadprogress: 'onProgress', ondownloadprogress: 'onProgress', canceltoken: 'signal', data: 'formData', params: 'searchParams', query: 'searchParams' };
+// Those habits, and the hosts' uploadFile's and axios/ky's for files (near misses such as
+// `header` and `progress` need none: checkKeys finds those by spelling).
+const fileHints = Object.assign({}, requestHints, { onprogressupdate: 'onProgress', onuploadprogress: 'onProgress', ondownloadprogress: 'onProgress', data: 'formData' });
 const methodName = /^[A-Za-z]+$/;
 const noop = () => {};
 
@@ -253,7 +253,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   async function attempts(call: Call, requestId: number, signal: Stop, drop: boolean, progress?: (p: Progress) => void): Promise<TransportResponse> {
     const { method, url, context, policy } = call;
     const retryable = policy.methods.indexOf(method) >= 0;
-    let held = await token(tokens.get(), signal, context);
+    // A token already held is used at once: an await here would let whatever else is queued run
+    // before the host (or fetch) is even called, on every request.
+    const first = token(tokens.get(), signal, context);
+    let held = 'then' in first ? await first : first;
     let retries = 0;
     let replayed = false;
     let rejectedToken = '';
@@ -390,7 +393,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       const progress = call.onProgress && monotonic(call.onProgress, stop);
       const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? shareKey(call, o) : undefined;
       const response = key === undefined ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report) : await joinShared(key, call, requestId, stop);
-      const value = await settle(call, response);
+      // Awaited only when the schema validates asynchronously: each await delays the result.
+      const settled = settle(call, response) as { then?: unknown } | undefined;
+      const value = settled && typeof settled.then === 'function' ? await settled : settled;
       if (progress) progress.end();
       return value;
     } finally {
