@@ -51,12 +51,15 @@ export default [
   },
   // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
   // WeChat's npm build takes miniprogram_dist/ instead (scripts/build-miniprogram.mjs).
+  // Its ESM map leaves the sources' text out too (110 KB, the install's largest file): Taro's
+  // webpack and uni-app's vite do not read maps from node_modules unless configured to, and
+  // dist/miniprogram.js itself is readable, unminified code.
   {
     input: { miniprogram: 'src/miniprogram.ts' },
     external,
     plugins: [resolve(), compile('es2017'), ownMapsOnly, notices],
     output: [
-      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true },
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true, sourcemapExcludeSources: true },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
     ],
   },

@@ -1,9 +1,12 @@
 // What both client entries (index.ts, miniprogram.ts) export besides createClient; named one by one.
-export type { Client } from './core/client.js';
+// Each entry exports its own `Client` (its file calls differ); what they share:
+export type { BaseClient } from './core/client.js';
 export type { ClientEvents, RequestInfo } from './core/events.js';
 export type {
   CoreClientOptions,
+  FileCallOptions,
   MethodOptions,
+  Progress,
   RequestOptions,
   RetryOptions,
   SearchParams,
@@ -16,6 +19,11 @@ export type {
   Transport,
   TransportRequest,
   TransportResponse,
+  UploadFields,
+  UploadSpec,
+  DownloadSpec,
+  FileSpec,
+  BlobLike,
 } from './core/types.js';
 export type { StandardSchemaV1 } from './core/standard-schema.js';
 export { createCancelToken } from './core/cancel.js';

@@ -3,9 +3,9 @@
  * `createClient` over a ky transport.
  * @packageDocumentation
  */
-import { createCoreClient, type Client } from './core/client.js';
-import type { CoreClientOptions } from './core/types.js';
-import { describe, fail } from './core/check.js';
+import { createCoreClient, type BaseClient } from './core/client.js';
+import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
+import { describe, fail, optionalString } from './core/check.js';
 import { isJwt } from './core/jwt.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { lazyShare } from './tokens/lazy-share.js';
@@ -27,6 +27,39 @@ export interface ClientOptions extends CoreClientOptions {
    * @example crossTab: { key: currentUser.id }
    */
   crossTab?: { key: string };
+}
+
+/** Options of `client.upload()` in a browser (or any runtime with fetch). */
+export interface UploadOptions<T = unknown> extends UploadFields<T> {
+  /** The Blob or File to send, e.g. `input.files[0]`. Required. */
+  file: Blob;
+  /** The file name sent with it. @default the File's own name, else "blob" */
+  fileName?: string;
+}
+
+/** Options of `client.download()` in a browser. */
+export interface DownloadOptions extends FileCallOptions {
+  /**
+   * Resolve to the `Response` (status 2xx only) instead of reading it into a Blob: for a stream,
+   * or a file too large to hold. `timeout` and `signal` then end at the headers: the body is
+   * yours to read, or to stop with `response.body.cancel()`. @default false
+   */
+  raw?: boolean;
+}
+
+/** A client of the browser entry: requests, and files as multipart / Blob through ky. */
+export interface Client extends BaseClient {
+  /**
+   * Uploads a Blob or File as multipart (ky, with upload progress where the browser can stream
+   * it); a 401 refreshes once and sends the file once more. Resolves to the envelope's `data`.
+   * @example
+   * const { url } = await client.upload<{ url: string }>('/open/api/v1/sdk/photos', { file: input.files[0], name: 'file' });
+   */
+  upload<T = unknown>(path: string, options: UploadOptions<T>): Promise<T>;
+  /** Downloads with the token into a Blob; a 401 refreshes once; any other non-2xx is an `HttpError`, never a Blob. */
+  download(path: string, options?: DownloadOptions & { raw?: false }): Promise<Blob>;
+  /** With `raw: true`: the 2xx `Response` itself, its body unread. */
+  download(path: string, options: DownloadOptions & { raw: true }): Promise<Response>;
 }
 
 /**
@@ -54,9 +87,19 @@ export function createClient(options: ClientOptions): Client {
       createAbortController: () => new AbortController(),
       // A separate chunk: clients without crossTab never load it.
       share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout, isJwt)))),
+      files: {
+        upload: ['file', 'fileName'],
+        download: ['raw'],
+        hints: { filepath: 'file', blob: 'file', body: 'file' },
+        take: (u) => {
+          const blob = u.file as Blob | undefined;
+          if (!(blob && typeof blob === 'object' && typeof blob.size === 'number' && typeof blob.type === 'string')) fail('file must be a Blob or File, e.g. input.files[0]; got ' + describe(blob));
+          return { blob, fileName: optionalString(u, 'fileName') };
+        },
+      },
     },
     ['fetch', 'ky', 'crossTab'],
-  );
+  ) as Client;
 }
 
 export type { KyPassThrough } from './transports/fetch.js';

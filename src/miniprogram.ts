@@ -3,11 +3,15 @@
  * `createClient` as the browser entry, over the host's `request()`. No fetch, no ky.
  * @packageDocumentation
  */
-import { createCoreClient, type Client } from './core/client.js';
-import type { CoreClientOptions } from './core/types.js';
-import { ConfigError } from './errors/ConfigError.js';
+import { createCoreClient, type BaseClient } from './core/client.js';
+import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
+import { describe, fail } from './core/check.js';
+import { hostOptionsFor } from './transports/host-options.js';
 import { findHost, hostGlobals } from './transports/hosts.js';
-import { createMiniProgramTransport, type HostRequest } from './transports/miniprogram.js';
+import { createMiniProgramTransport, type HostDownloadFile, type HostRequest, type HostUploadFile } from './transports/miniprogram.js';
+
+/** Options of the host's own functions, passed as they are; see README "Host options". */
+export type HostOptions = Record<string, unknown>;
 
 /** Options of the mini-program `createClient`. */
 export interface MiniProgramClientOptions extends CoreClientOptions {
@@ -16,9 +20,74 @@ export interface MiniProgramClientOptions extends CoreClientOptions {
    * @default the first of wx, my, tt, swan, qq, uni, Taro found
    */
   request?: HostRequest;
-  /** Requests in flight at once; more wait in a queue instead of failing (WeChat allows 10). @default 10 */
+  /** The host's uploadFile, e.g. `uni.uploadFile`. @default the one of the host `request` belongs to, else the first found */
+  uploadFile?: HostUploadFile;
+  /** The host's downloadFile, e.g. `Taro.downloadFile`. @default as for uploadFile */
+  downloadFile?: HostDownloadFile;
+  /**
+   * Requests in flight at once, and as many uploads and downloads: more wait in a queue instead
+   * of failing (WeChat allows 10 of each). @default 10
+   */
   concurrency?: number;
+  /**
+   * The host's own options for every call that takes them (`enableHttp2`, `enableQuic`,
+   * `enableCache`, `dataType`...), checked against the host's list: an unknown key is a
+   * ConfigError with "did you mean". A call's own `hostOptions` are added to these.
+   * @example hostOptions: { enableHttp2: true, enableQuic: true }
+   */
+  hostOptions?: HostOptions;
 }
+
+/** What the mini-program entry adds to every request's options. */
+export interface MiniProgramRequestExtra {
+  /** The host's own options for this call, added to the client's `hostOptions`. */
+  hostOptions?: HostOptions;
+}
+
+/** Options of `client.upload()` on a mini-program. */
+export interface UploadOptions<T = unknown> extends UploadFields<T> {
+  /** The local file, e.g. a `tempFilePath` from `wx.chooseMedia`. Required. */
+  filePath: string;
+  /** The host's own uploadFile options (Alipay's `fileType`, `enableHttp2`...). */
+  hostOptions?: HostOptions;
+}
+
+/** Options of `client.download()` on a mini-program. */
+export interface DownloadOptions extends FileCallOptions {
+  /** Where the host saves the file (a user-data path); a temp file when absent. */
+  filePath?: string;
+  /** The host's own downloadFile options. */
+  hostOptions?: HostOptions;
+}
+
+/** What `client.download()` resolves to: only ever a 2xx, never a 401 or 5xx body. */
+export interface DownloadResult {
+  /** The downloaded file (Alipay before base library 2.7.23: its `apFilePath`). */
+  tempFilePath: string;
+  /** The `filePath` you passed, when you passed one. */
+  filePath?: string;
+  statusCode: number;
+}
+
+/** A mini-program client: the browser entry's methods, and files over the host's uploadFile/downloadFile. */
+export interface Client extends BaseClient<MiniProgramRequestExtra> {
+  /**
+   * Uploads a local file as multipart with the token (the host's `uploadFile`); a 401 refreshes
+   * once and sends the file once more. Resolves to the envelope's `data`.
+   * @example
+   * const { url } = await client.upload<{ url: string }>('/open/api/v1/sdk/photos', { filePath: tempFilePath, name: 'file', onProgress: ({ percent }) => {} });
+   */
+  upload<T = unknown>(path: string, options: UploadOptions<T>): Promise<T>;
+  /**
+   * Downloads with the token (the host's `downloadFile`); a 401 refreshes once and asks once
+   * more; any other non-2xx is an `HttpError`, never a file.
+   */
+  download(path: string, options?: DownloadOptions): Promise<DownloadResult>;
+}
+
+type HostFn = HostRequest;
+const methods = ['request', 'uploadFile', 'downloadFile'] as const;
+type Method = (typeof methods)[number];
 
 /**
  * Creates a client over the mini-program host's `request()`; options, behaviour, events and
@@ -34,30 +103,71 @@ export interface MiniProgramClientOptions extends CoreClientOptions {
  */
 export function createClient(options: MiniProgramClientOptions): Client {
   const o = options || ({} as MiniProgramClientOptions);
-  let request = o.request;
-  let name = 'request option';
-  if (request === undefined) {
-    const found = findHost('request');
-    if (!found) {
-      throw new ConfigError('no mini-program request() found: looked for wx, my, tt, swan, qq, uni and Taro; pass request (e.g. request: wx.request) explicitly');
-    }
-    name = found[0];
-    const host = found[1] as { request: HostRequest };
-    // Bound: some hosts' request needs its object as `this`.
-    request = (opts) => host.request(opts);
-  } else if (typeof request !== 'function') {
-    throw new ConfigError('request must be the host request function, e.g. request: wx.request');
-  } else {
-    name = hostGlobals().filter(([, host]) => host.request === request)[0]?.[0] ?? name;
+  const given: Record<string, HostFn | undefined> = {};
+  for (const method of methods) {
+    const fn = o[method];
+    if (fn !== undefined && typeof fn !== 'function') fail(method + ' must be the host ' + method + ' function, e.g. ' + method + ': wx.' + method);
+    given[method] = fn;
   }
+  // The host the given functions belong to (Douyin's dataType and the lists of hostOptions
+  // differ per host), else the first with a request().
+  const found = o.request ? hostGlobals().filter(([, host]) => methods.some((method) => given[method] !== undefined && host[method] === given[method]))[0] : findHost('request');
+  const name = found && found[0];
+  const own = () => hostGlobals().filter(([host]) => host === name)[0];
+  /** The host's function: given, else that of the host found above, else the first host's that has one. */
+  const fn = (method: Method) => () => {
+    let f = given[method];
+    if (!f) {
+      const mine = own();
+      const host = mine && typeof mine[1][method] === 'function' ? mine : findHost(method);
+      if (!host) fail('no mini-program ' + method + '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' + method + ' (e.g. ' + method + ': wx.' + method + ') to createClient');
+      f = given[method] = bound(host[1], method);
+    }
+    return f;
+  };
+  const request = fn('request')();
   const { concurrency = 10 } = o;
-  if (!(concurrency >= 1 && concurrency % 1 === 0)) throw new ConfigError('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
-  // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
-  const dataType = name === 'tt' || name === 'swan' ? 'string' : 'text';
-  return createCoreClient(o, { transport: createMiniProgramTransport({ request, dataType, concurrency }) }, ['request', 'concurrency']);
+  if (!(concurrency >= 1 && concurrency % 1 === 0)) fail('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
+  return createCoreClient(
+    o,
+    {
+      transport: createMiniProgramTransport({
+        request,
+        uploadFile: fn('uploadFile'),
+        downloadFile: fn('downloadFile'),
+        // Alipay (and DingTalk) take the field name as fileName and require fileType, whichever
+        // wrapper (uni, Taro) hands the upload to my.uploadFile.
+        alipay: hostGlobals().some(([host]) => host === 'my'),
+        // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
+        dataType: name === 'tt' || name === 'swan' ? 'string' : 'text',
+        concurrency,
+        // With the host's own file system API (getFileSystemManager), where it has one.
+        removeFile: (filePath) => {
+          try {
+            (own()[1] as { getFileSystemManager(): { unlink(o: object): void } }).getFileSystemManager().unlink({ filePath, fail() {} });
+          } catch {
+            // no host, or no file system API: the host clears its temp files itself
+          }
+        },
+      }),
+      files: {
+        upload: ['filePath'],
+        download: ['filePath'],
+        hints: { file: 'filePath', filename: 'name', path: 'filePath', url: 'filePath' },
+        take: (u) => ({ filePath: typeof u.filePath === 'string' && u.filePath ? u.filePath : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(u.filePath)) }),
+      },
+      hostOptions: hostOptionsFor(name, o.hostOptions),
+    },
+    (methods as readonly string[]).concat('concurrency', 'hostOptions'),
+  ) as Client;
 }
 
-export type { HostHeaders, HostRequest, HostRequestOptions, HostResult } from './transports/miniprogram.js';
+/** A host method called on its host: some hosts' functions need their object as `this`. */
+function bound(host: Record<string, unknown>, method: string): HostFn {
+  return (opts) => (host[method] as (o: unknown) => unknown)(opts);
+}
+
+export type { HostDownloadFile, HostDownloadOptions, HostHeaders, HostRequest, HostRequestOptions, HostResult, HostUploadFile, HostUploadOptions } from './transports/miniprogram.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

@@ -30,6 +30,13 @@ export function messageOf(error: unknown): string {
   return typeof text === 'string' ? text : describe(error);
 }
 
+/** `o[name]`: absent, or a non-empty string. */
+export function optionalString(o: Record<string, unknown>, name: string): string | undefined {
+  const value = o[name];
+  if (value !== undefined && !(typeof value === 'string' && value)) fail(name + ' must be a non-empty string; got ' + describe(value));
+  return value as string | undefined;
+}
+
 /**
  * Throws ConfigError for a key outside `known`, suggesting the one it was probably meant to
  * be: a habit from another library (`hints`, e.g. axios' `data` for `json`), the same word in

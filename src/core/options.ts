@@ -13,9 +13,10 @@ export interface ResolvedOptions {
   retry: RetryPolicy;
   now: () => number;
   tokenStore?: TokenStore;
+  dedupeGets: boolean;
 }
 
-const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore'];
+const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore', 'dedupeGets'];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
 export function resolveOptions(options: CoreClientOptions, entryKeys: string[]): ResolvedOptions {
@@ -26,7 +27,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (typeof options.tokenProvider !== 'function') {
     fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describe(options.tokenProvider));
   }
-  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore } = options;
+  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false } = options;
   if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))) {
     fail('tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: () => userId }); got ' + describe(tokenStore));
   }
@@ -45,6 +46,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     retry: retryPolicy(options.retry),
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
     tokenStore,
+    dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describe(dedupeGets)),
   };
 }
 

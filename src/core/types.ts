@@ -30,6 +30,52 @@ export interface TransportRequest {
    * transport whose cancellation costs (ky's signal plumbing). Otherwise drop it. @default true
    */
   dropOnAbort?: boolean;
+  /** A file call (`client.upload()` / `client.download()`): what to send or where to write. */
+  file?: FileSpec;
+  /** Transfer progress of a file call, already made non-decreasing by the core. */
+  onProgress?: (progress: Progress) => void;
+  /** Mini-program entry: options passed to the host's function as they are, checked per host. */
+  hostOptions?: Record<string, unknown>;
+  /** The caller asked for `raw: true` (a download then resolves to the transport's own object). */
+  raw?: boolean;
+}
+
+/** An upload: the file and its multipart form. */
+export interface UploadSpec {
+  kind: 'upload';
+  /** The multipart field name of the file. */
+  name: string;
+  /** Mini-program entry: the host's local file path. */
+  filePath?: string;
+  /** Browser entry: the Blob or File to send. */
+  blob?: BlobLike;
+  /** Browser entry: the file name sent with a Blob. */
+  fileName?: string;
+  /** Other multipart fields. */
+  formData: Record<string, string>;
+}
+
+/** A download; `filePath` (mini-program entry) is where the host saves it. */
+export interface DownloadSpec {
+  kind: 'download';
+  filePath?: string;
+}
+
+export type FileSpec = UploadSpec | DownloadSpec;
+
+/** The part of a `Blob` the SDK reads (declared here: the core type-checks without the DOM lib). */
+export interface BlobLike {
+  readonly size: number;
+  readonly type: string;
+}
+
+/** Transfer progress, in ky's shape on every entry. */
+export interface Progress {
+  /** 0 to 1; never decreases within one call, and is 1 when the call resolves. */
+  percent: number;
+  transferredBytes: number;
+  /** 0 when the host does not know the size. */
+  totalBytes: number;
 }
 
 /** A response as the core reads it: any status, the body as text. */
@@ -38,6 +84,12 @@ export interface TransportResponse {
   /** Case-insensitive lookup; a fetch `Headers` fits as it is. */
   headers: { get(name: string): string | null | undefined };
   body: string;
+  /**
+   * What a 2xx resolves to instead of the parsed body: a download's file (the mini-program
+   * host's `{ tempFilePath, filePath, statusCode }`, the browser's Blob or Response), or the
+   * bytes of `responseType: 'arraybuffer'` with `raw: true`. Non-2xx answers carry the body.
+   */
+  value?: unknown;
 }
 
 /**
@@ -117,6 +169,35 @@ export interface RequestOptions<T = unknown> {
   retry?: number | RetryOptions;
 }
 
+/** Options every file call takes, on both entries. */
+export interface FileCallOptions {
+  /** Extra headers. `Authorization` is the SDK's own and may not be set. */
+  headers?: Record<string, string>;
+  /** Query parameters appended to the path. */
+  searchParams?: SearchParams;
+  /** Cancels the transfer at any stage (the host task's `abort()`, or the fetch). */
+  signal?: SignalLike;
+  /** Milliseconds per attempt, the whole transfer included; overrides the client's `timeout`. */
+  timeout?: number;
+  /**
+   * Transfer progress in ky's shape `{ percent, transferredBytes, totalBytes }`: percent never
+   * decreases (a replay after a 401 does not send it back to 0) and is 1 when the call resolves.
+   */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** What `upload` takes besides the file itself, on both entries. */
+export interface UploadFields<T = unknown> extends FileCallOptions {
+  /** The multipart field name the server reads the file from. Required. */
+  name: string;
+  /** Other multipart fields; numbers and booleans are sent as strings. */
+  formData?: Record<string, string | number | boolean>;
+  /** Validates the envelope's `data` (any Standard Schema). */
+  schema?: StandardSchemaV1<unknown, T>;
+  /** Resolve to the parsed JSON body as it came, without the envelope check. @default false */
+  raw?: boolean;
+}
+
 /** Options of one request made through a method helper (`get`, `post`, ...). */
 export type MethodOptions<T = unknown> = Omit<RequestOptions<T>, 'method'>;
 
@@ -146,6 +227,13 @@ export interface CoreClientOptions {
    * on a mini-program, so a cold start within its lifetime asks the provider nothing. Opt-in.
    */
   tokenStore?: TokenStore;
+  /**
+   * Identical GETs in flight (same URL with its query, same headers, timeout and retry) share
+   * one network call: alova's default, opt-in here. Each caller keeps its own `signal` (one
+   * caller's abort never cancels the others), `schema` and `raw`; a 401 on the shared call
+   * follows the one-refresh rule once for all of them. @default false
+   */
+  dedupeGets?: boolean;
 }
 
 /**

@@ -1,4 +1,4 @@
-import ky, { isKyError, isTimeoutError, type KyInstance, type Options as KyOptions } from 'ky';
+import ky, { isKyError, isNetworkError, isTimeoutError, type KyInstance, type Options as KyOptions } from 'ky';
 import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
@@ -9,6 +9,9 @@ export type KyPassThrough = Omit<
   KyOptions,
   'method' | 'json' | 'body' | 'headers' | 'searchParams' | 'retry' | 'timeout' | 'totalTimeout' | 'throwHttpErrors' | 'signal' | 'prefix' | 'baseUrl' | 'fetch'
 >;
+
+// Origins that refused a streamed upload (HTTP/1.1 in Chromium), for the life of the page.
+const unstreamed: string[] = [];
 
 const owned = ['method', 'json', 'body', 'headers', 'searchParams', 'retry', 'timeout', 'totalTimeout', 'throwHttpErrors', 'signal', 'prefix', 'baseUrl', 'prefixUrl', 'fetch'];
 
@@ -22,7 +25,8 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     if (key in pass) throw new ConfigError('ky.' + key + ' is set by channel-sdk; use the client or request option of that name instead');
   }
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
-  return async ({ method, url, headers, body, timeout, signal, dropOnAbort = true }) => {
+  const fetchOf = options.fetch || ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  return async ({ method, url, headers, body, timeout, signal, dropOnAbort = true, file, onProgress, raw }) => {
     // ky (AbortSignal.any) and fetch only obey a real AbortSignal: a createCancelToken() signal
     // or the client's own would be accepted and never fire. One controller per attempt drops
     // the connection whichever kind of signal aborts; none when only a clearToken() fence can
@@ -33,9 +37,66 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     // One deadline for the headers and the body (totalTimeout; ky retries nothing here). ky's
     // own body read enforces it and aborts the connection when it passes; a timer of ours
     // could only stop waiting, as the stream is locked by the read by then.
-    const pending = api(url, { method, headers, body, timeout, totalTimeout: timeout, ...(controller ? { signal: controller.signal } : {}) });
+    const base: KyOptions = { method, headers, body, timeout, totalTimeout: timeout, ...(controller ? { signal: controller.signal } : {}) };
+    const origin = url.replace(/^([a-z][a-z\d+.-]*:\/\/[^/?#]*).*$/i, '$1');
+    // ky streams an upload's body to report its progress, which Chromium refuses on an HTTP/1.1
+    // connection (ERR_H2_OR_QUIC_REQUIRED, before a byte is read); Firefox and Safari cannot
+    // stream at all (ky then skips it). An attempt refused so, having sent nothing, is made once
+    // more without streaming, and that origin is not streamed to again: its progress then
+    // comes from the end of the upload.
+    const streamed = !!(file && file.kind === 'upload' && onProgress && unstreamed.indexOf(origin) < 0);
+    let moved = false;
+    let ok = false;
+    const send = (stream: boolean) => {
+      const init: KyOptions = Object.assign({}, base);
+      if (file && file.kind === 'upload') {
+        // A fresh FormData per attempt (the replay after a 401 sends the file again); fetch sets
+        // the multipart content-type with its boundary.
+        const form = new FormData();
+        for (const key of Object.keys(file.formData)) form.append(key, file.formData[key]);
+        form.append(file.name, file.blob as Blob, file.fileName || (file.blob as File).name || 'blob');
+        init.body = form;
+        if (stream && onProgress) {
+          init.onUploadProgress = (progress) => {
+            moved = true;
+            onProgress(progress);
+          };
+        }
+      } else if (file && onProgress) {
+        // A download's progress is the file's only: an error's body (a 401 before the replay)
+        // arrives like one, so nothing is reported unless the status is a 2xx, which the fetch
+        // itself tells, before ky starts streaming the body.
+        init.fetch = (input, request) =>
+          fetchOf(input as RequestInfo, request).then((response) => {
+            ok = response.ok;
+            return response;
+          });
+        init.onDownloadProgress = (progress) => ok && onProgress(progress);
+      }
+      return api(url, init);
+    };
     try {
-      const text = await pending.text();
+      let pending = send(streamed);
+      if (file && file.kind === 'download') {
+        if (raw) {
+          const response = await pending;
+          if (response.ok) return { status: response.status, headers: response.headers, body: '', value: response };
+        }
+        // The body is read under ky's deadline, from the start (how it arrives is how its
+        // progress is reported); an error's body becomes the error's, never the file.
+        const blob = await pending.blob();
+        const response = await pending;
+        return response.ok ? { status: response.status, headers: response.headers, body: '', value: blob } : { status: response.status, headers: response.headers, body: await blob.text() };
+      }
+      let text: string;
+      try {
+        text = await pending.text();
+      } catch (error) {
+        if (!(streamed && !moved && isNetworkError(error) && !(controller && controller.signal.aborted))) throw error;
+        unstreamed.push(origin);
+        pending = send(false);
+        text = await pending.text();
+      }
       const response = await pending;
       return { status: response.status, headers: response.headers, body: text };
     } catch (error) {

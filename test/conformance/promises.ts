@@ -6,16 +6,17 @@
  * refused before sending, option types, URL edges, HEAD and 204, abort before the provider.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Client } from '../../src/core/client.js';
 import type { ClientEvents } from '../../src/core/events.js';
 import type { CoreClientOptions, SignalLike } from '../../src/core/types.js';
 import { createCancelToken } from '../../src/core/cancel.js';
 import { AbortError, ApiError, ConfigError, HttpError, isChannelError, TokenProviderError } from '../../src/errors/index.js';
-import { makeJwt, startFakeService, type FakeService } from '../helpers/fake-service.js';
+import { makeJwt, type FakeService } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
-import { sendJson, startServer, type TestServer } from '../helpers/server.js';
+import { sendJson, startServer } from '../helpers/server.js';
 import { captureTimerThrows } from '../helpers/uncaught.js';
+import { closedAfterEach, fakeServices } from './suite.js';
 
 export type ClientFactory = (options: CoreClientOptions) => Client;
 
@@ -60,20 +61,9 @@ const signals: Array<[string, () => { signal: SignalLike; cancel(reason?: unknow
 
 export function promisesSuite(name: string, createClient: ClientFactory): void {
   describe(`promises (#11): ${name}`, () => {
-    const closers: Array<FakeService | TestServer> = [];
-    afterEach(async () => {
-      await Promise.all(closers.splice(0).map((s) => s.close()));
-    });
-    const fake = async () => {
-      const service = await startFakeService();
-      closers.push(service);
-      return service;
-    };
-    const gate = async () => {
-      const server = await startGate();
-      closers.push(server);
-      return server;
-    };
+    const closing = closedAfterEach();
+    const fake = fakeServices();
+    const gate = async () => closing(await startGate());
 
     describe('1. logout fences requests under way', () => {
       /** A provider for "the signed-in user", switched by the test as a logout/login would. */
@@ -241,7 +231,7 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
           // The token straddles the 1,000-character cut of HttpError.body.
           res.writeHead(400, { 'content-type': 'text/plain' }).end('x'.repeat(1000 - 100) + auth.slice(7) + 'y'.repeat(500));
         });
-        closers.push(server);
+        closing(server);
         const client = createClient({ baseUrl: server.url, tokenProvider: () => token });
         const seen: unknown[] = [];
         client.on('*', (_type, payload) => seen.push(payload));
@@ -371,7 +361,7 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
     describe('12. URL edges', () => {
       test('/../ never climbs above the baseUrl path; a fragment is refused; colons and default ports are fine', async () => {
         const server = await startServer((req, res) => sendJson(res, 200, { code: 0, data: req.url }));
-        closers.push(server);
+        closing(server);
         const client = createClient({ baseUrl: server.url + '/gw', tokenProvider: () => makeJwt({ iat: 1, exp: 2e9 }) });
         await expect(client.get('/../admin')).rejects.toThrow(/climbs above baseUrl/);
         await expect(client.get('/a/%2e%2e/%2E%2E/admin')).rejects.toThrow(/climbs above baseUrl/);
@@ -390,7 +380,7 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         if (req.url === '/no-content') return void res.writeHead(204).end();
         res.writeHead(200, { 'content-type': 'application/json', 'x-total': '3' }).end(req.method === 'HEAD' ? undefined : '{"code":0,"data":1}');
       });
-      closers.push(server);
+      closing(server);
       const client = createClient({ baseUrl: server.url, tokenProvider: () => makeJwt({ iat: 1, exp: 2e9 }) });
       await expect(client.request('/x', { method: 'HEAD' })).resolves.toBeUndefined();
       await expect(client.delete('/no-content')).resolves.toBeUndefined();

@@ -36,17 +36,24 @@ export function providerFor(service: FakeService, delayMs = 0) {
 
 const quick = { retry: { delay: () => 1 } };
 
+/** Closes every server handed to the returned function after each test of the enclosing describe. */
+export function closedAfterEach(): <T extends { close(): Promise<unknown> }>(server: T) => T {
+  const open: Array<{ close(): Promise<unknown> }> = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  return (server) => (open.push(server), server);
+}
+
+/** Starts fake services for the tests of the enclosing describe, each closed after its test. */
+export function fakeServices(): (options?: FakeServiceOptions) => Promise<FakeService> {
+  const closing = closedAfterEach();
+  return async (options) => closing(await startFakeService(options));
+}
+
 export function conformanceSuite(name: string, createClient: ClientFactory): void {
   describe(`conformance: ${name}`, () => {
-    const services: FakeService[] = [];
-    const start = async (options?: FakeServiceOptions) => {
-      const service = await startFakeService(options);
-      services.push(service);
-      return service;
-    };
-    afterEach(async () => {
-      await Promise.all(services.splice(0).map((s) => s.close()));
-    });
+    const start = fakeServices();
 
     test('Bearer on every request, from tokenProvider only', async () => {
       const service = await start();

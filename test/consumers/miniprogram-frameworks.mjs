@@ -7,11 +7,15 @@
  * page's code is test/consumers/shared/scenario.js) to a fresh directory, install it (the CLI
  * and its toolchain, pinned by the project's own package-lock.json), `npm install` the
  * tarball, build for WeChat with the real CLI, then run the build's app.js and first page in a
- * node:vm WeChat logic layer (mp-runtime.mjs) whose `wx.request` goes over real HTTP
- * (test/helpers/hosts.ts) to the installed package's own sandbox. Checks: the page's call
- * works; after `sandbox.expireTokens()` one 401 leads to one forced refresh and one retry;
- * every SDK request went through `wx.request`, which createClient found by itself (the page
- * passes no `request`); the page re-rendered with the result. Prints a markdown table and
+ * node:vm WeChat logic layer (mp-runtime.mjs) whose `wx.request`, `wx.uploadFile` and
+ * `wx.downloadFile` go over real HTTP (test/helpers/hosts.ts) to the installed package's own
+ * sandbox. Checks: the page's call works; after `sandbox.expireTokens()` one 401 leads to one
+ * forced refresh and one retry; every SDK request went through `wx.request`, which
+ * createClient found by itself (the page passes no `request`); an upload (through the
+ * framework's own uploadFile, to the sandbox's echo route) and a download (wx.downloadFile,
+ * found by createClient), each on an expired token, are sent once more after one forced
+ * refresh, the multipart body arrives intact, the downloaded file is the replay's (never the
+ * 401 body) and progress never goes back; the page re-rendered with the result. Prints a markdown table and
  * exits non-zero on any failure. `--keep` keeps the work directories; `--only taro|uniapp`;
  * `--only X --built DIR` reruns only the run step on a work directory kept earlier.
  */
@@ -105,8 +109,9 @@ async function loadHostEmulator() {
 }
 
 /**
- * The `wx` a built app meets: request() from the host emulator (real HTTP, WeChat's callback
- * semantics, mixed-case response headers, 10 requests at most), storage that keeps a
+ * The `wx` a built app meets: request(), uploadFile() and downloadFile() from the host
+ * emulator (real HTTP, WeChat's callback semantics, mixed-case response headers, 10 of each
+ * at most; multipart from a file on disk, downloads to temp files), storage that keeps a
  * JSON copy as WeChat does, and the read-only system queries the frameworks make at startup.
  */
 function createWx(host) {
@@ -117,6 +122,8 @@ function createWx(host) {
     storage,
     wx: {
       request: (options) => host.request(options),
+      uploadFile: (options) => host.uploadFile(options),
+      downloadFile: (options) => host.downloadFile(options),
       getStorageSync: (key) => (storage.has(key) ? copy(storage.get(key)) : ''),
       setStorageSync: (key, value) => void storage.set(key, copy(value)),
       removeStorageSync: (key) => void storage.delete(key),
@@ -182,7 +189,11 @@ async function runBuilt(work, framework, emulator) {
   try {
     const host = emulator.createHost('wx');
     const { wx, storage } = createWx(host);
-    storage.set('channel-sdk-e2e', { sandboxUrl: sandbox.url, backendUrl, ordersPath: SANDBOX_PATHS.orders });
+    // The photo the page uploads, as wx.chooseMedia would leave it on the device.
+    const uploadFilePath = join(work, 'photo-upload.txt');
+    const photo = Array.from({ length: 3000 }, (_, i) => `line ${i} of the ${framework.id} photo\n`).join('');
+    writeFileSync(uploadFilePath, photo);
+    storage.set('channel-sdk-e2e', { sandboxUrl: sandbox.url, backendUrl, ordersPath: SANDBOX_PATHS.orders, echoPath: SANDBOX_PATHS.echo, uploadFilePath });
     const app = launch(join(work, framework.output), { wx, console: captureConsole(logs) });
     const page = app.openPage(app.pages[0]);
     const report = await waitFor(() => storage.get('channel-sdk-e2e-report'), 20_000);
@@ -197,13 +208,33 @@ async function runBuilt(work, framework, emulator) {
     if (report) {
       check(report.error === undefined, `the page's calls succeeded: ${report.error}`);
       check(report.first > 0 && report.afterExpiry === report.first, `the page's call returned the orders before and after expiry (${report.first}, ${report.afterExpiry})`);
-      check(JSON.stringify(report.provider) === '[false,true]', `tokenProvider ran once, then once forced after the 401 (saw ${JSON.stringify(report.provider)})`);
-      check(report.unauthorized === 1, `one 401 (saw ${report.unauthorized})`);
+      check(JSON.stringify(report.provider) === '[false,true,true,true]', `tokenProvider ran once, then once forced after each 401 (the call, the upload, the download) (saw ${JSON.stringify(report.provider)})`);
+      check(report.unauthorized === 3 && report.retries === 3, `three 401s, each sent once more (saw ${report.unauthorized} 401s, ${report.retries} retries)`);
     }
-    check(JSON.stringify(forced) === '[false,true]', `the backend saw one token request, then one ?force=1 (saw ${JSON.stringify(forced)})`);
-    check(sandbox.stats.unauthorized === 1 && sandbox.stats.dataCalls === 3, `the sandbox saw 3 data calls (call, 401, retry) and one 401 (saw ${sandbox.stats.dataCalls}, ${sandbox.stats.unauthorized})`);
+    check(JSON.stringify(forced) === '[false,true,true,true]', `the backend saw one token request, then one ?force=1 per expiry (the call, the upload, the download) (saw ${JSON.stringify(forced)})`);
+    check(sandbox.stats.unauthorized === 3 && sandbox.stats.dataCalls === 7, `the sandbox saw 7 data calls (call, then 401 + retry for the call, the upload and the download) and three 401s (saw ${sandbox.stats.dataCalls}, ${sandbox.stats.unauthorized})`);
     check(sdkCalls.length === 3 && bearer.every((value) => /^Bearer \S+$/.test(value)), `createClient found wx.request by itself: all 3 data calls went through it with a Bearer token (saw ${sdkCalls.length})`);
     check(bearer[0] === bearer[1] && bearer[1] !== bearer[2], 'the call after expiry went out with the old token, its retry with the refreshed one');
+    // The files: through wx.uploadFile (reached by the framework's own uploadFile) and
+    // wx.downloadFile (found by createClient), each sent twice: the 401, then the replay.
+    const fileBearer = (calls) => calls.map((options) => options.header?.authorization ?? '');
+    const [uploads, downloads] = [fileBearer(host.uploads), fileBearer(host.downloads)];
+    check(uploads.length === 2 && uploads[0] === bearer[2] && /^Bearer \S+$/.test(uploads[1]) && uploads[1] !== uploads[0], `the upload went through wx.uploadFile with the expired token, then once more with a refreshed one (saw ${uploads.length} uploads)`);
+    check(downloads.length === 2 && downloads[0] === uploads[1] && /^Bearer \S+$/.test(downloads[1]) && downloads[1] !== downloads[0], `the download went through wx.downloadFile with the expired token, then once more with a refreshed one (saw ${downloads.length} downloads)`);
+    check(host.uploads.every((options) => options.filePath === uploadFilePath && options.name === 'photo' && options.formData?.order_no === 'SO20240601001'), 'wx.uploadFile got the filePath, the field name and formData');
+    if (report?.upload) {
+      const { method, body } = report.upload;
+      check(method === 'POST' && body.includes('name="photo"') && body.includes(photo) && /name="order_no"\r\n\r\nSO20240601001\r\n/.test(body), `the sandbox received the multipart upload, file bytes and field intact (saw ${method}, ${body.length} characters)`);
+    }
+    if (report?.download) {
+      const { statusCode, tempFilePath } = report.download;
+      const saved = tempFilePath && existsSync(tempFilePath) ? readFileSync(tempFilePath, 'utf8') : '';
+      check(statusCode === 200 && /"method":"GET"/.test(saved) && saved.startsWith('{"code":0,'), `the download resolved to the replay's file, never the 401's body (statusCode ${statusCode}, file ${JSON.stringify(saved.slice(0, 80))})`);
+    }
+    for (const [what, seen] of [['upload', report?.uploadProgress], ['download', report?.downloadProgress]]) {
+      const ok = Array.isArray(seen) && seen.length > 0 && seen.every((p, i) => i === 0 || p >= seen[i - 1]) && seen.at(-1) === 1 && seen.filter((p) => p === 1).length === 1;
+      check(ok, `the ${what}'s onProgress never went back across the replay and ended at 1 once (saw ${JSON.stringify(seen)})`);
+    }
     check(Boolean(rendered), `the page rendered the result through setData (${page.setDataCalls} setData calls)`);
   } catch (error) {
     failures.push(`the built app threw: ${error?.stack ?? error}`);
@@ -255,7 +286,7 @@ async function runFramework(framework, emulator) {
 
     progress(`${framework.id}: running ${framework.output}/app.js and its first page`);
     const failures = await runBuilt(work, framework, emulator);
-    row.run = failures.length === 0 ? 'ok: call, 401 → one forced refresh → retry, wx detected' : 'failed';
+    row.run = failures.length === 0 ? 'ok: call, upload and download each 401 → one forced refresh → sent again; wx detected' : 'failed';
     row.failures.push(...failures);
     return row;
   } catch (error) {

@@ -218,6 +218,30 @@ try {
     await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
   });
 
+  // Issue #23: each host's own request/uploadFile/downloadFile, as its official typings declare
+  // them, passed to createClient under strict TypeScript 5.9 (fixtures/host-types/), and a
+  // JavaScript page checked with checkJs and the WeChat typings. skipLibCheck: the hosts' own
+  // typings are not ours to fix (channel-sdk's .d.ts are checked without it above).
+  const hostTypings = [
+    ['wx (miniprogram-api-typings)', 'wx.ts', ['miniprogram-api-typings'], 'miniprogram-api-typings'],
+    ['my (@mini-types/alipay)', 'my.ts', [], '@mini-types/alipay'],
+    ['tt (@douyin-microapp/typings)', 'tt.ts', [], '@douyin-microapp/typings'],
+    ['uni (@dcloudio/types)', 'uni.ts', [], '@dcloudio/types'],
+    ['Taro (@tarojs/taro)', 'taro.ts', [], '@tarojs/taro'],
+    ['wx, JavaScript with checkJs', 'wx-checkjs.js', ['miniprogram-api-typings'], 'miniprogram-api-typings'],
+  ];
+  for (const [host, file, types, typings] of hostTypings) {
+    await check(`tsc --noEmit, strict: request, uploadFile and downloadFile of ${host} ${versionOf(typings)} passed to createClient, upload/download typed`, 'TypeScript', versionOf('typescript'), async () => {
+      const dir = join(npmProject, 'ts-host-' + file.replace(/\W+/g, '-'));
+      mkdirSync(dir, { recursive: true });
+      cpSync(join(fixtures, 'host-types', file), join(dir, file));
+      const lib = /uni|taro/.test(file) ? ['ES2020', 'DOM'] : ['ES2020'];
+      const compilerOptions = { strict: true, skipLibCheck: true, noEmit: true, allowJs: true, checkJs: true, lib, module: 'esnext', moduleResolution: 'bundler', types, typeRoots: [tools], baseUrl: '.', paths: { '*': [join(tools, '*')] } };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [file] }));
+      await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
+    });
+  }
+
   // --- bundlers -------------------------------------------------------------------------------
   /** A production web build with the given webpack; webpack 4 hashes with md4, hence the legacy provider. */
   const webpack = async (dirName, entry) => {
@@ -268,7 +292,7 @@ try {
   });
 
   // --- WeChat's npm build ---------------------------------------------------------------------
-  await check('`packNpm` of demo/miniprogram after a tarball install: one package, no warning, ES2017, the page runs', 'miniprogram-ci', versionOf('miniprogram-ci'), async () => {
+  await check('`packNpm` of demo/miniprogram after a tarball install: one package, no warning, ES2017, the page runs; an upload and a download through what it wrote, each 401 → one refresh → sent again', 'miniprogram-ci', versionOf('miniprogram-ci'), async () => {
     // The sample installs `file:../../channel-sdk-<version>.tgz` (`npm pack` at the repository
     // root): the same layout here, then a plain `npm install` of the sample as it is.
     const repo = join(tmp, 'repo');
@@ -304,6 +328,13 @@ try {
     expectEqual([flows.expire.counters, flows.expire.forced, flows.expire.unauthorized], [{ provider: 2, unauthorized: 1, retries: 1, ok: 2, failed: 0 }, [false, true], 1], 'expire → one forced refresh');
     expectEqual([flows.burst.counters.ok, flows.burst.counters.provider, flows.burst.hostCalls - flows.expire.hostCalls], [7, 2, 5], 'burst of 5');
     expectEqual([flows.cancel.counters.failed, flows.cancel.aborted, flows.cancel.lastLine.startsWith('ABORTED')], [1, 1, true], 'cancel on page unload');
+    const { files: f } = flows;
+    expectEqual([f.forced, f.dataCalls, f.unauthorized], [[false, true, true], 4, 2], 'files: an upload and a download on expired tokens → one forced refresh each');
+    expectEqual([f.uploads, f.uploadTokens, f.downloads, f.downloadTokens, f.echoed], [2, 2, 2, 2, true], 'files: wx.uploadFile and wx.downloadFile each called twice (old token, refreshed token), the multipart body intact');
+    expectEqual([f.download.statusCode, f.download.file.startsWith('{"code":0,"data":{"method":"GET"')], [200, true], 'files: the downloaded file is the replay\'s, never the 401 body (' + f.download.file + ')');
+    for (const seen of [f.progress.upload, f.progress.download]) {
+      expectEqual([seen.length > 0, seen.every((p, i) => i === 0 || p >= seen[i - 1]), seen.at(-1), seen.filter((p) => p === 1).length], [true, true, 1, 1], 'files: onProgress non-decreasing across the replay, 1 once at the end ' + JSON.stringify(seen));
+    }
     return `wrote ${files.map((file) => `${file} (${kb(statSync(join(mp, file)).size)})`).join(', ')}`;
   });
 

@@ -61,3 +61,18 @@ export async function servePackagePage(names: string[]): Promise<{ server: Serve
     res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script><body>channel-sdk</body>');
   });
 }
+
+/** Chromium on a page of `names` (servePackagePage), loaded; close() ends both. */
+export async function openPackagePage(names: string[]): Promise<{ page: Page; close(): Promise<void> }> {
+  const site = await servePackagePage(names);
+  const browser = await launchChromium();
+  await browser.page.goto(site.url);
+  await browser.page.waitForFunction((name) => typeof (window as unknown as Record<string, unknown>)[name] === 'function', names[0]);
+  return {
+    page: browser.page,
+    close: async () => {
+      await browser.close();
+      site.server.close();
+    },
+  };
+}

@@ -1,5 +1,22 @@
 import type { ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
 import { sendJson, startServer, type TestServer } from './server.js';
+
+/** A file as the fake service's `/upload` route received it. */
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  type: string;
+  size: number;
+  sha256: string;
+}
+
+/** The bytes `/download/<n>` answers: byte i is i % 251 (a prime, so no run repeats at a power of two). */
+export function patternBytes(n: number): Buffer {
+  const bytes = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) bytes[i] = i % 251;
+  return bytes;
+}
 
 /** A clock shared by the fake service and (optionally skewed) clients. */
 export interface Clock {
@@ -50,6 +67,9 @@ export interface FakeServiceOptions {
  * `/plain` a 200 JSON body without envelope; `/slow/<ms>` answers after ms; `/late401/<ms>` checks the token again after ms;
  * `/retry-after/<s>` answers 503 with that Retry-After; `/flaky/<n>` fails
  * its first n hits per body with 503; `/drop/<n>` destroys the socket for its first n hits.
+ * Files: `/upload[/...]` parses a multipart body and answers `{ code: 0, data: { fields, files } }`
+ * (each file: field, filename, type, size, sha256); `/download/<n>` answers n bytes (byte i is
+ * i % 251) with a content-length, in 4 writes; `/slow-download/<n>/<ms>` writes 1 KiB every ms.
  */
 export interface FakeService {
   url: string;
@@ -103,6 +123,44 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     const seen = (counters.get(path + req.body) ?? 0) + 1;
     counters.set(path + req.body, seen);
     switch (kind) {
+      case 'upload': {
+        const form = await new Response(new Uint8Array(req.raw), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+        const fields: Record<string, string> = {};
+        const files: UploadedFile[] = [];
+        for (const [field, value] of form) {
+          if (typeof value === 'string') fields[field] = value;
+          else {
+            const bytes = Buffer.from(await value.arrayBuffer());
+            files.push({ field, filename: value.name, type: value.type, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+          }
+        }
+        return answer(200, (r) => sendJson(r, 200, { code: 0, data: { path, fields, files } }));
+      }
+      case 'download':
+        return answer(200, (r) => {
+          const bytes = patternBytes(n);
+          r.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
+          const quarter = Math.ceil(bytes.length / 4) || 1;
+          for (let i = 0; i < bytes.length; i += quarter) r.write(bytes.subarray(i, i + quarter));
+          r.end();
+        });
+      case 'slow-download': {
+        const every = Number(path.split('?')[0].split('/')[3]);
+        return answer(200, (r) => {
+          const bytes = patternBytes(n);
+          r.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
+          let at = 0;
+          const timer = setInterval(() => {
+            if (r.destroyed) return clearInterval(timer);
+            r.write(bytes.subarray(at, (at += 1024)));
+            if (at >= bytes.length) {
+              clearInterval(timer);
+              r.end();
+            }
+          }, every);
+          r.on('close', () => clearInterval(timer));
+        });
+      }
       case 'status':
         return answer(n, (r) => sendJson(r, n, { error: 'status ' + n }, n === 429 || n === 503 ? { 'retry-after': '0' } : {}));
       case 'envelope':

@@ -7,8 +7,12 @@
  * `dataType` 'json' or 'string'; WeChat fails beyond 10 concurrent requests. Quirks seen in
  * the field can be switched on per emulator.
  */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { HostRequestOptions, HostResult } from '../../src/transports/miniprogram.js';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import type { HostDownloadOptions, HostRequestOptions, HostResult, HostUploadOptions } from '../../src/transports/miniprogram.js';
 
 export type HostKind = 'wx' | 'my' | 'tt' | 'swan' | 'qq' | 'uni' | 'Taro';
 
@@ -27,17 +31,40 @@ export interface HostQuirks {
   neverCallBack?: boolean;
   /** Refuse URLs outside these origins as the domain allow-list does. */
   allowedOrigins?: string[];
-  /** Concurrent requests beyond which the host fails (WeChat: 10). */
+  /** Concurrent requests beyond which the host fails (WeChat: 10, and 10 uploads and 10 downloads). */
   maxConcurrent?: number;
+  /** Alipay before base library 2.8.8: downloadFile's success carries no statusCode. */
+  noDownloadStatus?: boolean;
+  /** Bytes per write of an upload body (each write, once flushed, is one progress update). @default 64 KiB */
+  uploadChunk?: number;
 }
+
+/** A progress update as a task's onProgressUpdate hands it (upload: sent bytes; download and Alipay: written). */
+export type HostProgressUpdate = Record<string, number>;
 
 export interface EmulatedHost {
   kind: HostKind;
   request: (options: HostRequestOptions) => unknown;
-  /** Every options object the host received. */
+  /**
+   * The host's uploadFile over real HTTP: reads `filePath` from disk, sends it as multipart with
+   * `formData`, reports progress as its writes are flushed, answers `{ data, statusCode, header }`.
+   */
+  uploadFile: (options: HostUploadOptions) => unknown;
+  /** The host's downloadFile: streams the body to a temp file (or `filePath`), reporting progress. */
+  downloadFile: (options: HostDownloadOptions) => unknown;
+  /** Every options object the host received, per API. */
   calls: HostRequestOptions[];
-  /** Highest number of requests in flight at once. */
+  uploads: HostUploadOptions[];
+  downloads: HostDownloadOptions[];
+  /** The host's FileSystemManager, as far as the SDK uses it: unlink() of a file. */
+  getFileSystemManager(): { unlink(options: { filePath: string; success?: () => void; fail?: (error: HostResult) => void }): void };
+  /** Every path unlink() removed. */
+  removed: string[];
+  /** Every progress update handed out, per API. */
+  progress: { upload: HostProgressUpdate[]; download: HostProgressUpdate[] };
+  /** Highest number of requests in flight at once (and of uploads, and of downloads). */
   maxSeen: number;
+  maxSeenFiles: { upload: number; download: number };
   /** The next request fails as the host reports a background interruption / a network error. */
   interruptNext(): void;
   failNextWith(result: HostResult): void;
@@ -46,6 +73,17 @@ export interface EmulatedHost {
 
 const wxFamily = (kind: HostKind) => kind !== 'my';
 
+// Where the emulated hosts keep their temp files (wxfile://tmp_... on a device), removed at exit.
+let filesRoot: string | undefined;
+function tempFile(kind: HostKind): string {
+  if (!filesRoot) {
+    const root = mkdtempSync(join(tmpdir(), 'channel-sdk-hosts-'));
+    filesRoot = root;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return join(filesRoot, kind + '_tmp_' + randomBytes(6).toString('hex'));
+}
+
 export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHost {
   let active = 0;
   let injected: HostResult | undefined;
@@ -53,8 +91,26 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
   const host: EmulatedHost = {
     kind,
     calls: [],
+    uploads: [],
+    downloads: [],
+    progress: { upload: [], download: [] },
     maxSeen: 0,
+    maxSeenFiles: { upload: 0, download: 0 },
     aborted: 0,
+    removed: [],
+    getFileSystemManager: () => ({
+      unlink: ({ filePath, success, fail }) => {
+        try {
+          unlinkSync(filePath);
+          host.removed.push(filePath);
+          success?.();
+        } catch {
+          fail?.(wxFamily(kind) ? { errMsg: 'unlink:fail no such file or directory ' + filePath } : { error: 10022, errorMessage: 'file not found' });
+        }
+      },
+    }),
+    uploadFile: (options) => transfer('upload', options),
+    downloadFile: (options) => transfer('download', options),
     interruptNext: () => void (injected = kind === 'my' ? { error: 12, errorMessage: 'network interrupted' } : { errMsg: 'request:fail interrupted', errno: 600003 }),
     failNextWith: (result) => void (injected = result),
     request: (options) => {
@@ -65,13 +121,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         if (done) return;
         done = true;
         active--;
-        if (quirks.neverCallBack) return;
-        const first = kindOf === 'success' ? options.success : options.fail;
-        const other = kindOf === 'success' ? options.fail : options.success;
-        if (quirks.completeFirst) options.complete?.(result);
-        first(result);
-        if (!quirks.completeFirst) options.complete?.(result);
-        if (quirks.doubleCallback) setTimeout(() => other(kindOf === 'success' ? { errMsg: 'request:fail late duplicate', error: 12 } : { ...result, statusCode: 200, status: 200, data: '{"code":0,"data":"duplicate"}' }), 0);
+        callBack(options, quirks, kindOf, result, { errMsg: 'request:fail late duplicate', error: 12 }, { status: 200 });
       };
       const fail = (wx: HostResult, my: HostResult) => deliver('fail', wxFamily(kind) ? wx : my);
 
@@ -112,7 +162,10 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
               const text = Buffer.concat(chunks).toString('utf8');
               const status = res.statusCode ?? 0;
               let data: unknown = text;
-              if (dataType === 'json') {
+              if (options.responseType === 'arraybuffer') {
+                const bytes = Buffer.concat(chunks);
+                data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+              } else if (dataType === 'json') {
                 try {
                   data = JSON.parse(text);
                 } catch {
@@ -145,19 +198,172 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         if (body !== undefined && options.method !== 'GET') req.write(body);
         req.end();
       }, 0);
-      if (kind === 'Taro') {
-        // Taro.request returns a Promise with .abort and also calls the callbacks.
-        const promise = new Promise((resolve, reject) => {
-          const { success, fail: failCb } = options;
-          options.success = (r) => (success(r), resolve(r));
-          options.fail = (r) => (failCb(r), reject(r));
-        });
-        return Object.assign(promise, task);
-      }
-      return task;
+      // Taro.request returns a Promise with .abort and also calls the callbacks.
+      return kind === 'Taro' ? taroPromise(options, task) : task;
     },
   };
+
+  const filesActive = { upload: 0, download: 0 };
+  const api = { upload: 'uploadFile', download: 'downloadFile' };
+  /** uploadFile / downloadFile: the same callback, fail and abort semantics as request. */
+  function transfer(which: 'upload' | 'download', options: HostUploadOptions | HostDownloadOptions): unknown {
+    if (which === 'upload') host.uploads.push(options as HostUploadOptions);
+    else host.downloads.push(options as HostDownloadOptions);
+    let done = false;
+    let req: ClientRequest | undefined;
+    const listeners: Array<(update: HostProgressUpdate) => void> = [];
+    const deliver = (kindOf: 'success' | 'fail', result: HostResult) => {
+      if (done) return;
+      done = true;
+      filesActive[which]--;
+      callBack(options, quirks, kindOf, result, { errMsg: api[which] + ':fail late duplicate', error: 12 }, { tempFilePath: '/duplicate' });
+    };
+    const fail = (errMsg: string, errno: number, myError: number) => deliver('fail', wxFamily(kind) ? { errMsg: api[which] + ':fail ' + errMsg, errno } : { error: myError, errorMessage: api[which] + ':fail ' + errMsg });
+    const progress = (sent: number, total: number) => {
+      const percent = total ? Math.floor((sent / total) * 100) : 0;
+      // Uploads count sent bytes; downloads (and all of Alipay's) written ones.
+      const update: HostProgressUpdate = which === 'upload' && kind !== 'my' ? { progress: percent, totalBytesSent: sent, totalBytesExpectedToSend: total } : { progress: percent, totalBytesWritten: sent, totalBytesExpectedToWrite: total };
+      host.progress[which].push(update);
+      for (const listener of listeners.slice()) listener(update);
+    };
+    filesActive[which]++;
+    host.maxSeenFiles[which] = Math.max(host.maxSeenFiles[which], filesActive[which]);
+    const task = {
+      abort: () => {
+        host.aborted++;
+        req?.destroy();
+        fail('abort', 1, 9);
+      },
+      onProgressUpdate: (listener: (update: HostProgressUpdate) => void) => void listeners.push(listener),
+      offProgressUpdate: (listener: (update: HostProgressUpdate) => void) => void listeners.splice(listeners.indexOf(listener), 1),
+    };
+    setTimeout(() => {
+      if (done) return;
+      if (filesActive[which] > max) return fail('exceed max ' + which + ' task count', 600000, 20);
+      if (injected) {
+        const result = injected;
+        injected = undefined;
+        return deliver('fail', result);
+      }
+      const origin = options.url.replace(/^(https?:\/\/[^/]+).*$/, '$1');
+      if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) return fail('url not in domain list', 600002, 11);
+      const url = new URL(options.url);
+      const headersIn = { ...(wxFamily(kind) ? options.header : options.headers ?? options.header) } as Record<string, string>;
+      let body: Buffer | undefined;
+      if (which === 'upload') {
+        const o = options as HostUploadOptions;
+        // Alipay: the field name may come as fileName (older clients), fileType is required.
+        const field = kind === 'my' ? o.name ?? o.fileName : o.name;
+        if (!o.filePath || !field) return fail('parameter error: filePath and name are required', 2, 2);
+        if (kind === 'my' && ['image', 'video', 'audio'].indexOf(String(o.fileType)) < 0) return fail('parameter error: fileType must be image, video or audio', 2, 2);
+        let bytes: Buffer;
+        try {
+          bytes = readFileSync(o.filePath);
+        } catch {
+          return fail('file not found: ' + o.filePath, 2, 2);
+        }
+        const boundary = '----HostFormBoundary' + randomBytes(8).toString('hex');
+        const parts: Buffer[] = [];
+        for (const [key, value] of Object.entries(o.formData ?? {})) {
+          if (typeof value !== 'string') return fail('parameter error: formData.' + key + ' must be a string', 2, 2);
+          parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`));
+        }
+        parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${basename(o.filePath)}"\r\nContent-Type: application/octet-stream\r\n\r\n`), bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
+        body = Buffer.concat(parts);
+        headersIn['content-type'] = 'multipart/form-data; boundary=' + boundary;
+        headersIn['content-length'] = String(body.length);
+      }
+      req = httpRequest({ hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: which === 'upload' ? 'POST' : 'GET', headers: headersIn }, (res) => {
+        const status = res.statusCode ?? 0;
+        const headers = shapeHeaders(res.headers, res.rawHeaders, quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed'));
+        if (which === 'upload') {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const result = { statusCode: status, data: Buffer.concat(chunks).toString('utf8'), header: headers, errMsg: 'uploadFile:ok' };
+            if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'uploadFile:fail http status error' });
+            deliver('success', result);
+          });
+          return;
+        }
+        // Any status is written to the file, as the hosts do: the caller must look at statusCode.
+        const o = options as HostDownloadOptions;
+        const target = o.filePath ?? tempFile(kind);
+        const total = Number(res.headers['content-length']) || 0;
+        let written = 0;
+        const out = createWriteStream(target);
+        res.on('data', (c: Buffer) => {
+          written += c.length;
+          progress(written, total);
+        });
+        res.pipe(out);
+        out.on('finish', () => {
+          const result: HostResult = o.filePath ? { filePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' } : { tempFilePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' };
+          if (kind === 'my') Object.assign(result, { apFilePath: result.tempFilePath, headers }, quirks.noDownloadStatus ? { statusCode: undefined } : {});
+          if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'downloadFile:fail http status error' });
+          deliver('success', result);
+        });
+        res.on('error', () => fail('network interrupted', 600003, 12));
+      });
+      req.setTimeout(options.timeout ?? 60000, () => {
+        req?.destroy();
+        fail('timeout', 5, 13);
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? error.message, 600001, 12));
+      if (body) {
+        // Written in chunks; each one flushed to the socket is a progress update, as on a device.
+        const size = quirks.uploadChunk ?? 64 * 1024;
+        const total = body.length;
+        const sendFrom = (at: number): void => {
+          if (done || !req) return;
+          if (at >= total) return void req.end();
+          const next = Math.min(total, at + size);
+          req.write(body!.subarray(at, next), () => {
+            if (done) return;
+            progress(next, total);
+            sendFrom(next);
+          });
+        };
+        sendFrom(0);
+      } else req.end();
+    }, 0);
+    // Taro's uploadFile/downloadFile return a Promise carrying the task's methods (and `progress`).
+    return kind === 'Taro' ? taroPromise(options, Object.assign({ progress: task.onProgressUpdate }, task)) : task;
+  }
+
   return host;
+}
+
+/**
+ * Calls the callback a host calls for `kindOf`, honouring the quirks: none at all, `complete`
+ * first, or a late duplicate of the opposite callback (`lateFail`, or the result made a 200 with
+ * `lateSuccess` added).
+ */
+function callBack(
+  options: { success(r: HostResult): void; fail(r: HostResult): void; complete?(r: HostResult): void },
+  quirks: HostQuirks,
+  kindOf: 'success' | 'fail',
+  result: HostResult,
+  lateFail: HostResult,
+  lateSuccess: HostResult,
+): void {
+  if (quirks.neverCallBack) return;
+  const first = kindOf === 'success' ? options.success : options.fail;
+  const other = kindOf === 'success' ? options.fail : options.success;
+  if (quirks.completeFirst) options.complete?.(result);
+  first(result);
+  if (!quirks.completeFirst) options.complete?.(result);
+  if (quirks.doubleCallback) setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
+}
+
+/** Taro's way: a Promise that settles with the callbacks (which it still calls), carrying the task's methods. */
+function taroPromise(options: { success(r: HostResult): void; fail(r: HostResult): void }, methods: object): unknown {
+  const promise = new Promise((resolve, reject) => {
+    const { success, fail } = options;
+    options.success = (r) => (success(r), resolve(r));
+    options.fail = (r) => (fail(r), reject(r));
+  });
+  return Object.assign(promise, methods);
 }
 
 function shapeHeaders(headers: IncomingHttpHeaders, raw: string[], shape: 'lower' | 'mixed' | 'array'): HostResult['header'] {

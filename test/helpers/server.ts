@@ -7,7 +7,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export type Handler = (req: IncomingMessage & { body: string }, res: ServerResponse) => void | Promise<void>;
+export type Handler = (req: IncomingMessage & { body: string; raw: Buffer }, res: ServerResponse) => void | Promise<void>;
 
 /**
  * Starts a real node:http server on 127.0.0.1:0. Answers CORS preflights itself so the
@@ -28,7 +28,8 @@ export async function startServer(handler: Handler): Promise<TestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = Object.assign(req, { body: Buffer.concat(chunks).toString('utf8') });
+      const raw = Buffer.concat(chunks);
+      const request = Object.assign(req, { body: raw.toString('utf8'), raw });
       Promise.resolve(handler(request, res)).catch((error: unknown) => {
         res.writeHead(599).end(String(error));
       });

@@ -1,6 +1,7 @@
 // Host-specific mappings of the mini-program transport, each against an emulated host over real HTTP.
 import { afterEach, describe, expect, test } from 'vitest';
 import { AbortError, ConfigError, createCancelToken, createClient, NetworkError, TimeoutError, UnauthorizedError } from '../../src/miniprogram.js';
+import type { HostRequestOptions } from '../../src/miniprogram.js';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
 import { createHost, type HostKind, type HostQuirks } from '../helpers/hosts.js';
 
@@ -192,7 +193,7 @@ describe('settles exactly once', () => {
       tokenProvider: () => service.issue(),
       retry: 0,
       timeout: 5000,
-      request: (options: { success(r: unknown): void }) => setTimeout(() => options.success(answer), 1),
+      request: (options: HostRequestOptions) => setTimeout(() => options.success(answer as never), 1),
     });
     const error = await client.get('/x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
@@ -214,8 +215,8 @@ describe('settles exactly once', () => {
     const client = createClient({
       baseUrl: service.url,
       tokenProvider: () => service.issue(),
-      request: (options: { success(r: unknown): void }) =>
-        setTimeout(() => options.success({ statusCode: 200, header: [null, { 'Content-Type': 'application/json' }], data: '{"code":0,"data":7}' }), 1),
+      request: (options: HostRequestOptions) =>
+        setTimeout(() => options.success({ statusCode: 200, header: [null, { 'Content-Type': 'application/json' }], data: '{"code":0,"data":7}' } as never), 1),
     });
     await expect(client.get('/x')).resolves.toBe(7);
   });

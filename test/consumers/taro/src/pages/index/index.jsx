@@ -9,6 +9,7 @@ export default function Index () {
   useLoad(() => {
     runScenario({
       call: (method, url) => Taro.request({ url, method }).then((response) => response.data),
+      uploadFile: Taro.uploadFile,
       getStorageSync: Taro.getStorageSync,
       setStorageSync: Taro.setStorageSync,
     }).then(setStatus)
