@@ -22,7 +22,8 @@ const fixtures = join(here, 'fixtures');
 const started = performance.now();
 const tmp = mkdtempSync(join(tmpdir(), 'channel-sdk-consumers-'));
 const KB = 1024;
-const INSTALL_BUDGET = 2048 * KB;
+// 2 MB until #20, #22, #25 (files, check, client isolation) added ~0.4 MB of ESM + CJS + maps.
+const INSTALL_BUDGET = 2560 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
@@ -119,7 +120,7 @@ try {
 
   // --- installs -----------------------------------------------------------------------------
   const npmProject = project('npm');
-  await check('plain `npm install <tgz>`: install weight ≤ 2 MB, nothing but channel-sdk', 'npm', npmVersion, async () => {
+  await check('plain `npm install <tgz>`: install weight ≤ 2.5 MB, nothing but channel-sdk', 'npm', npmVersion, async () => {
     await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: npmProject });
     const installed = readdirSync(join(npmProject, 'node_modules')).filter((name) => !name.startsWith('.'));
     expectEqual(installed, ['channel-sdk'], 'node_modules');
