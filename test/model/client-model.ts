@@ -334,6 +334,26 @@ class Answer implements Cmd {
   toString = () => `answer #${this.k} ${this.kind}`;
 }
 
+/**
+ * Answers 401 to a request that went out with a token older than the newest one issued: the
+ * interleaving behind rule 4 (a 401 on a replaced token retries with the new one, no provider
+ * call). Plain `Answer` reaches it only a few times in 150 runs; this picks it on purpose.
+ */
+class AnswerStale401 implements Cmd {
+  constructor(readonly k: number) {}
+  check = (m: Model) => stale(m.world).length > 0;
+  async run(m: Model, world: World) {
+    const candidates = stale(world);
+    if (!candidates.length) return; // the state moved on since check() (a reply in between)
+    await new Answer(world.held.indexOf(nth(candidates, this.k)), '401').run(m, world);
+  }
+  toString = () => `answer a request sent with an older token (#${this.k}) 401`;
+}
+const stale = (world: World) => {
+  const newest = [...world.tokens.keys()].pop();
+  return world.held.filter((held) => held.token !== newest);
+};
+
 class Provide implements Cmd {
   /** `age`: how old the token a plain call gets from the backend cache is (a forced call's is new). */
   constructor(readonly k: number, readonly ok: boolean, readonly age = 0) {}
@@ -443,6 +463,7 @@ export const commandArbitraries = [
   provide,
   provide,
   provide,
+  fc.nat(20).map((k) => new AnswerStale401(k)),
   fc.constant(new ClearAndSwitchUser()),
   fc.constant(new SwitchUser()),
   fc.nat(20).map((k) => new SettleStore(k)),
