@@ -7,6 +7,7 @@ const client = createClient({
     new Promise((resolve, reject) =>
       wx.request({
         url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
+        header: { 'x-session': getApp().globalData.session }, // as in the quick start
         success: (r) => resolve(/** @type {{ access_token: string }} */ (r.data).access_token),
         fail: (e) => reject(new Error(e.errMsg)),
       }),

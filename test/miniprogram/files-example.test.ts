@@ -43,7 +43,7 @@ test('examples/miniprogram-files.js: the photo goes up after one refresh, the in
     const wx = { ...createHost('wx'), chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1) };
     const updates: Array<Record<string, unknown>> = [];
     let page: { onChoose(): void; onUnload(): void } | undefined;
-    const context = vm.createContext({ setTimeout, clearTimeout, wx, Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })) });
+    const context = vm.createContext({ setTimeout, clearTimeout, wx, getApp: () => ({ globalData: { session: 'demo-session' } }), Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })) });
     const sdk = { exports: {} };
     vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
     const code = readFileSync('examples/miniprogram-files.js', 'utf8').replaceAll('https://channel.example.com', service.url).replaceAll('https://partner.example.com', route.url);

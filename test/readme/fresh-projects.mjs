@@ -17,6 +17,7 @@
 // Prints one table; exits 1 if any check failed. KEEP_TMP=1 keeps the projects; TARBALL=path
 // checks that tarball instead of packing.
 import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -258,7 +259,7 @@ try {
 
   // Every example the README shows is run below, by a try block or by its own check.
   const ranByTry = new Set(tries.flatMap((b) => (b.argument ?? '').split(/\s+/).filter(Boolean)));
-  const ranHere = ['examples/miniprogram-page.js', 'examples/redis-token-cache.ts'];
+  const ranHere = ['examples/miniprogram-page.js', 'examples/miniprogram-files.js', 'examples/redis-token-cache.ts'];
   await check('every README example is run in a fresh project (a `try` block, or a check of its own here)', async () => {
     const missing = [...shown.values()].map((e) => e.path).filter((path) => !ranByTry.has(path) && !ranHere.includes(path));
     if (missing.length) fail('no fresh-project run for ' + missing.join(', ') + ': add a <!-- try: … --> block after it');
@@ -404,6 +405,67 @@ try {
     second.page.onUnload();
     return `${first.page.data.orders.length} orders shown; host calls: ${first.wx.calls.length}, then ${second.wx.calls.length}`;
   });
+
+  await check('the files page: the same project and WeChat npm build, a photo up and an invoice down after `channel-sandbox expire`: one 401 each way, one forced refresh, the file sent again', async () => {
+    running();
+    const dir = join(tmp, 'miniprogram');
+    if (!existsSync(join(dir, 'miniprogram_npm'))) fail('the mini-program page check did not build the project');
+    // The service's file endpoints are not published: a stand-in that takes a token the sandbox
+    // takes (it asks the sandbox with it) and answers the example's two paths.
+    const photoBytes = Buffer.from(Array.from({ length: 150_000 }, (_, i) => (i * 31) & 255));
+    const invoiceBytes = Buffer.from('%PDF-1.4 invoice SO20240601001\n'.repeat(200));
+    const hits = [];
+    const files = createServer(async (req, res) => {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const accepted = (await fetch(sandboxUrl + '/open/api/v1/sdk/orders', { headers: { authorization: String(req.headers.authorization) } })).status === 200;
+      hits.push(`${req.method} ${req.url} ${accepted ? 200 : 401}`);
+      const json = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (!accepted) return json(401, { code: 401, message: 'token expired' });
+      if (req.method === 'POST' && req.url === '/open/api/v1/sdk/photos') {
+        const form = await new Response(Buffer.concat(chunks), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+        const file = form.get('file');
+        const same = file && Buffer.from(await file.arrayBuffer()).equals(photoBytes);
+        return json(200, { code: 0, data: { url: same ? 'https://cdn.example/photo-ok' : 'https://cdn.example/photo-corrupt', order: form.get('order_no') } });
+      }
+      if (req.url === '/open/api/v1/sdk/invoices/SO20240601001') return res.writeHead(200, { 'content-type': 'application/pdf' }).end(invoiceBytes);
+      json(404, { code: 404, message: 'no such path' });
+    });
+    await new Promise((ok) => files.listen(0, '127.0.0.1', ok));
+    const filesUrl = 'http://127.0.0.1:' + files.address().port;
+    try {
+      const code = shown.get('miniprogram-files.js').code.replaceAll('https://channel.example.com', filesUrl).replaceAll('https://partner.example.com', backendUrl);
+      mkdirSync(join(dir, 'pages/photo'), { recursive: true });
+      writeFileSync(join(dir, 'pages/photo/photo.js'), code);
+      const chosen = join(tmp, 'photo.jpg');
+      writeFileSync(chosen, photoBytes);
+      const hosts = join(tmp, 'hosts.mjs');
+      const { createHost } = await import(pathToFileURL(hosts).href);
+      const launched = launch(dir, createHost, new Map(), [filesUrl, backendUrl], 'pages/photo/photo', (wx) => {
+        wx.chooseMedia = (o) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1);
+      });
+      const done = (patch) => 'invoice' in patch || 'error' in patch;
+      // Once with a fresh token, then the sandbox ends it: the next upload meets a 401, as after 15 minutes.
+      let finished = launched.until(done);
+      launched.page.onChoose();
+      await finished;
+      await cli('expire');
+      finished = launched.until(done);
+      launched.page.onChoose();
+      await finished;
+      const { data } = launched.page;
+      if (data.error) fail('the page shows an error: ' + data.error);
+      expectEqual(data.photo, 'https://cdn.example/photo-ok', 'the photo the stand-in received (bytes intact)');
+      if (!readFileSync(String(data.invoice)).equals(invoiceBytes)) fail('the invoice file is not the bytes served');
+      const uploads = hits.filter((hit) => hit.startsWith('POST'));
+      expectEqual(uploads, ['POST /open/api/v1/sdk/photos 200', 'POST /open/api/v1/sdk/photos 401', 'POST /open/api/v1/sdk/photos 200'], 'uploads (fresh token; after expire: the expired one, then the refreshed one)');
+      const forced = launched.wx.calls.filter((call) => call.url.startsWith(backendUrl + '/channel-token?force=1')).length;
+      expectEqual(forced, 1, 'forced token-route calls');
+      return `${hits.join(', ')}; progress ${data.percent}%`;
+    } finally {
+      await new Promise((ok) => files.close(ok));
+    }
+  });
 } catch (error) {
   rows.push({ what: 'stage set-up', ok: false, note: error.message, seconds: 0 });
 } finally {
@@ -441,12 +503,13 @@ ci.packNpm(project, { reporter: () => {} }).then((warnings) => console.log(JSON.
  * module whose `require` resolves relative paths and packages from miniprogram_npm/; `wx` is
  * the emulated host (real HTTP, domain allow-list) with storage kept across launches.
  */
-function launch(dir, createHost, storage, allowedOrigins) {
+function launch(dir, createHost, storage, allowedOrigins, pagePath = 'pages/orders/orders', extend = () => {}) {
   const wx = Object.assign(createHost('wx', { allowedOrigins }), {
     getStorageSync: (key) => (storage.has(key) ? storage.get(key) : ''),
     setStorageSync: (key, value) => void storage.set(key, JSON.parse(JSON.stringify(value))),
     removeStorageSync: (key) => void storage.delete(key),
   });
+  extend(wx);
   let app;
   let definition;
   const context = vm.createContext({ wx, App: (options) => void (app = options), getApp: () => app, Page: (options) => void (definition = options), setTimeout, clearTimeout, console });
@@ -467,21 +530,34 @@ function launch(dir, createHost, storage, allowedOrigins) {
     return module.exports;
   };
   load(join(dir, 'app.js'));
-  load(join(dir, 'pages/orders/orders.js'));
+  load(join(dir, pagePath + '.js'));
   let done;
   const settled = new Promise((resolvePromise, reject) => {
     done = resolvePromise;
     setTimeout(() => reject(new Error('the page showed nothing within 30 s')), 30_000).unref();
   });
   const page = Object.assign(Object.create(null), definition, {
-    data: JSON.parse(JSON.stringify(definition.data)),
+    data: JSON.parse(JSON.stringify(definition.data || {})),
     setData(patch) {
       Object.assign(page.data, patch);
+      patches.push(patch);
+      for (const waiter of waiters.splice(0)) waiter();
       done();
     },
   });
-  page.onLoad();
-  return { wx, page, settled };
+  const patches = [];
+  const waiters = [];
+  /** Resolves at the first setData patch from now on that `test` accepts (30 s at most). */
+  const until = (test) => {
+    const from = patches.length;
+    return new Promise((resolvePromise, reject) => {
+      const timer = setTimeout(() => reject(new Error('the page showed nothing matching within 30 s; it showed ' + JSON.stringify(patches.slice(from)))), 30_000);
+      const look = () => (patches.slice(from).some(test) ? (clearTimeout(timer), resolvePromise()) : waiters.push(look));
+      look();
+    });
+  };
+  if (page.onLoad) page.onLoad();
+  return { wx, page, settled, until };
 }
 
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', '<br>');
