@@ -10,7 +10,22 @@ import { checkModel, type Coverage } from './client-model.js';
 
 const runs = Number(process.env.MODEL_RUNS ?? 150);
 const seed = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
-const timeout = Math.max(60_000, runs * 1_000);
+// A rare interleaving (a 401 to a token already replaced) depends on timing, which a loaded
+// machine shifts: a batch that misses one is followed by another, up to `rounds`, so the
+// coverage check asks for exploration without failing on chance. Every batch checks every
+// invariant. A replayed seed runs one batch.
+const rounds = seed === undefined ? 5 : 1;
+const timeout = Math.max(60_000, runs * 1_000) * rounds;
+
+/** Runs batches of `runs` sequences until every kind of interleaving was reached (at most `rounds`). */
+async function explore(factory: Parameters<typeof checkModel>[0]): Promise<Coverage> {
+  const total = await checkModel(factory, runs, seed);
+  for (let round = 1; round < rounds && Object.values(total).some((count) => count === 0); round++) {
+    const more = await checkModel(factory, runs);
+    for (const key of Object.keys(total) as Array<keyof Coverage>) total[key] += more[key];
+  }
+  return total;
+}
 
 const lines: string[] = [];
 beforeEach(() => {
@@ -38,7 +53,7 @@ function problems(seen: Coverage): string[] {
 }
 
 test(`model: fetch transport, ${runs} random interleavings keep every promise`, async () => {
-  const seen = await checkModel(
+  const seen = await explore(
     (options, record) =>
       createFetchClient({
         ...options,
@@ -48,14 +63,12 @@ test(`model: fetch transport, ${runs} random interleavings keep every promise`, 
           return fetch(input, init);
         },
       }),
-    runs,
-    seed,
   );
   expect(problems(seen)).toEqual([]);
 }, timeout);
 
 test(`model: mini-program transport over wx.request, ${runs} random interleavings keep every promise`, async () => {
-  const seen = await checkModel((options, record) => {
+  const seen = await explore((options, record) => {
     const host = createHost('wx');
     return createMiniClient({
       ...options,
@@ -64,6 +77,6 @@ test(`model: mini-program transport over wx.request, ${runs} random interleaving
         return host.request(o);
       },
     });
-  }, runs, seed);
+  });
   expect(problems(seen)).toEqual([]);
 }, timeout);
