@@ -1,7 +1,8 @@
 /**
  * Every relative link in README.md, CONTRIBUTING.md and docs/ leads somewhere: to a file of the
  * repository, and, with a `#fragment`, to a heading of that file (GitHub's anchors). Moving or
- * renaming a document or a heading fails here with the link to fix.
+ * renaming a document or a heading fails here with the link to fix. docs/README.md, the index
+ * of docs/, names every file there.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -79,4 +80,11 @@ test('every docs/ path named in the sources, scripts, tests, demo and documents 
     }
   }
   expect([...missing]).toEqual([]);
+});
+
+test('docs/README.md names every file under docs/ (the index says what each is for)', () => {
+  const index = readFileSync('docs/README.md', 'utf8');
+  const files = (readdirSync('docs', { recursive: true }) as string[]).filter((f) => f !== 'README.md' && statSync(join('docs', f)).isFile());
+  expect(files.length).toBeGreaterThan(5);
+  expect(files.filter((f) => !index.includes(`(${f.split('\\').join('/')})`) && !index.includes('`' + f + '`'))).toEqual([]);
 });
