@@ -88,3 +88,8 @@ test('docs/README.md names every file under docs/ (the index says what each is f
   expect(files.length).toBeGreaterThan(5);
   expect(files.filter((f) => !index.includes(`(${f.split('\\').join('/')})`) && !index.includes('`' + f + '`'))).toEqual([]);
 });
+
+test('the README links to every user guide (docs/guide/)', () => {
+  const readme = readFileSync('README.md', 'utf8');
+  expect(readdirSync('docs/guide').filter((f) => f.endsWith('.md') && !readme.includes(`](docs/guide/${f}`))).toEqual([]);
+});
