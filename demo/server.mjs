@@ -2,7 +2,7 @@
 // channel-sdk/server, and a web page that uses channel-sdk by its package name.
 //   npm run demo                 -> http://127.0.0.1:5173 (or the next free port)
 //   PORT=8080 DEMO_TTL=60 npm run demo
-// What the page shows and why: docs/demo.md.
+// What the page shows and why: docs/guide/demo.md.
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { dirname, extname, join, normalize, sep } from 'node:path';

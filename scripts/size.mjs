@@ -16,7 +16,7 @@ const KB = 1024;
 // later fixes 0.2-0.3 KB, #20 (a stored token bound to its user, ordered store writes,
 // crossTab generations and message checks, paths checked as parsers and servers read them,
 // token ends from the service's Date) 1.4 / 1.2 KB, and #22 (upload/download with progress,
-// hostOptions checked per host, shared identical GETs) 1.7 / 3.0 KB. docs/size.md has the breakdown.
+// hostOptions checked per host, shared identical GETs) 1.7 / 3.0 KB. docs/maintainers/size.md has the breakdown.
 const BROWSER_ALL_IN = 21.25 * KB;
 const MINIPROGRAM_ALL_IN = 14.55 * KB;
 const cases = [

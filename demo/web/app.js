@@ -1,5 +1,5 @@
 // The demo page. It uses channel-sdk as any app would: imported by package name.
-// What each flow claims and how its verdict is worked out: docs/demo.md.
+// What each flow claims and how its verdict is worked out: docs/guide/demo.md.
 import { createClient, isChannelError } from 'channel-sdk';
 
 const $ = (id) => document.getElementById(id);

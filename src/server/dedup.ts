@@ -103,7 +103,7 @@ export function checkDedupStore(dedup: unknown): asserts dedup is WebhookDedupSt
   if (has('claim') && has('release') && !has('renew') && !has('complete')) {
     throw new ConfigError(
       'dedup: this store has claim(key) and release(key) only, the interface before leases: with it a push whose first delivery crashed, or failed after the 8-second window, was acknowledged as a duplicate and never processed. ' +
-        "Add renew(key, lease) and complete(key, lease), and make claim(key, lease) answer 'claimed', 'running' or 'done' (see docs/webhooks.md, \"Your own store\"), or use createMemoryDedupStore() / createRedisDedupStore(redis)",
+        "Add renew(key, lease) and complete(key, lease), and make claim(key, lease) answer 'claimed', 'running' or 'done' (see docs/guide/webhooks.md, \"Your own store\"), or use createMemoryDedupStore() / createRedisDedupStore(redis)",
     );
   }
   const missing = ['claim', 'renew', 'complete', 'release'].filter((name) => !has(name));

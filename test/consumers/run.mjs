@@ -284,7 +284,7 @@ try {
     expectEqual(found, ['dist/index.js', 'dist/server.js', 'dist/testing.js', 'dist/miniprogram.js'], 'resolved');
     return found.join(', ');
   });
-  // The documented limit (docs/compatibility.md): webpack 4's parser predates ES2022, so the
+  // The documented limit (docs/guide/compatibility.md): webpack 4's parser predates ES2022, so the
   // browser entry needs a transpiling loader there. If this ever builds, the doc is stale.
   await check('production web build of `channel-sdk` without a loader: refused (ES2022 class fields), as documented', 'webpack', versionOf('webpack4'), async () => {
     const { errors } = await webpack('webpack4', 'webpack-browser-entry.js');

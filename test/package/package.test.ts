@@ -33,7 +33,7 @@ function loadInNewRealm(entry: string): unknown {
 const require = createRequire(import.meta.url);
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
-/** The subpaths, each with a folder whose package.json serves resolvers that ignore `exports` (webpack 4, TypeScript node10). */
+/** The subpaths, each with a folder whose package.json serves resolvers that ignore `exports` (webpack 4, TypeScript node10); the build writes them (scripts/subpath-folders.mjs). */
 const SUBPATHS = ['server', 'testing', 'miniprogram'];
 const stub = (subpath: string) => JSON.parse(readFileSync(`${subpath}/package.json`, 'utf8')) as Record<string, string>;
 
@@ -198,6 +198,8 @@ describe('built package', () => {
       types: '.' + universal.require.types,
     });
     expect(pkg.files).toContain(subpath);
+    // Generated, so never edited by hand or committed.
+    expect(readFileSync('.gitignore', 'utf8').split('\n')).toContain(`/${subpath}/`);
   });
 
   test('each built file parses at its entry\'s syntax level: ES2017 for the mini-program entries, ES2022 for the others', () => {

@@ -1,7 +1,7 @@
 /**
  * The README's facts, checked against what they describe (issue #23 item 5): the install size
  * against the package npm would publish, the bundle sizes against `npm run size`, the ratios
- * against docs/performance.md (the benchmarks' own tables), every error message it quotes
+ * against docs/maintainers/performance.md (the benchmarks' own tables), every error message it quotes
  * against the message the client produces, and its prose against a colon left hanging before
  * a heading. A figure that drifts fails here with the measured value to write instead.
  */
@@ -50,12 +50,12 @@ describe('sizes', () => {
     expect(Math.abs(unpacked - measured.unpacked), `README says ${unpacked} MB, npm counts ${measured.unpacked} MB unpacked`).toBeLessThanOrEqual(0.1);
     const download = Number(figures('Install', /a ([\d.]+) MB download/)[0]);
     expect(Math.abs(download - measured.download), `README says a ${download} MB download, npm packs ${measured.download} MB`).toBeLessThanOrEqual(0.1);
-    const compatibility = readFileSync('docs/compatibility.md', 'utf8').replace(/\s+/g, ' ');
+    const compatibility = readFileSync('docs/guide/compatibility.md', 'utf8').replace(/\s+/g, ' ');
     const [doc] = /([\d.]+) MB unpacked/.exec(compatibility)?.slice(1) ?? ['(sentence missing)'];
-    expect(`docs/compatibility.md: ${doc} MB unpacked`).toBe(`docs/compatibility.md: ${unpacked} MB unpacked`);
+    expect(`docs/guide/compatibility.md: ${doc} MB unpacked`).toBe(`docs/guide/compatibility.md: ${unpacked} MB unpacked`);
   });
 
-  test('the min+gz figures of "Performance and size" and docs/size.md are what `npm run size` measures', async () => {
+  test('the min+gz figures of "Performance and size" and docs/maintainers/size.md are what `npm run size` measures', async () => {
     const { stdout } = await exec(process.execPath, ['scripts/size.mjs'], { maxBuffer: 16 * 1024 * 1024 });
     const gz = (name: string) => {
       const row = stdout.split('\n').find((line) => line.startsWith('| ' + name));
@@ -67,7 +67,7 @@ describe('sizes', () => {
     for (const [what, said, real] of [['browser entry', browser, measured.browser], ['ky', ky, measured.ky], ['WeChat bundle', wechat, measured.wechat]] as const) {
       expect(Math.abs(said - real), `README: ${said} KB ${what}; npm run size: ${real} KB`).toBeLessThanOrEqual(0.1);
     }
-    const sizes = table(readFileSync('docs/size.md', 'utf8'), '| bundle | min | min+gz | budget |');
+    const sizes = table(readFileSync('docs/maintainers/size.md', 'utf8'), '| bundle | min | min+gz | budget |');
     const doc = (prefix: string) => Number(sizes.find((row) => row.bundle.startsWith(prefix))?.['min+gz'].replace(' KB', ''));
     expect({ browser: doc('`channel-sdk` (browser entry'), ky: doc('of which ky'), wechat: doc('`miniprogram_dist/index.js`') }).toEqual({
       browser: expect.closeTo(measured.browser, 1) as number,
@@ -77,8 +77,8 @@ describe('sizes', () => {
   }, 60_000);
 });
 
-test('the ratios of "Performance and size" are the ones docs/performance.md measured', () => {
-  const performance = readFileSync('docs/performance.md', 'utf8');
+test('the ratios of "Performance and size" are the ones docs/maintainers/performance.md measured', () => {
+  const performance = readFileSync('docs/maintainers/performance.md', 'utf8');
   const sequential = table(performance, '20,000 sequential GETs');
   const row = (rows: Array<Record<string, string>>, contender: string) => rows.find((r) => (r.contender ?? r.receiver) === contender)!;
   const hooks = sequential.filter((r) => r.contender.startsWith('ky hook'));
@@ -149,7 +149,7 @@ test('every message "The tokenProvider contract" and "Options" quote is one the 
 });
 
 test('no paragraph ends in a colon right before a heading (README.md, CONTRIBUTING.md, docs/)', () => {
-  const documents = ['README.md', 'CONTRIBUTING.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => 'docs/' + f)];
+  const documents = ['README.md', 'CONTRIBUTING.md', ...(readdirSync('docs', { recursive: true }) as string[]).filter((f) => f.endsWith('.md')).map((f) => 'docs/' + f)];
   const hanging: string[] = [];
   for (const file of documents) {
     let fenced = false;

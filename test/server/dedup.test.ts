@@ -119,7 +119,7 @@ describe('a custom dedup store', () => {
   });
 
   test('a store written to the interface in a few lines (a Map here; a SQL table the same way) works', async () => {
-    // What docs/webhooks.md shows for "Your own store".
+    // What docs/guide/webhooks.md shows for "Your own store".
     const rows = new Map<string, { lease?: string; until: number }>();
     const store: WebhookDedupStore = {
       claim(key, { id, ms }) {

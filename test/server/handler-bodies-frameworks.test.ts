@@ -4,7 +4,7 @@
  * 408 at 8 s and its connection is closed, while a push from the sandbox is served. And where a
  * framework's own body reader runs before the handler (express.raw(), a Fastify parser that
  * buffers), the deadline cannot apply: the server's requestTimeout is what bounds it, as
- * docs/webhooks.md tells users to set.
+ * docs/guide/webhooks.md tells users to set.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -88,7 +88,7 @@ test('Express, Fastify, Koa and Hono recipes: a stalled body -> 408 at the defau
 test('a body that express.raw() or a Fastify buffer parser reads first is outside the deadline: the server requestTimeout bounds it', async () => {
   const app = express();
   app.post('/webhooks/channel', express.raw({ type: 'application/json' }), toNodeHandler(webhook));
-  // Node's default is 300 s, checked every 30 s; a user lowers both (see docs/webhooks.md).
+  // Node's default is 300 s, checked every 30 s; a user lowers both (see docs/guide/webhooks.md).
   const expressPort = await listen(createServer({ requestTimeout: 1000, connectionsCheckingInterval: 100 }, app));
   // Fastify's default is no limit at all. It sets requestTimeout after creating the server, and
   // Node uses the larger of it and headersTimeout (60 s) for the body: both need setting.

@@ -1,6 +1,6 @@
 // The backend recipes as users read them: README.md shows the setup and Express, and
-// docs/webhooks.md the other frameworks. Every recipe is shown, each `example:` block is its
-// file verbatim, and every `check` block of docs/webhooks.md type-checks on its own (strict,
+// docs/guide/webhooks.md the other frameworks. Every recipe is shown, each `example:` block is its
+// file verbatim, and every `check` block of docs/guide/webhooks.md type-checks on its own (strict,
 // exactOptionalPropertyTypes) against the built package (README's blocks: test/readme).
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { readmeBlocks, syncExamples } from '../../scripts/readme.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const docs = readFileSync(join(root, 'docs/webhooks.md'), 'utf8');
+const docs = readFileSync(join(root, 'docs/guide/webhooks.md'), 'utf8');
 const blocks = readmeBlocks(docs).filter((b) => b.lang === 'ts');
 const shown = [...readmeBlocks(readme), ...blocks].filter((b) => b.marker === 'example').map((b) => b.argument);
 const recipes = [
@@ -26,13 +26,13 @@ const recipes = [
   'examples/backend/nextjs/pages/api/channel-token.ts',
 ];
 
-test('README.md and docs/webhooks.md show every recipe, each block verbatim from its file; no block unmarked', () => {
+test('README.md and docs/guide/webhooks.md show every recipe, each block verbatim from its file; no block unmarked', () => {
   expect(recipes.filter((recipe) => !shown.includes(recipe))).toEqual([]);
-  expect(syncExamples(docs) === docs ? 'verbatim' : 'a block of docs/webhooks.md differs from its example file: npm run readme').toBe('verbatim');
-  expect(blocks.filter((b) => !b.marker).map((b) => 'docs/webhooks.md:' + b.line)).toEqual([]);
+  expect(syncExamples(docs) === docs ? 'verbatim' : 'a block of docs/guide/webhooks.md differs from its example file: npm run readme').toBe('verbatim');
+  expect(blocks.filter((b) => !b.marker).map((b) => 'docs/guide/webhooks.md:' + b.line)).toEqual([]);
 });
 
-test("docs/webhooks.md's check blocks type-check on their own", async () => {
+test("docs/guide/webhooks.md's check blocks type-check on their own", async () => {
   const dir = join(root, '.tmp', 'recipe-docs-check');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });

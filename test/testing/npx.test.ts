@@ -83,8 +83,8 @@ test('`npx -p channel-sdk channel-sandbox --help` from an empty folder asks the 
   expect({ code: nowhere.code, stderr: nowhere.stderr.trim().split('\n').at(-1) }).toEqual({ code: 1, stderr: expect.stringMatching(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:9 /) });
 });
 
-test('the README and docs/sandbox.md give the command that names the package, for use outside a project', () => {
-  for (const file of ['README.md', 'docs/sandbox.md']) expect({ file, says: readFileSync(join(root, file), 'utf8').includes('npx -p channel-sdk channel-sandbox') }).toEqual({ file, says: true });
+test('the README and docs/guide/sandbox.md give the command that names the package, for use outside a project', () => {
+  for (const file of ['README.md', 'docs/guide/sandbox.md']) expect({ file, says: readFileSync(join(root, file), 'utf8').includes('npx -p channel-sdk channel-sandbox') }).toEqual({ file, says: true });
 });
 
 test('the packed tarball itself: `npx -p ./channel-sdk-<version>.tgz channel-sandbox --help` asks the registry for nothing', { timeout: 180_000 }, async () => {
