@@ -158,7 +158,7 @@ async function runBuilt(work, framework, emulator) {
   const { startSandbox, SANDBOX_PATHS, createTokenExchange } = await import(pathToFileURL(join(work, 'harness-imports.mjs')).href);
   const sandbox = await startSandbox();
   // forceRefreshWindow 0: the flows expire tokens again seconds after a forced refresh, which the
-  // service never does; the window would hand the just-expired forced token back (docs/sandbox.md).
+  // service never does; the window would hand the just-expired forced token back (docs/guide/sandbox.md).
   const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials, forceRefreshWindow: 0 });
   const forced = [];
   // The partner backend the page asks for tokens: exchange as createTokenExchange does.
