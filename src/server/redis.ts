@@ -156,6 +156,7 @@ const randomOwner = () => globalThis.crypto.randomUUID();
 export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCacheOptions = {}): TokenCache & Required<Pick<TokenCache, 'lock'>> {
   const what = 'createRedisTokenCache(redis, options)';
   const commands = commandsFor(redis, what);
+  checkKeys(options || {}, ['prefix'], what + ' option', { keyprefix: 'prefix' });
   const prefix = checkPrefix(what, (options || {}).prefix, 'channel-sdk:token:');
   const whole = (ms: number) => Math.max(1, Math.floor(ms));
   return {

@@ -1,4 +1,4 @@
-import { describe, fail } from '../core/check.js';
+import { checkKeys, describe, fail } from '../core/check.js';
 import { userKey } from '../core/token-manager.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
 import { findHost } from '../transports/hosts.js';
@@ -43,6 +43,7 @@ export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
   if (typeof key !== 'function' && (typeof key !== 'string' || !key)) {
     fail('hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another\'s token; got ' + describe(key));
   }
+  checkKeys(options, ['key', 'storage', 'alipay'], 'hostTokenStore option');
   let storage = options.storage;
   let alipay = !!options.alipay;
   if (!storage) {
