@@ -7,7 +7,7 @@ import type { ClientEvents, Events, RequestInfo } from './events.js';
 import type { Redactor } from './redact.js';
 import { delayOf, retryAfterMs } from './retry.js';
 import { abortError, raceSignal, sleep } from './signal.js';
-import type { HeldToken, TokenManager } from './token-manager.js';
+import type { HeldToken, TokenManager } from './token-types.js';
 import type { Progress, SignalLike, Transport, TransportResponse } from './types.js';
 
 /** The attempt loop of one call, as `createAttempts` returns it. */

@@ -8,7 +8,8 @@ import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
 import { createRedactor } from './redact.js';
 import { abortError, cleared, onAbort } from './signal.js';
-import { createTokenManager, type TokenManagerOptions, type TokenShare } from './token-manager.js';
+import { createTokenManager } from './token-manager.js';
+import type { TokenManagerOptions, TokenShare } from './token-types.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, Transport, TransportResponse, UploadFields, UploadSpec } from './types.js';
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
 // smaller gzip of the WeChat bundle); none of them has side effects.
