@@ -8,7 +8,8 @@ import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/ty
 import { describe, fail } from './core/check.js';
 import { hostOptionsFor } from './transports/host-options.js';
 import { findHost, hostGlobals } from './transports/hosts.js';
-import { createMiniProgramTransport, type HostDownloadFile, type HostRequest, type HostUploadFile } from './transports/miniprogram.js';
+import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/host-api.js';
+import { createMiniProgramTransport } from './transports/miniprogram.js';
 
 /** Options of the host's own functions, passed as they are; see README "Host options". */
 export type HostOptions = Record<string, unknown>;
@@ -167,7 +168,7 @@ function bound(host: Record<string, unknown>, method: string): HostFn {
   return (opts) => (host[method] as (o: unknown) => unknown)(opts);
 }
 
-export type { HostDownloadFile, HostDownloadOptions, HostHeaders, HostRequest, HostRequestOptions, HostResult, HostUploadFile, HostUploadOptions } from './transports/miniprogram.js';
+export type { HostDownloadFile, HostDownloadOptions, HostHeaders, HostRequest, HostRequestOptions, HostResult, HostUploadFile, HostUploadOptions } from './transports/host-api.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

@@ -1,60 +1,25 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { checkKeys } from '../core/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
-import { nodeCrypto } from '../server/crypto-node.js';
-import { createReferenceSigning, REFERENCE_WINDOW_SECONDS } from '../server/signing.js';
-import { externalUserIdProblem, TOKEN_PATH } from '../server/token-exchange.js';
-import { getHeader } from '../server/headers.js';
+import { TOKEN_PATH } from '../server/token-exchange.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
-import { hostName } from './control-guard.js';
+import { createDataRoute } from './data-routes.js';
 import { createEventLog } from './event-log.js';
 import { answerPreflight, corsHeaders, readBody, sendJson } from './http.js';
 import { createJwtSigner } from './jwt.js';
-import { createNonceStore } from './nonce-store.js';
-import { createOrderStore, orderBodyProblems } from './orders.js';
+import { createOrderStore } from './orders.js';
 import { createPusher } from './push.js';
+import { SANDBOX_CODES } from './sandbox-api.js';
+import { checkControlHosts, checkTtl, OPTION_KEYS } from './sandbox-options.js';
+import { createTokenEndpoint } from './token-endpoint.js';
 import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStats, TokenVerdict } from './types.js';
 
-/**
- * The sandbox's own data routes. The interface names SDK data calls (orders, logistics) but
- * not their paths: these are the sandbox's, for demos and tests.
- */
-export const SANDBOX_PATHS = {
-  /** `GET` lists the orders; `POST` with `{ partner_order_no, sku?, qty? }` creates one. */
-  orders: '/open/api/v1/sdk/orders',
-  /** `GET …/orders/{order_no}`: one order. */
-  order: '/open/api/v1/sdk/orders/{order_no}',
-  /** `GET …/logistics?order_no=SO20240601001`: an order's logistics (the same object a push carries). */
-  logistics: '/open/api/v1/sdk/logistics',
-  /** Any method: answers `{ method, body }`, the body as received. */
-  echo: '/open/api/v1/sdk/echo',
-} as const;
+export { SANDBOX_CODES, SANDBOX_PATHS } from './sandbox-api.js';
 
-/**
- * Error codes the sandbox answers with. The interface does not publish error bodies or
- * non-zero codes: these are the sandbox's own stand-ins, listed in the README.
- */
-export const SANDBOX_CODES = {
-  badRequest: 40001,
-  invalidUserId: 40002,
-  unauthorized: 40100,
-  badSignature: 40101,
-  staleTimestamp: 40102,
-  replayedNonce: 40103,
-  unknownKey: 40104,
-  notFound: 40400,
-  methodNotAllowed: 40500,
-  tooLarge: 41300,
-  /** A data call refused by `failNext` with 401. Other statuses answer `status * 100 + 90` (e.g. 50390). */
-  failNext: 40190,
-} as const;
-
-const { verifyReferenceSignature } = createReferenceSigning(nodeCrypto);
 const ISSUER = 'channel-sandbox';
-const ORDER_PATH = /^\/open\/api\/v1\/sdk\/orders\/([^/]+)$/;
 const systemClock = () => performance.timeOrigin + performance.now();
 
 /**
@@ -76,8 +41,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const credentials = options.credentials ?? { accessKey: 'ak_sandbox_' + randomBytes(4).toString('hex'), secretKey: 'sk_sandbox_' + randomBytes(16).toString('hex') };
   const events = createEventLog(options.now ?? systemClock);
   const jwt = createJwtSigner(ISSUER);
-  // A nonce must be remembered as long as its timestamp can pass the window: up to 300 s ahead, then 300 s.
-  const nonces = createNonceStore(2 * REFERENCE_WINDOW_SECONDS + 1);
   const orders = createOrderStore(now);
   const pusher = createPusher({ secret: webhookSecret, timeoutMs: webhookTimeoutMs, defaultUrl: options.webhookUrl, events });
   const stats: SandboxStats = { tokenCalls: 0, tokensIssued: 0, tokenRejections: 0, dataCalls: 0, unauthorized: 0, pushes: 0, pushFailures: 0 };
@@ -97,41 +60,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     stats.tokensIssued++;
     events.emit({ type: 'token', ok: true, externalUserId, jti, via });
     return jwt.sign({ sub: externalUserId, iss: ISSUER, iat, exp: iat + tokenTtlSeconds, jti });
-  }
-
-  async function tokenEndpoint(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
-    stats.tokenCalls++;
-    const reject = (status: number, code: number, reason: string) => {
-      stats.tokenRejections++;
-      events.emit({ type: 'token', ok: false, status, code, reason });
-      sendJson(res, status, { code, message: reason }, status === 405 ? { allow: 'POST' } : {});
-    };
-    if (req.method !== 'POST') return reject(405, SANDBOX_CODES.methodNotAllowed, 'use POST');
-    const header = (name: string) => getHeader(req.headers, name);
-    const nowMs = now();
-    const reason = await verifyReferenceSignature({
-      method: 'POST',
-      path: req.url ?? '',
-      body,
-      nowMs,
-      headers: { key: header('x-channel-key'), timestamp: header('x-channel-timestamp'), nonce: header('x-channel-nonce'), signature: header('x-channel-signature') },
-      secretKeyFor: (key) => (key === credentials.accessKey ? credentials.secretKey : undefined),
-    });
-    if (reason) {
-      const code = /window/.test(reason) ? SANDBOX_CODES.staleTimestamp : /access key/.test(reason) ? SANDBOX_CODES.unknownKey : SANDBOX_CODES.badSignature;
-      return reject(401, code, reason);
-    }
-    if (!nonces.add(header('x-channel-nonce') as string, Math.floor(nowMs / 1000))) return reject(401, SANDBOX_CODES.replayedNonce, 'nonce already used within the ±300 s window');
-    if (!/^application\/json\b/i.test(header('content-type') ?? '')) return reject(400, SANDBOX_CODES.badRequest, 'Content-Type must be application/json');
-    let userId: unknown;
-    try {
-      userId = (JSON.parse(body.toString('utf8')) as { external_user_id?: unknown } | null)?.external_user_id;
-    } catch {
-      return reject(400, SANDBOX_CODES.badRequest, 'body is not JSON');
-    }
-    const problem = externalUserIdProblem(userId);
-    if (problem) return reject(400, SANDBOX_CODES.invalidUserId, 'external_user_id ' + problem);
-    sendJson(res, 200, { code: 0, data: { access_token: issue(userId as string, 'endpoint'), expires_in: tokenTtlSeconds, token_type: 'Bearer' } });
   }
 
   /** A token checked as the data routes check it. */
@@ -154,59 +82,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return { jti };
   }
 
-  function dataRoute(req: IncomingMessage, body: Buffer, res: ServerResponse, path: string, query: string): void {
-    stats.dataCalls++;
-    const method = req.method ?? 'GET';
-    const search = query ? { query } : {};
-    if (failing.count > 0) {
-      failing.count--;
-      const status = failing.status;
-      if (status === 401) stats.unauthorized++;
-      events.emit({ type: 'data', method, path, ...search, status, reason: 'failNext' });
-      const retryAfter: Record<string, string> = failing.retryAfterSeconds === undefined ? {} : { 'retry-after': String(failing.retryAfterSeconds) };
-      return sendJson(res, status, { code: status === 401 ? SANDBOX_CODES.failNext : status * 100 + 90, message: 'failNext' }, { ...corsHeaders, ...retryAfter });
-    }
-    const { reason, jti } = checkBearer(req);
-    if (reason) {
-      stats.unauthorized++;
-      events.emit({ type: 'data', method, path, ...search, status: 401, reason, ...(jti ? { jti } : {}) });
-      return sendJson(res, 401, { code: SANDBOX_CODES.unauthorized, message: reason }, corsHeaders);
-    }
-    const answer = (status: number, value: unknown, headers: Record<string, string> = {}) => {
-      events.emit({ type: 'data', method, path, ...search, status, jti });
-      sendJson(res, status, value, { ...corsHeaders, ...headers });
-    };
-    const wrongMethod = (allow: string) => answer(405, { code: SANDBOX_CODES.methodNotAllowed, message: `${method} is not served here; use ${allow}` }, { allow });
-    const isGet = method === 'GET' || method === 'HEAD';
-    if (path === SANDBOX_PATHS.orders) {
-      if (isGet) return answer(200, { code: 0, data: { orders: orders.list() } });
-      if (method !== 'POST') return wrongMethod('GET, POST');
-      let input: unknown;
-      try {
-        input = JSON.parse(body.toString('utf8'));
-      } catch {
-        return answer(400, { code: SANDBOX_CODES.badRequest, message: 'the body must be JSON like {"partner_order_no":"P-20001"} (send it with json: {...})' });
-      }
-      const problems = orderBodyProblems(input);
-      if (problems) return answer(400, { code: SANDBOX_CODES.badRequest, message: problems });
-      return answer(200, { code: 0, data: orders.create(input as { partner_order_no: string; sku?: string; qty?: number }) });
-    }
-    const one = ORDER_PATH.exec(path);
-    if (one) {
-      if (!isGet) return wrongMethod('GET');
-      const order = orders.get(decodeURIComponent(one[1]));
-      return order ? answer(200, { code: 0, data: order }) : answer(404, { code: SANDBOX_CODES.notFound, message: 'no order ' + one[1] });
-    }
-    if (path === SANDBOX_PATHS.logistics) {
-      if (!isGet) return wrongMethod('GET');
-      const orderNo = new URLSearchParams(query).get('order_no');
-      if (!orderNo) return answer(400, { code: SANDBOX_CODES.badRequest, message: 'order_no is required, e.g. ?order_no=SO20240601001' });
-      const found = orders.logistics(orderNo);
-      return found ? answer(200, { code: 0, data: found }) : answer(404, { code: SANDBOX_CODES.notFound, message: 'no order ' + orderNo });
-    }
-    if (path === SANDBOX_PATHS.echo) return answer(200, { code: 0, data: { method, body: body.toString('utf8') } });
-    return answer(404, { code: SANDBOX_CODES.notFound, message: 'the sandbox serves ' + Object.values(SANDBOX_PATHS).join(', ') });
-  }
+  const tokenEndpoint = createTokenEndpoint({ stats, events, credentials, now, issue, ttl: () => tokenTtlSeconds });
+  const dataRoute = createDataRoute({ stats, events, orders, failing, checkBearer });
 
   const server = createServer((req, res) => {
     // The clock its tokens are issued and checked by, as the service's Date header carries it.
@@ -306,18 +183,4 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }),
   };
   return sandbox;
-}
-
-const OPTION_KEYS = ['port', 'host', 'tokenTtlSeconds', 'webhookUrl', 'webhookSecret', 'webhookTimeoutMs', 'credentials', 'now', 'controlApi', 'controlHosts', 'onEvent'];
-
-function checkControlHosts(hosts: unknown): string[] {
-  if (hosts === undefined) return [];
-  const valid = Array.isArray(hosts) && hosts.every((h) => typeof h === 'string' && /^[a-z0-9.-]+$/i.test(h) && hostName(h) === h.toLowerCase());
-  if (!valid) throw new ConfigError("controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']");
-  return (hosts as string[]).map((h) => h.toLowerCase());
-}
-
-function checkTtl(seconds: number): number {
-  if (typeof seconds !== 'number' || !(seconds > 0) || !Number.isFinite(seconds)) throw new ConfigError('tokenTtlSeconds must be a positive number of seconds');
-  return seconds;
 }

@@ -1,0 +1,137 @@
+import { checkKeys, describe, fail, messageOf, optionalString } from './check.js';
+import type { CallKind, Platform } from './client.js';
+import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
+import { retryPolicy, type RetryPolicy } from './retry.js';
+import type { StandardSchemaV1 } from './standard-schema.js';
+import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
+import { buildUrl } from './url.js';
+
+const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
+// Habits from axios, fetch and got, so that a wrong key is a ConfigError that names the right one.
+const requestHints = { data: 'json', params: 'searchParams', query: 'searchParams', qs: 'searchParams', canceltoken: 'signal', timeoutms: 'timeout' };
+// Options every file call takes; upload and download add their own, and the entry its own (FileSource).
+const fileKeys = ['headers', 'searchParams', 'signal', 'timeout', 'onProgress'];
+// Those habits, and the hosts' uploadFile's and axios/ky's for files (near misses such as
+// `header` and `progress` need none: checkKeys finds those by spelling).
+const fileHints = Object.assign({}, requestHints, { onprogressupdate: 'onProgress', onuploadprogress: 'onProgress', ondownloadprogress: 'onProgress', data: 'formData' });
+const methodName = /^[A-Za-z]+$/;
+
+/** Everything a call needs, checked: built once, before a token is asked for or anything is sent. */
+export interface Call {
+  kind: CallKind;
+  method: string;
+  url: string;
+  context: { method: string; url: string };
+  headers: Record<string, string>;
+  body?: string;
+  raw: boolean;
+  schema?: StandardSchemaV1<unknown, unknown>;
+  given?: SignalLike;
+  timeout: number;
+  policy: RetryPolicy;
+  file?: FileSpec;
+  onProgress?: (progress: Progress) => void;
+  hostOptions?: Record<string, unknown>;
+}
+
+/**
+ * The per-call option checks of a client: the returned `prepare` checks a call's options (the
+ * client's, the call kind's and the entry's) and builds its {@link Call}, or throws a ConfigError.
+ */
+export function createCallPreparer(config: ResolvedOptions, platform: Platform) {
+  const { files } = platform;
+  const withHost = platform.hostOptions ? ['hostOptions'] : [];
+  const keys = {
+    request: requestKeys.concat(withHost),
+    upload: fileKeys.concat(['name', 'formData', 'schema', 'raw'], files.upload, withHost),
+    download: fileKeys.concat(files.download, withHost),
+  };
+  const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
+
+  function prepare(path: string, o: Record<string, unknown>, kind: CallKind, helper?: string): Call {
+    if (typeof o !== 'object' || o === null) fail(kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describe(o));
+    checkKeys(o, keys[kind], kind + ' option', hints[kind]);
+    const own = o.headers ? normalizeHeaders(o.headers, 'headers') : undefined;
+    let headers = own ? Object.assign({}, config.headers, own) : config.headers;
+    let method: string;
+    let body: string | undefined;
+    let file: FileSpec | undefined;
+    if (kind === 'request') {
+      if (helper && o.method !== undefined) fail('method is set by ' + helper.toLowerCase() + '(); use request(path, { method }) for another');
+      method = helper || (o.method === undefined ? 'GET' : typeof o.method === 'string' && methodName.test(o.method) ? o.method.toUpperCase() : fail('method must be an HTTP method name such as "PUT"; got ' + describe(o.method)));
+      body = o.body as string | undefined;
+      if (body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
+      if (o.json !== undefined) {
+        if (body !== undefined) fail('pass either json or body, not both');
+        try {
+          body = JSON.stringify(o.json);
+        } catch (error) {
+          fail('json could not be serialised (' + messageOf(error) + '); pass plain JSON data');
+        }
+        if (body === undefined) fail('json must be JSON data; got ' + describe(o.json));
+        if (!headers['content-type']) headers = Object.assign({}, headers, { 'content-type': 'application/json' });
+      }
+      if (body !== undefined && (method === 'GET' || method === 'HEAD')) fail(method + ' requests have no body; send values in searchParams, or use POST');
+    } else {
+      // The multipart boundary is the host's (or fetch's) to set. A download takes any type
+      // unless the call names one: the client's accept is for the service's JSON.
+      if (own && own['content-type']) fail('content-type is set by the ' + kind + ' itself; remove it from headers');
+      headers = Object.assign({}, headers);
+      delete headers['content-type'];
+      if (kind === 'download') {
+        if (!(own && own.accept)) headers.accept = '*/*';
+        method = 'GET';
+        file = { kind, filePath: optionalString(o, 'filePath') };
+      } else {
+        method = 'POST';
+        file = uploadSpec(o);
+      }
+    }
+    const url = buildUrl(config.base, path, o.searchParams as RequestOptions['searchParams']);
+    const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
+    if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describe(raw));
+    if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
+      fail('schema must be a Standard Schema (zod 4, valibot, arktype...); got ' + describe(schema));
+    }
+    const given = o.signal as SignalLike | undefined;
+    if (given !== undefined && !(given && typeof given.addEventListener === 'function' && typeof given.aborted === 'boolean')) {
+      fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describe(given));
+    }
+    const { onProgress } = o;
+    if (onProgress !== undefined && typeof onProgress !== 'function') fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describe(onProgress));
+    return {
+      kind,
+      method,
+      url,
+      context: { method, url },
+      headers,
+      body,
+      raw,
+      schema,
+      given,
+      timeout: o.timeout === undefined ? config.timeout : milliseconds('timeout', o.timeout),
+      policy: o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
+      file,
+      onProgress: onProgress as Call['onProgress'],
+      hostOptions: platform.hostOptions && platform.hostOptions(kind, o.hostOptions),
+    };
+  }
+
+  function uploadSpec(o: Record<string, unknown>): FileSpec {
+    const name = o.name;
+    if (!(typeof name === 'string' && name)) fail('name must be the multipart field name the server reads the file from, e.g. name: "file"; got ' + describe(name));
+    const formData: Record<string, string> = {};
+    const fields = o.formData;
+    if (fields !== undefined) {
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) fail('formData must be an object of field names to strings; got ' + describe(fields));
+      for (const key of Object.keys(fields)) {
+        const value = (fields as Record<string, unknown>)[key];
+        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') fail('formData.' + key + ' must be a string, number or boolean; got ' + describe(value));
+        formData[key] = String(value);
+      }
+    }
+    return Object.assign({ kind: 'upload' as const, name, formData }, files.take(o));
+  }
+
+  return prepare;
+}

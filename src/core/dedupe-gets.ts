@@ -1,0 +1,49 @@
+import { Stop } from './cancel.js';
+import type { Attempts } from './attempts.js';
+import type { Call } from './call-options.js';
+import { raceSignal } from './signal.js';
+import type { TransportResponse } from './types.js';
+
+/**
+ * dedupeGets: identical GETs in flight share one network call, any number of waiters. The
+ * returned `joinShared` runs a call through `attempts`, or joins the one under way for its key;
+ * `live` holds what clearToken() fences.
+ */
+export function createSharedGets(attempts: Attempts, live: Set<Stop>) {
+  const shared = new Map<string, { users: number; stop: Stop; promise: Promise<TransportResponse> }>();
+
+  function joinShared(key: string, call: Call, requestId: number, stop: Stop): Promise<TransportResponse> {
+    let entry = shared.get(key);
+    // A call whose every waiter left is being dropped: a newcomer starts a fresh one.
+    if (!entry || entry.stop.aborted) {
+      const own = new Stop();
+      const fresh = (entry = { users: 0, stop: own, promise: attempts(call, requestId, own, true) });
+      const done = () => {
+        live.delete(own);
+        if (shared.get(key) === fresh) shared.delete(key);
+      };
+      live.add(own);
+      fresh.promise.then(done, done);
+      shared.set(key, fresh);
+    }
+    const joined = entry;
+    joined.users++;
+    // The last waiter gone (its signal, or the fence): the call is dropped; until then it goes on.
+    const leave = () => void (--joined.users === 0 && joined.stop.cancel(stop.reason));
+    const waited = raceSignal(joined.promise, stop, call.context, false);
+    waited.then(leave, leave);
+    return waited;
+  }
+
+  return joinShared;
+}
+
+/** The key identical GETs share, or undefined for a GET that must go alone. */
+export function shareKey(call: Call, o: Record<string, unknown>): string | undefined {
+  // A retry policy with its own delay function cannot be compared: such a GET goes alone.
+  const retry = o.retry as { delay?: unknown } | undefined;
+  if (retry && typeof retry.delay === 'function') return undefined;
+  // oxlint-disable-next-line unicorn/no-array-sort -- a fresh array; toSorted is ES2023, which mini-programs lack
+  const names = Object.keys(call.headers).sort();
+  return JSON.stringify([call.url, names.map((n) => [n, call.headers[n]]), call.timeout, retry, call.hostOptions]);
+}

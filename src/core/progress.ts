@@ -1,0 +1,33 @@
+import type { Progress, SignalLike } from './types.js';
+
+/**
+ * Progress as the caller sees it: percent clamped to 0..1 and never going back (a replay after
+ * a 401 starts its transfer over, and the caller sees its value held until the replay passes
+ * it), ended by exactly one 1 when the call resolves, and silent once the call is aborted. A
+ * listener that throws surfaces as an uncaught error without failing the transfer, as event
+ * listeners do.
+ */
+export function monotonic(listener: (progress: Progress) => void, stop: SignalLike): { report(p: Progress): void; end(): void } {
+  let shown = -1;
+  let total = 0;
+  const emit = (percent: number, transferredBytes: number, totalBytes: number) => {
+    shown = percent;
+    try {
+      listener({ percent, transferredBytes, totalBytes });
+    } catch (error) {
+      setTimeout(() => {
+        throw error;
+      });
+    }
+  };
+  return {
+    report(p) {
+      if (p.totalBytes > 0) total = p.totalBytes;
+      const percent = Math.min(1, Math.max(0, p.percent || 0));
+      if (percent > shown && !stop.aborted) emit(percent, p.transferredBytes, p.totalBytes > 0 ? p.totalBytes : 0);
+    },
+    end() {
+      if (shown < 1) emit(1, total, total);
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { TokenProviderError } from '../errors/TokenProviderError.js';
+import { describe } from './check.js';
+import { isJwt } from './jwt.js';
+
+/** What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. */
+export function check(value: unknown): string {
+  if (typeof value !== 'string') {
+    if (value !== null && typeof value === 'object') {
+      const hint = 'access_token' in value ? 'access_token' : 'data' in value ? 'data.access_token' : 'the access_token string';
+      throw new TokenProviderError('tokenProvider returned an object; return ' + hint + ', the string itself');
+    }
+    throw new TokenProviderError(
+      'tokenProvider returned ' + describe(value) + '; it must resolve to the access_token string' +
+        (value === undefined ? ' (is a `return` missing?)' : ''),
+    );
+  }
+  if (value === '') throw new TokenProviderError('tokenProvider returned an empty string; return the access_token from the token endpoint');
+  if (/^bearer\s/i.test(value)) {
+    throw new TokenProviderError('tokenProvider returned a string starting with "Bearer "; return the token alone, the SDK adds the prefix');
+  }
+  if (!isJwt(value as unknown)) {
+    // The value itself is never quoted: it may be a credential.
+    throw new TokenProviderError(
+      'tokenProvider returned a string of ' + value.length + ' characters that is not a JWT (header.payload.signature, base64url); return access_token from the token endpoint, not a console login token or a session id',
+    );
+  }
+  return value;
+}
