@@ -133,7 +133,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // A fresh token was issued while its call ran. A server clock that says otherwise is wrong
       // (a gateway's Date, a device clock reset) and is dropped: it never causes a refresh loop.
       if (h.fresh && iat !== undefined && (iat - h.doneAt > range[1] + TOLERANCE || iat + 1000 - h.receivedAt < range[0] - TOLERANCE)) clock.distrust();
-      else end = Math.min(end, exp - range[1]);
+      // A fresh token's iat bounds the offset too (issued at most TOLERANCE before its call),
+      // however wide the range: one answer that was minutes in flight must not end it at once.
+      else end = Math.min(end, exp - (h.fresh && iat !== undefined ? Math.min(range[1], iat + 1000 + TOLERANCE - h.receivedAt) : range[1]));
     }
     if (!first && end > h.end - 1000) return;
     h.end = end;

@@ -215,6 +215,27 @@ describe('remaining life from the server clock, not the device clock or the rece
     expect((held.expiresAt - held.receivedAt) / 1000).toBeLessThanOrEqual(200);
   });
 
+  test('an answer that was 14 minutes in flight does not end a fresh token at once (no refresh loop)', async () => {
+    // Found by the model test (seed 497617711): the Date of a request sent with the first token
+    // and answered 840 s later only says the offset is within [0, 841 s]; its upper bound made
+    // the refresh ahead's fresh token end at once, and another refresh followed.
+    const w = world({ skew: 0 });
+    const sentAt = Date.UTC(2026, 5, 1);
+    await w.manager.get();
+    w.advance(840_000);
+    await w.manager.get(); // inside the leeway: one refresh ahead starts
+    await settle();
+    const fresh = (await w.manager.get()) as HeldToken;
+    expect(w.calls).toEqual([false, true]);
+    w.manager.observe(new Date(sentAt + 840_000).toUTCString(), sentAt, sentAt + 840_000);
+    for (let i = 0; i < 5; i++) await w.manager.get();
+    await settle();
+    expect(w.calls).toEqual([false, true]);
+    expect(w.reasons).toEqual(['initial', 'proactive']);
+    // Ended at most TOLERANCE (30 s) + 1 s sooner than its 900 s.
+    expect((fresh.expiresAt - (sentAt + 840_000)) / 1000).toBeGreaterThanOrEqual(869);
+  });
+
   test('a token already past its end by the server clock is replaced before it is handed out', async () => {
     let first = true;
     const w = world({ skew: 5 * hour, age: (forced) => (forced || !first ? 0 : ((first = false), 1200)) });
