@@ -4,14 +4,16 @@ import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { UnauthorizedError } from '../errors/UnauthorizedError.js';
 import { Stop } from './cancel.js';
-import { checkKeys, describe, fail, messageOf, optionalString } from './check.js';
+import { checkKeys, describe, fail, optionalString } from '../shared/check.js';
+import { messageOf } from '../shared/message.js';
+import { onAbort } from '../shared/signal.js';
 import { readResponse, validate } from './envelope.js';
 import { createEvents, type ClientEvents, type RequestInfo } from './events.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import { milliseconds, normalizeHeaders, resolveOptions } from './options.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { delayOf, retryAfterMs, retryPolicy, type RetryPolicy } from './retry.js';
-import { abortError, cleared, onAbort, raceSignal, sleep } from './signal.js';
+import { abortError, cleared, raceRequest, sleepRequest } from './signal.js';
 import { createTokenManager, type HeldToken, type TokenManagerOptions, type TokenShare } from './token-manager.js';
 import type { CoreClientOptions, FileCallOptions, FileSpec, MethodOptions, Progress, RequestOptions, SignalLike, Transport, TransportResponse, UploadFields, UploadSpec } from './types.js';
 import { buildUrl } from './url.js';
@@ -292,7 +294,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
           hostOptions: call.hostOptions,
           raw: call.raw,
         });
-        response = await (drop ? sent : raceSignal(sent, signal, context, false));
+        response = await (drop ? sent : raceRequest(sent, signal, context));
       } catch (error) {
         failure = transportError(error, signal, context, redact);
       }
@@ -339,7 +341,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       retries++;
       const delayMs = wait === undefined ? delayOf(policy, retries) : wait;
       note('retry', { reason, status, delayMs });
-      await sleep(delayMs, signal, context);
+      await sleepRequest(delayMs, signal, context);
     }
   }
 
@@ -364,7 +366,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     joined.users++;
     // The last waiter gone (its signal, or the fence): the call is dropped; until then it goes on.
     const leave = () => void (--joined.users === 0 && joined.stop.cancel(stop.reason));
-    const waited = raceSignal(joined.promise, stop, call.context, false);
+    const waited = raceRequest(joined.promise, stop, call.context);
     waited.then(leave, leave);
     return waited;
   }
@@ -458,7 +460,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
 }
 
 function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
-  return 'then' in held ? raceSignal(held, signal, context, false) : held;
+  return 'then' in held ? raceRequest(held, signal, context) : held;
 }
 
 function transportError(error: unknown, signal: SignalLike, context: { method: string; url: string }, redact: Redactor): ChannelError {

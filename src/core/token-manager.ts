@@ -1,5 +1,6 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { describe, messageOf } from './check.js';
+import { describe } from '../shared/check.js';
+import { messageOf } from '../shared/message.js';
 import { claimsOf, isJwt } from './jwt.js';
 import type { Redactor } from './redact.js';
 import { createServerClock } from './server-clock.js';

@@ -1,10 +1,15 @@
-import { checkKeys, describe, MAX_DELAY } from '../core/check.js';
+import { checkKeys, describe } from '../shared/check.js';
+import { bounded } from '../shared/bounded.js';
+import { withoutStack } from '../shared/errors.js';
+import { messageIn } from '../shared/message.js';
+import { safeReport } from '../shared/report.js';
+import { MAX_DELAY } from '../shared/signal.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
 import { createBodyGuard } from './body-guard.js';
 import { isSignatureHex, type Crypto, type Secret } from './crypto.js';
 import { checkDedupStore, type DedupLease, type DedupState, type WebhookDedupStore } from './dedup.js';
-import { answer, CONSUMED_ADVICE, fetchRoute, messageOf, type BodyResult, type Core, type FetchRoute, type Incoming, type Outgoing } from './route.js';
+import { answer, CONSUMED_ADVICE, fetchRoute, unprefixed, type BodyResult, type Core, type FetchRoute, type Incoming, type Outgoing } from './route.js';
 import { isLogisticsUpdated, isSecret, parsePayload, SIGNATURE_HEADER, signatureMismatch, signatureMissing } from './webhook.js';
 
 /** What a callback receives besides the event. */
@@ -121,7 +126,7 @@ const FAILED = answer(500, { error: 'handler failed' });
 
 function defaultReport(error: unknown, info: WebhookErrorInfo): void {
   if (info.level === 'info') return;
-  const text = '[channel-sdk] webhook ' + info.stage + (info.status ? ' -> ' + info.status : '') + ': ' + messageOf(error);
+  const text = '[channel-sdk] webhook ' + info.stage + (info.status ? ' -> ' + info.status : '') + ': ' + messageIn(unprefixed, error);
   (info.level === 'error' ? console.error : console.warn)(text);
 }
 
@@ -196,15 +201,9 @@ export function createHandlerFactory(crypto: Crypto) {
     const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
     const busy = answer(503, { error: 'too many request bodies in flight; retry later' }, { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' });
     const inProgress = answer(503, { error: 'this push is being processed by another delivery; retry later' }, { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) });
-    const onError = o.onError || defaultReport;
-    // A reporter that throws changes no answer (and cannot throw out of the slow-callback timer).
-    const report = (error: unknown, info: WebhookErrorInfo) => {
-      try {
-        onError(error, info);
-      } catch {
-        // ignored on purpose
-      }
-    };
+    const report = safeReport(o.onError || defaultReport);
+    const storeCall = <T>(call: () => T | Promise<T>, what: string) =>
+      bounded(call, dedupTimeoutMs, () => new Error('the dedup store did not answer ' + what + ' within ' + dedupTimeoutMs + ' ms'));
     const secrets = secretSource(o.secret, allowUnsigned);
     // Pushes in progress in this process, by dedup key: a repeat waits for the first one's answer.
     const inflight = new Map<string, Promise<Outgoing>>();
@@ -287,7 +286,7 @@ export function createHandlerFactory(crypto: Crypto) {
         const lease: DedupLease = { id: newLeaseId(), ms: dedupLeaseMs };
         let state: DedupState | undefined;
         try {
-          state = await bounded(() => store.claim(key, lease), dedupTimeoutMs, 'claim');
+          state = await storeCall(() => store.claim(key, lease), 'claim');
           if (state !== 'claimed' && state !== 'running' && state !== 'done') {
             throw new Error("the dedup store's claim answered " + describe(state) + "; expected 'claimed', 'running' or 'done'");
           }
@@ -306,7 +305,7 @@ export function createHandlerFactory(crypto: Crypto) {
         out = await deliver(event, context, state === 'claimed' ? { store, key, lease } : undefined);
         // Marked processed only now; a failure gives the lease back, so the next delivery runs at
         // once. Without a claim (the store failed) neither is waited for: the answer stays bounded.
-        const settled = bounded(() => (out === OK ? store.complete(key, lease) : store.release(key, lease)), dedupTimeoutMs, out === OK ? 'complete' : 'release').catch(
+        const settled = storeCall(() => (out === OK ? store.complete(key, lease) : store.release(key, lease)), out === OK ? 'complete' : 'release').catch(
           (error: unknown) => report(error, { stage: 'dedup', level: 'warn' }),
         );
         if (state === 'claimed') await settled;
@@ -333,7 +332,7 @@ export function createHandlerFactory(crypto: Crypto) {
     const renew = (held: Held, now: number) => {
       held.renewing = true;
       held.renewed = now;
-      bounded(() => held.store.renew(held.key, held.lease), dedupTimeoutMs, 'renew').then(
+      storeCall(() => held.store.renew(held.key, held.lease), 'renew').then(
         (mine) => {
           held.renewing = false;
           if (mine === false && !held.lost) {
@@ -416,34 +415,4 @@ function secretSource(secret: WebhookSecret, allowUnsigned: boolean) {
     },
   };
   return source;
-}
-
-/**
- * An error made without capturing a stack: forged pushes are refused at line rate, a stack
- * trace would be most of their cost, and it would only point into this file.
- */
-function withoutStack<E>(make: () => E): E {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
-/** Runs a store call, refusing to wait for it longer than `ms`. */
-function bounded<T>(call: () => T | Promise<T>, ms: number, what: string): Promise<T> {
-  let result: T | Promise<T>;
-  try {
-    result = call();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  if (typeof (result as Promise<T> | null)?.then !== 'function') return Promise.resolve(result);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, rejectTimeout) => {
-    timer = setTimeout(() => rejectTimeout(new Error('the dedup store did not answer ' + what + ' within ' + ms + ' ms')), ms);
-  });
-  return Promise.race([Promise.resolve(result), timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,6 +1,10 @@
-import { checkKeys, describe } from '../core/check.js';
-import { onAbort, raceSignal } from '../core/signal.js';
-import { normalizeBaseUrl } from '../core/url.js';
+import { checkKeys, describe } from '../shared/check.js';
+import { envelopeText, isEnvelope } from '../shared/envelope.js';
+import { messageIn } from '../shared/message.js';
+import { maskTokens } from '../shared/redact.js';
+import { safeReport } from '../shared/report.js';
+import { MAX_DELAY, raceSignal, sleep } from '../shared/signal.js';
+import { normalizeBaseUrl } from '../shared/url.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { TokenExchangeError } from '../errors/TokenExchangeError.js';
 import { describeIssues, tokenResponseSchema } from '../schemas/logistics.js';
@@ -111,13 +115,13 @@ export function externalUserIdProblem(value: unknown): string | undefined {
 }
 
 const optionKeys = ['baseUrl', 'accessKey', 'secretKey', 'sign', 'fetch', 'cache', 'timeout', 'cacheTimeout', 'cacheCooldown', 'forceRefreshWindow', 'cacheMargin', 'onCacheError'];
-const MAX_TIMER = 2147483647;
 /** A cache read: synchronous for a synchronous cache. */
 type CacheRead = Outcome<StoredToken | undefined> | Promise<Outcome<StoredToken | undefined>>;
 
+/** A thrown value in a token call's message: `TypeError: ...`. */
+const named = { name: true };
 const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
 const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 function checkOptions(o: TokenExchangeOptions): void {
   if (typeof o !== 'object' || o === null) throw new ConfigError('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
   checkKeys(o, optionKeys, 'createTokenExchange option');
@@ -131,11 +135,11 @@ function checkOptions(o: TokenExchangeOptions): void {
   ] as const;
   for (const [name, min, example] of ms) {
     const value = o[name];
-    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= MAX_TIMER)) {
-      throw new ConfigError(name + ' must be a number of milliseconds from ' + min + ' to ' + MAX_TIMER + ' (e.g. ' + example + '); got ' + shown(value));
+    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= MAX_DELAY)) {
+      throw new ConfigError(name + ' must be a number of milliseconds from ' + min + ' to ' + MAX_DELAY + ' (e.g. ' + example + '); got ' + shown(value));
     }
   }
-  if (o.cacheMargin !== undefined && !(typeof o.cacheMargin === 'number' && o.cacheMargin >= 0 && o.cacheMargin <= MAX_TIMER / 1000)) {
+  if (o.cacheMargin !== undefined && !(typeof o.cacheMargin === 'number' && o.cacheMargin >= 0 && o.cacheMargin <= MAX_DELAY / 1000)) {
     throw new ConfigError('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
   }
   for (const name of ['sign', 'fetch', 'onCacheError'] as const) {
@@ -167,7 +171,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
     const margin = (o.cacheMargin ?? 60) * 1000;
     // The holder of a cross-instance lock calls the service (bounded by `timeout`), stores the
     // token and lets go; a holder that died lets go when the lock expires.
-    const lockTtl = Math.min(timeout + 1000, MAX_TIMER);
+    const lockTtl = Math.min(timeout + 1000, MAX_DELAY);
     let warned = false;
     const onCacheError =
       o.onCacheError ||
@@ -186,20 +190,16 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
 
     /** Cuts the secret key and anything JWT-shaped out of text that goes into an error or report. */
     function redact(text: string): string {
-      // A JWT's header is JSON: its base64url starts with eyJ. Long three-part strings go too;
-      // host names (a few short labels) stay readable.
-      return text.split(o.secretKey).join('[secret]').replace(/[\w-]*eyJ[\w-]+\.[\w-]+\.[\w-]*|[\w-]{16,}\.[\w-]{16,}\.[\w-]{16,}/g, '[token]');
+      return maskTokens(text.split(o.secretKey).join('[secret]'));
     }
-    const messageOf = (error: unknown) => redact(error instanceof Error ? error.name + ': ' + error.message : String(error)).slice(0, 300);
+    const thrown = (error: unknown) => redact(messageIn(named, error)).slice(0, 300);
 
+    // A throwing hook must not turn a working fallback into a failure.
+    const tell = safeReport(onCacheError);
     function report(operation: TokenCacheErrorInfo['operation'], reason: TokenCacheErrorInfo['reason'], error: unknown, skipMs: number) {
       const message =
-        reason === 'timeout' ? 'no answer within ' + cacheTimeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : messageOf(error);
-      try {
-        onCacheError({ operation, reason, message, skipMs });
-      } catch {
-        // A throwing hook must not turn a working fallback into a failure.
-      }
+        reason === 'timeout' ? 'no answer within ' + cacheTimeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : thrown(error);
+      tell({ operation, reason, message, skipMs });
     }
 
     const guard = createCacheGuard({ timeoutMs: cacheTimeout, cooldownMs: o.cacheCooldown ?? 5000, report, lateLock: (lock) => release(lock) });
@@ -315,22 +315,8 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
 
     /** The shared flight, copied for this caller; `signal` detaches this caller only. */
     function forCaller(flight: Promise<StoredToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
-      if (!signal) return flight.then(callerToken);
-      if (signal.aborted) return Promise.reject(aborted(signal));
-      return new Promise<ExchangedToken>((resolve, reject) => {
-        // One listener on the caller's signal however many calls share it (Node warns past 10).
-        const off = onAbort(signal, () => reject(aborted(signal)));
-        flight.then(
-          (token) => {
-            off();
-            resolve(callerToken(token));
-          },
-          (error: unknown) => {
-            off();
-            reject(error);
-          },
-        );
-      });
+      // One listener on the caller's signal however many calls share it (Node warns past 10).
+      return (signal ? raceSignal(flight, signal, () => aborted(signal)) : flight).then(callerToken);
     }
 
     function aborted(signal: AbortSignal): TokenExchangeError {
@@ -347,26 +333,28 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       const timer = AbortSignal.timeout(timeout);
       const late = (what: string, status?: number) =>
         new TokenExchangeError('the token endpoint ' + url + ' did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
+      // Only ever read as `timer.aborted` below.
+      const stopped = () => new Error('timeout');
       let headers: Record<string, string>;
       try {
-        headers = await raceSignal(Promise.resolve(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey })), timer, context, false);
+        headers = await raceSignal(Promise.resolve(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey })), timer, stopped, false);
       } catch (error) {
         if (timer.aborted) throw late('get a signed request (the sign function is slow)');
-        throw new TokenExchangeError('the sign function failed: ' + messageOf(error), context);
+        throw new TokenExchangeError('the sign function failed: ' + thrown(error), context);
       }
       let response: Response;
       try {
-        response = await raceSignal(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, context, false);
+        response = await raceSignal(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, stopped, false);
       } catch (error) {
         if (timer.aborted) throw late('answer');
         throw new TokenExchangeError('could not reach the token endpoint ' + url + ': ' + describeUnreachable(error, url, redact), { ...context, cause: error });
       }
       let text: string;
       try {
-        text = await raceSignal(response.text(), timer, context, false);
+        text = await raceSignal(response.text(), timer, stopped, false);
       } catch (error) {
         if (timer.aborted) throw late('send the whole body of its HTTP ' + response.status + ' answer', response.status);
-        throw new TokenExchangeError("could not read the answer of the token endpoint " + url + ' (HTTP ' + response.status + '): ' + messageOf(error), { ...context, status: response.status, cause: error });
+        throw new TokenExchangeError("could not read the answer of the token endpoint " + url + ' (HTTP ' + response.status + '): ' + thrown(error), { ...context, status: response.status, cause: error });
       }
       return readTokenAnswer(response.status, response.ok, text, response.headers.get('content-type'));
     }
@@ -378,9 +366,8 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       } catch {
         value = undefined;
       }
-      const envelope = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { code?: unknown; message?: unknown; msg?: unknown }) : undefined;
-      const apiCode = envelope && (typeof envelope.code === 'number' || typeof envelope.code === 'string') ? envelope.code : undefined;
-      const said = envelope && typeof (envelope.message ?? envelope.msg) === 'string' ? redact(String(envelope.message ?? envelope.msg)).slice(0, 200) : '';
+      const apiCode = isEnvelope(value) && (typeof value.code === 'number' || typeof value.code === 'string') ? value.code : undefined;
+      const said = redact(envelopeText(value)).slice(0, 200);
       const where = { ...context, status, apiCode };
       // Not the service's envelope at all: most likely baseUrl points at something else.
       const foreign = apiCode === undefined ? describeAnswer(text, contentType) : undefined;
@@ -390,7 +377,7 @@ export function createTokenExchangeFactory(defaultSign: SignFunction) {
       }
       // "0" as well as 0, as the client entry accepts.
       if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint ' + url + ' answered code ' + apiCode + (said ? ': ' + said : ''), where);
-      const parsed = tokenResponseSchema.safeParse(apiCode === '0' ? { ...envelope, code: 0 } : value);
+      const parsed = tokenResponseSchema.safeParse(apiCode === '0' ? { ...(value as object), code: 0 } : value);
       if (!parsed.success) {
         const shape = "{ code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }";
         const problem = foreign

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { checkKeys } from '../core/check.js';
+import { checkKeys } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { checkKeys } from '../core/check.js';
+import { checkKeys } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
 import { nodeCrypto } from '../server/crypto-node.js';
