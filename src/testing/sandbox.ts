@@ -4,10 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { checkKeys } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
-import { nodeCrypto } from '../server/crypto-node.js';
-import { createReferenceSigning, REFERENCE_WINDOW_SECONDS } from '../server/signing.js';
-import { externalUserIdProblem, TOKEN_PATH } from '../server/token-exchange.js';
-import { getHeader } from '../server/headers.js';
+import { nodeCrypto } from '../server/crypto/node.js';
+import { REFERENCE_WINDOW_SECONDS, verifyReferenceSignature } from '../server/tokens/signing.js';
+import { externalUserIdProblem, TOKEN_PATH } from '../server/tokens/exchange.js';
+import { getHeader } from '../server/http/headers.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
 import { hostName } from './control-guard.js';
 import { createEventLog } from './event-log.js';
@@ -52,7 +52,6 @@ export const SANDBOX_CODES = {
   failNext: 40190,
 } as const;
 
-const { verifyReferenceSignature } = createReferenceSigning(nodeCrypto);
 const ISSUER = 'channel-sandbox';
 const ORDER_PATH = /^\/open\/api\/v1\/sdk\/orders\/([^/]+)$/;
 const systemClock = () => performance.timeOrigin + performance.now();
@@ -109,7 +108,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (req.method !== 'POST') return reject(405, SANDBOX_CODES.methodNotAllowed, 'use POST');
     const header = (name: string) => getHeader(req.headers, name);
     const nowMs = now();
-    const reason = await verifyReferenceSignature({
+    const reason = await verifyReferenceSignature(nodeCrypto, {
       method: 'POST',
       path: req.url ?? '',
       body,

@@ -3,8 +3,8 @@
 // node-handler.ts (node:http, Express, Next.js Pages Router, Koa, Fastify). Both describe the
 // request as an `Incoming`, run the same core, and write its `Outgoing` their own way, so the
 // statuses and messages cannot drift apart between runtimes.
-import { messageIn, type MessageStyle } from '../shared/message.js';
-import type { BodyStop, BodyTicket } from './body-guard.js';
+import { messageIn, type MessageStyle } from '../../shared/message.js';
+import type { BodyStop, BodyTicket } from '../webhooks/body-guard.js';
 
 /** Which front door a request came through; it picks the advice when a body was already read. */
 export type Framework = 'fetch' | 'next-app' | 'hono' | 'node' | 'express' | 'next-pages' | 'koa' | 'fastify';

@@ -1,9 +1,9 @@
-import { checkKeys, describe } from '../shared/check.js';
-import { isChannelError } from '../errors/ChannelError.js';
-import { ConfigError } from '../errors/ConfigError.js';
-import { messageIn } from '../shared/message.js';
-import { safeReport } from '../shared/report.js';
-import { answer, fetchRoute, unprefixed, type Core, type FetchRoute, type Incoming, type Outgoing } from './route.js';
+import { checkKeys, describe } from '../../shared/check.js';
+import { isChannelError } from '../../errors/ChannelError.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import { messageIn } from '../../shared/message.js';
+import { safeReport } from '../../shared/report.js';
+import { answer, fetchRoute, unprefixed, type Core, type FetchRoute, type Incoming, type Outgoing } from '../http/route.js';
 
 /** What the token route needs from `createTokenExchange(...)` (or your own source of user tokens). */
 export interface TokenSource {
