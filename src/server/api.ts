@@ -2,9 +2,11 @@
 // Crypto, src/server-node.ts node:crypto, the tests both. Each is a one-line call into its room.
 import type { WebhookEvent } from '../schemas/logistics.js';
 import type { Crypto, Secret } from './crypto/crypto.js';
-import { createExchange, type TokenExchange, type TokenExchangeOptions } from './tokens/exchange.js';
+import type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
+import { createExchange } from './tokens/exchange.js';
 import { signReference, type SignInput } from './tokens/signing.js';
-import { createHandler, type WebhookHandler, type WebhookHandlerOptions } from './webhooks/handler.js';
+import type { WebhookHandler, WebhookHandlerOptions } from './webhooks/handler-options.js';
+import { createHandler } from './webhooks/handler.js';
 import { parseWith, type ParseWebhookInput } from './webhooks/parse.js';
 import { bodyKey, signBody, verifySignature, type RawBody } from './webhooks/verify.js';
 

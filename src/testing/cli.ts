@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isChannelError } from '../errors/ChannelError.js';
-import { externalUserIdProblem } from '../server/tokens/exchange.js';
+import { externalUserIdProblem } from '../server/tokens/exchange-options.js';
 import type { CheckReport } from './check-report.js';
 import { checkTokenRoute, checkWebhook, formatCheckReport } from './checks.js';
 import { CliError, controlClient, DEFAULT_SANDBOX_URL } from './cli-client.js';

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
 import { nodeCrypto } from '../server/crypto/node.js';
 import { REFERENCE_WINDOW_SECONDS, verifyReferenceSignature } from '../server/tokens/signing.js';
-import { externalUserIdProblem, TOKEN_PATH } from '../server/tokens/exchange.js';
+import { externalUserIdProblem, TOKEN_PATH } from '../server/tokens/exchange-options.js';
 import { getHeader } from '../server/http/headers.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
 import { hostName } from './control-guard.js';

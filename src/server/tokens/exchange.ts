@@ -1,13 +1,13 @@
-import { checkKeys, describe } from '../../shared/check.js';
-import { envelopeText, isEnvelope } from '../../shared/envelope.js';
-import { messageIn } from '../../shared/message.js';
-import { maskTokens } from '../../shared/redact.js';
+// The token exchange's flights and cache: one call per user at a time (across instances with a
+// cache lock), tokens from the cache while fresh, the cache skipped while it fails. The call
+// itself is in token-request.ts, the options in exchange-options.ts.
+import { describe } from '../../shared/check.js';
 import { safeReport } from '../../shared/report.js';
 import { MAX_DELAY, raceSignal, sleep } from '../../shared/signal.js';
 import { normalizeBaseUrl } from '../../shared/url.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { TokenExchangeError } from '../../errors/TokenExchangeError.js';
-import { describeIssues, tokenResponseSchema } from '../../schemas/logistics.js';
+import { checkOptions, externalUserIdProblem, shown, TOKEN_PATH, type TokenExchange, type TokenExchangeOptions } from './exchange-options.js';
 import { createCacheGuard, FAILED, type Outcome } from './cache-guard.js';
 import type { SignFunction } from './signing.js';
 import {
@@ -25,131 +25,11 @@ import {
   type TokenCacheErrorInfo,
   type TokenCacheLock,
 } from './token-cache.js';
-import { describeAnswer, describeHttpRefusal, describeUnreachable, describeUrlMistake } from './messages.js';
+import { redactorFor, requestToken, thrownMessage, type TokenCall } from './token-request.js';
 
-/** The token endpoint's path (spec §4.1). */
-export const TOKEN_PATH = '/open/api/v1/sdk/tokens';
-/** Longest `external_user_id`, in Unicode code points (spec §2.1). */
-export const MAX_EXTERNAL_USER_ID = 128;
-
-/** Options of {@link createTokenExchange}. */
-export interface TokenExchangeOptions {
-  /** The service's base URL, e.g. `https://channel.example.com`. */
-  baseUrl: string;
-  /** Access key (AK) from the integration configuration. */
-  accessKey: string;
-  /** Secret key (SK). Only ever used to sign; never logged or put in an error. */
-  secretKey: string;
-  /** Produces the `X-Channel-*` headers. @default the reference scheme (README) */
-  sign?: SignFunction;
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
-  /**
-   * Per-user token cache. Pass `createRedisTokenCache(redis)` (or your own {@link TokenCache})
-   * to share tokens, and token calls, between instances.
-   * @default an in-memory LRU of 10,000 users
-   */
-  cache?: TokenCache;
-  /**
-   * Milliseconds for the token call (signing, answer and body), and for waiting on another
-   * instance that holds the cache's lock for the same user. @default 10000
-   */
-  timeout?: number;
-  /**
-   * Milliseconds each cache call (get, set, lock, release) may take. A cache that does not
-   * answer in time is skipped and the service asked instead, so a frozen or unreachable Redis
-   * adds at most this much to a `getToken`. @default 200
-   */
-  cacheTimeout?: number;
-  /**
-   * Milliseconds for which the cache is skipped after a call to it failed or timed out: tokens
-   * come from the service (and are kept in this process's memory meanwhile), then one call
-   * tries the cache again. 0: never skip, every call tries the cache. @default 5000
-   */
-  cacheCooldown?: number;
-  /**
-   * Milliseconds during which a token that a forced refresh obtained answers further forced
-   * refreshes of the same user (on every instance sharing the cache), instead of another call to
-   * the service. It is newer than any token that got a 401 before it was asked for; a token
-   * from a plain cached call never counts. 0: every forced refresh calls the service. @default 5000
-   */
-  forceRefreshWindow?: number;
-  /**
-   * Seconds before expiry at which a cached token is no longer handed out. A token that lives
-   * less than twice this long is handed out for the first half of its life. @default 60
-   */
-  cacheMargin?: number;
-  /**
-   * Called when a cache call failed, timed out or returned something that is not a token (the
-   * exchange went on without the cache). Never receives a token or secret.
-   * @default a console.warn the first time, then silence
-   */
-  onCacheError?: (info: TokenCacheErrorInfo) => void;
-}
-
-/** What {@link createTokenExchange} returns. */
-export interface TokenExchange {
-  /**
-   * A user JWT for `externalUserId`: from the cache while it has more than `cacheMargin` left,
-   * else from the service (concurrent calls for one user share one request, across instances
-   * when the cache has a `lock`). `forceRefresh: true` never answers from the cache: it asks the
-   * service, or shares a forced refresh of that user under way or obtained within
-   * `forceRefreshWindow`; use it when the SDK's provider is called with it. `signal` lets this
-   * caller stop waiting; the shared request goes on for the others. Rejects with
-   * `TokenExchangeError` or `ConfigError` only.
-   */
-  getToken(externalUserId: string, options?: { forceRefresh?: boolean; signal?: AbortSignal }): Promise<ExchangedToken>;
-}
-
-/**
- * What is wrong with an external user id, or undefined when it is fine (spec §2.1). Length is
- * in code points, so that a CJK or emoji id counts as the characters a person sees.
- * Shared by `getToken` and the sandbox's token endpoint.
- */
-export function externalUserIdProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string') return 'must be a string (your user id); got ' + (value === null ? 'null' : typeof value);
-  if (value === '') return 'must not be empty';
-  if (value.length <= MAX_EXTERNAL_USER_ID) return undefined; // code points never outnumber UTF-16 units
-  const length = Array.from(value).length;
-  return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
-}
-
-const optionKeys = ['baseUrl', 'accessKey', 'secretKey', 'sign', 'fetch', 'cache', 'timeout', 'cacheTimeout', 'cacheCooldown', 'forceRefreshWindow', 'cacheMargin', 'onCacheError'];
 /** A cache read: synchronous for a synchronous cache. */
 type CacheRead = Outcome<StoredToken | undefined> | Promise<Outcome<StoredToken | undefined>>;
-
-/** A thrown value in a token call's message: `TypeError: ...`. */
-const named = { name: true };
-const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
 const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
-function checkOptions(o: TokenExchangeOptions): void {
-  if (typeof o !== 'object' || o === null) throw new ConfigError('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
-  checkKeys(o, optionKeys, 'createTokenExchange option');
-  if (typeof o.accessKey !== 'string' || !o.accessKey) throw new ConfigError('accessKey must be the non-empty access key from the integration configuration');
-  if (typeof o.secretKey !== 'string' || !o.secretKey) throw new ConfigError('secretKey must be the non-empty secret key from the integration configuration');
-  const ms = [
-    ['timeout', 1, 10000],
-    ['cacheTimeout', 1, 200],
-    ['cacheCooldown', 0, 5000],
-    ['forceRefreshWindow', 0, 5000],
-  ] as const;
-  for (const [name, min, example] of ms) {
-    const value = o[name];
-    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= MAX_DELAY)) {
-      throw new ConfigError(name + ' must be a number of milliseconds from ' + min + ' to ' + MAX_DELAY + ' (e.g. ' + example + '); got ' + shown(value));
-    }
-  }
-  if (o.cacheMargin !== undefined && !(typeof o.cacheMargin === 'number' && o.cacheMargin >= 0 && o.cacheMargin <= MAX_DELAY / 1000)) {
-    throw new ConfigError('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
-  }
-  for (const name of ['sign', 'fetch', 'onCacheError'] as const) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') throw new ConfigError(name + ' must be a function; got ' + shown(o[name]));
-  }
-  const cache = o.cache as Partial<TokenCache> | undefined;
-  if (cache !== undefined && (typeof cache !== 'object' || cache === null || typeof cache.get !== 'function' || typeof cache.set !== 'function' || (cache.lock !== undefined && typeof cache.lock !== 'function'))) {
-    throw new ConfigError('cache must be an object with get(key) and set(key, value, ttlMs) methods (and optionally lock(key, ttlMs)), e.g. createRedisTokenCache(redis); got ' + shown(cache));
-  }
-}
 
 /** The token exchange, signing with `defaultSign` unless told otherwise (what `createTokenExchange` runs). */
 export function createExchange(defaultSign: SignFunction, options: TokenExchangeOptions): TokenExchange {
@@ -187,17 +67,13 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   const context = { method: 'POST', url };
   const keyPrefix = tokenCacheKey(baseUrl, o.accessKey, '');
 
-  /** Cuts the secret key and anything JWT-shaped out of text that goes into an error or report. */
-  function redact(text: string): string {
-    return maskTokens(text.split(o.secretKey).join('[secret]'));
-  }
-  const thrown = (error: unknown) => redact(messageIn(named, error)).slice(0, 300);
+  const call: TokenCall = { baseUrl, url, path, accessKey: o.accessKey, secretKey: o.secretKey, sign, fetch: doFetch, timeout, context, redact: redactorFor(o.secretKey) };
 
   // A throwing hook must not turn a working fallback into a failure.
   const tell = safeReport(onCacheError);
   function report(operation: TokenCacheErrorInfo['operation'], reason: TokenCacheErrorInfo['reason'], error: unknown, skipMs: number) {
     const message =
-      reason === 'timeout' ? 'no answer within ' + cacheTimeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : thrown(error);
+      reason === 'timeout' ? 'no answer within ' + cacheTimeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : thrownMessage(call, error);
     tell({ operation, reason, message, skipMs });
   }
 
@@ -237,7 +113,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   async function fromService(key: string, externalUserId: string, lock: TokenCacheLock | undefined, force: boolean): Promise<StoredToken> {
     let token: StoredToken;
     try {
-      token = await request(externalUserId);
+      token = await requestToken(call, externalUserId);
     } catch (error) {
       if (lock) release(lock);
       throw error;
@@ -325,67 +201,6 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       ...context,
       cause: signal.reason,
     });
-  }
-
-  async function request(externalUserId: string): Promise<StoredToken> {
-    const body = JSON.stringify({ external_user_id: externalUserId });
-    const timer = AbortSignal.timeout(timeout);
-    const late = (what: string, status?: number) =>
-      new TokenExchangeError('the token endpoint ' + url + ' did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
-    // Only ever read as `timer.aborted` below.
-    const stopped = () => new Error('timeout');
-    let headers: Record<string, string>;
-    try {
-      headers = await raceSignal(Promise.resolve(sign({ method: 'POST', url, path, body, accessKey: o.accessKey, secretKey: o.secretKey })), timer, stopped, false);
-    } catch (error) {
-      if (timer.aborted) throw late('get a signed request (the sign function is slow)');
-      throw new TokenExchangeError('the sign function failed: ' + thrown(error), context);
-    }
-    let response: Response;
-    try {
-      response = await raceSignal(doFetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, stopped, false);
-    } catch (error) {
-      if (timer.aborted) throw late('answer');
-      throw new TokenExchangeError('could not reach the token endpoint ' + url + ': ' + describeUnreachable(error, url, redact), { ...context, cause: error });
-    }
-    let text: string;
-    try {
-      text = await raceSignal(response.text(), timer, stopped, false);
-    } catch (error) {
-      if (timer.aborted) throw late('send the whole body of its HTTP ' + response.status + ' answer', response.status);
-      throw new TokenExchangeError("could not read the answer of the token endpoint " + url + ' (HTTP ' + response.status + '): ' + thrown(error), { ...context, status: response.status, cause: error });
-    }
-    return readTokenAnswer(response.status, response.ok, text, response.headers.get('content-type'));
-  }
-
-  function readTokenAnswer(status: number, ok: boolean, text: string, contentType: string | null): StoredToken {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    const apiCode = isEnvelope(value) && (typeof value.code === 'number' || typeof value.code === 'string') ? value.code : undefined;
-    const said = redact(envelopeText(value)).slice(0, 200);
-    const where = { ...context, status, apiCode };
-    // Not the service's envelope at all: most likely baseUrl points at something else.
-    const foreign = apiCode === undefined ? describeAnswer(text, contentType) : undefined;
-    if (!ok) {
-      const answered = 'the token endpoint ' + url + ' answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + (said ? ': ' + said : '');
-      throw new TokenExchangeError(answered + (foreign ? ' (' + foreign + ')' : '') + '. ' + describeHttpRefusal(status, said, baseUrl), where);
-    }
-    // "0" as well as 0, as the client entry accepts.
-    if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint ' + url + ' answered code ' + apiCode + (said ? ': ' + said : ''), where);
-    const parsed = tokenResponseSchema.safeParse(apiCode === '0' ? { ...(value as object), code: 0 } : value);
-    if (!parsed.success) {
-      const shape = "{ code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }";
-      const problem = foreign
-        ? "the answer of " + url + ' (HTTP ' + status + (contentType ? ', ' + contentType.slice(0, 60) : '') + ') is not the token endpoint\'s ' + shape + ': it is ' + foreign + '. ' + describeUrlMistake(baseUrl) + '.'
-        : "the token endpoint " + url + " answered HTTP " + status + ' without ' + shape + ': ' + describeIssues(parsed.error.issues).join('; ');
-      throw new TokenExchangeError(problem, where);
-    }
-    const { access_token, expires_in } = parsed.data.data;
-    return { accessToken: access_token, expiresIn: expires_in, tokenType: 'Bearer', expiresAt: Date.now() + expires_in * 1000 };
   }
 
   return {
