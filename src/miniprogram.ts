@@ -5,7 +5,7 @@
  */
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
-import { describe, fail } from './core/check.js';
+import { describe, fail } from './shared/check.js';
 import { hostOptionsFor } from './transports/host-options.js';
 import { findHost, hostGlobals } from './transports/hosts.js';
 import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/host-api.js';

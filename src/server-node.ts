@@ -3,11 +3,11 @@
  * The `node` export condition selects this file: node:crypto is 4-15x faster than Web Crypto on Node.
  * @packageDocumentation
  */
-import { nodeCrypto } from './server/crypto-node.js';
-import { bindServer } from './server/index.js';
+import { nodeCrypto } from './server/crypto/node.js';
+import { serverApi } from './server/api.js';
 
 // Same exports as src/server.ts, whose JSDoc and .d.ts serve both builds.
 export const { verifyWebhookSignature, signWebhookBody, parseWebhook, dedupKey, createWebhookHandler, createTokenExchange, referenceSign } =
-  bindServer(nodeCrypto);
+  serverApi(nodeCrypto);
 
 export * from './server/exports.js';

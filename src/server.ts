@@ -3,12 +3,12 @@
  * Node gets src/server-node.ts through the `node` export condition (node:crypto is faster there).
  * @packageDocumentation
  */
-import { webCrypto } from './server/crypto-web.js';
-import { bindServer } from './server/index.js';
+import { webCrypto } from './server/crypto/web.js';
+import { serverApi } from './server/api.js';
 
 // The package's server types come from this file alone (package.json maps both the node and
 // the default condition to dist/server.d.ts), so the public JSDoc lives here.
-const server = bindServer(webCrypto);
+const server = serverApi(webCrypto);
 
 /**
  * True when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret` (either case).

@@ -6,7 +6,7 @@ import type { Call } from './call-options.js';
 import type { ClientEvents, Events, RequestInfo } from './events.js';
 import type { Redactor } from './redact.js';
 import { delayOf, retryAfterMs } from './retry.js';
-import { abortError, raceSignal, sleep } from './signal.js';
+import { abortError, raceRequest, sleepRequest } from './signal.js';
 import type { HeldToken, TokenManager } from './token-types.js';
 import type { Progress, SignalLike, Transport, TransportResponse } from './types.js';
 
@@ -61,7 +61,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
           hostOptions: call.hostOptions,
           raw: call.raw,
         });
-        response = await (drop ? sent : raceSignal(sent, signal, context, false));
+        response = await (drop ? sent : raceRequest(sent, signal, context));
       } catch (error) {
         failure = transportError(error, signal, context, redact);
       }
@@ -108,7 +108,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
       retries++;
       const delayMs = wait === undefined ? delayOf(policy, retries) : wait;
       note('retry', { reason, status, delayMs });
-      await sleep(delayMs, signal, context);
+      await sleepRequest(delayMs, signal, context);
     }
   }
 
@@ -116,7 +116,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
 }
 
 function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
-  return 'then' in held ? raceSignal(held, signal, context, false) : held;
+  return 'then' in held ? raceRequest(held, signal, context) : held;
 }
 
 function transportError(error: unknown, signal: SignalLike, context: { method: string; url: string }, redact: Redactor): ChannelError {

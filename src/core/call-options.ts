@@ -1,4 +1,5 @@
-import { checkKeys, describe, fail, messageOf, optionalString } from './check.js';
+import { checkKeys, describe, fail, optionalString } from '../shared/check.js';
+import { messageOf } from '../shared/message.js';
 import type { CallKind, Platform } from './client.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy, type RetryPolicy } from './retry.js';

@@ -1,7 +1,7 @@
 import { Stop } from './cancel.js';
 import type { Attempts } from './attempts.js';
 import type { Call } from './call-options.js';
-import { raceSignal } from './signal.js';
+import { raceRequest } from './signal.js';
 import type { TransportResponse } from './types.js';
 
 /**
@@ -30,7 +30,7 @@ export function createSharedGets(attempts: Attempts, live: Set<Stop>) {
     joined.users++;
     // The last waiter gone (its signal, or the fence): the call is dropped; until then it goes on.
     const leave = () => void (--joined.users === 0 && joined.stop.cancel(stop.reason));
-    const waited = raceSignal(joined.promise, stop, call.context, false);
+    const waited = raceRequest(joined.promise, stop, call.context);
     waited.then(leave, leave);
     return waited;
   }

@@ -2,7 +2,8 @@ import { ApiError } from '../errors/ApiError.js';
 import type { ErrorContext } from '../errors/ChannelError.js';
 import { HttpError } from '../errors/HttpError.js';
 import { ResponseError, type SchemaIssue } from '../errors/ResponseError.js';
-import { messageOf } from './check.js';
+import { envelopeText, isEnvelope } from '../shared/envelope.js';
+import { messageOf } from '../shared/message.js';
 import type { Redactor } from './redact.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { TransportResponse } from './types.js';
@@ -18,10 +19,6 @@ function parse(text: string): unknown {
   }
 }
 
-function isEnvelope(value: unknown): value is { code: unknown; data?: unknown; message?: unknown; msg?: unknown } {
-  return typeof value === 'object' && value !== null && 'code' in value;
-}
-
 /**
  * Turns a final response into the value the call resolves to, or the error it rejects with.
  * Whatever an error keeps of the body is redacted first (then cut to length).
@@ -31,7 +28,7 @@ export function readResponse(response: TransportResponse, raw: boolean, context:
   const value = parse(body);
   const ok = status >= 200 && status < 300;
   if (!raw && isEnvelope(value) && value.code !== 0 && value.code !== '0') {
-    const text = typeof value.message === 'string' ? value.message : typeof value.msg === 'string' ? value.msg : '';
+    const text = envelopeText(value);
     const apiCode = value.code as number | string;
     throw new ApiError('the service answered code ' + String(apiCode) + (text ? ': ' + redact.text(text) : '') + ' (HTTP ' + status + ')', Object.assign({
       status,

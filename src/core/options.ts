@@ -1,7 +1,8 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
-import { checkKeys, describe, fail, MAX_DELAY } from './check.js';
-import { normalizeBaseUrl } from './url.js';
+import { checkKeys, describe, fail } from '../shared/check.js';
+import { MAX_DELAY } from '../shared/signal.js';
+import { normalizeBaseUrl } from '../shared/url.js';
 
 export interface ResolvedOptions {
   base: string;

@@ -1,5 +1,5 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { describe } from './check.js';
+import { describe } from '../shared/check.js';
 import { isJwt } from './jwt.js';
 
 /** What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. */

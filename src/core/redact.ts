@@ -1,9 +1,7 @@
 // Every text an error or event keeps from a response or a provider failure passes through
 // here first, so a gateway that echoes the credential cannot put it in an error.
 
-/** Any JWS compact token: a base64url JSON header (`eyJ` is `{"`), payload and signature. */
-const jwt = /eyJ[\w-]+\.[\w-]+\.[\w-]*/g;
-const MASK = '[token]';
+import { MASK, maskTokens } from '../shared/redact.js';
 
 export interface Redactor {
   /** Adds a token to the ones always cut out (the client calls it for every token it holds). */
@@ -24,7 +22,7 @@ export function createRedactor(): Redactor {
   const text = (input: string) => {
     let out = input;
     for (const token of tokens) out = out.split(token).join(MASK);
-    return out.replace(jwt, MASK);
+    return maskTokens(out);
   };
   const value = (input: unknown, depth = 0): unknown => {
     if (typeof input === 'string') return text(input);

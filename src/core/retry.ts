@@ -1,4 +1,6 @@
-import { checkKeys, describe, fail, MAX_DELAY, messageOf } from './check.js';
+import { checkKeys, describe, fail } from '../shared/check.js';
+import { messageOf } from '../shared/message.js';
+import { MAX_DELAY } from '../shared/signal.js';
 import type { RetryOptions } from './types.js';
 
 export interface RetryPolicy {

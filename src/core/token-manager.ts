@@ -1,5 +1,5 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { messageOf } from './check.js';
+import { messageOf } from '../shared/message.js';
 import { claimsOf, isJwt } from './jwt.js';
 import { createServerClock } from './server-clock.js';
 import { abortError, cleared } from './signal.js';

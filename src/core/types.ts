@@ -1,15 +1,7 @@
+import type { SignalLike } from '../shared/signal.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 
-/**
- * The part of an `AbortSignal` the SDK uses. A real `AbortSignal` fits; on a host
- * without `AbortController` (mini-programs) any object of this shape does.
- */
-export interface SignalLike {
-  readonly aborted: boolean;
-  readonly reason?: unknown;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
+export type { SignalLike };
 
 /** What a transport is asked to send. Headers are lower-case; the body is already serialised. */
 export interface TransportRequest {

@@ -1,23 +1,25 @@
 // What both server entries export besides the crypto-bound functions; named one by one.
-export { toNodeHandler } from './node-handler.js';
-export type { FastifyReplyLike, FastifyRequestLike, KoaContextLike, NodeHandler, NodeRequest } from './node-handler.js';
-export type { FetchContext, FetchRoute } from './route.js';
-export { createTokenRoute } from './token-route.js';
-export type { TokenRoute, TokenRouteErrorInfo, TokenRouteOptions, TokenSource } from './token-route.js';
-export { createMemoryDedupStore } from './dedup.js';
-export type { DedupLease, DedupState, MemoryDedupStoreOptions, WebhookDedupStore } from './dedup.js';
-export { compareLogistics, latestEventTime, isLogisticsUpdated, SIGNATURE_HEADER } from './webhook.js';
-export type { ParseWebhookInput, RawBody } from './webhook.js';
-export type { HeadersLike } from './headers.js';
-export type { WebhookContext, WebhookErrorInfo, WebhookHandler, WebhookHandlerOptions, WebhookSecret } from './handler.js';
-export { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './token-exchange.js';
-export type { TokenExchange, TokenExchangeOptions } from './token-exchange.js';
-export { createMemoryTokenCache } from './token-cache.js';
-export type { ExchangedToken, StoredToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './token-cache.js';
+export { toNodeHandler } from './http/node-handler.js';
+export type { FastifyReplyLike, FastifyRequestLike, KoaContextLike, NodeHandler, NodeRequest } from './http/node-handler.js';
+export type { FetchContext, FetchRoute } from './http/route.js';
+export { createTokenRoute } from './tokens/token-route.js';
+export type { TokenRoute, TokenRouteErrorInfo, TokenRouteOptions, TokenSource } from './tokens/token-route.js';
+export { createMemoryDedupStore } from './webhooks/dedup.js';
+export type { DedupLease, DedupState, MemoryDedupStoreOptions, WebhookDedupStore } from './webhooks/dedup.js';
+export { SIGNATURE_HEADER } from './webhooks/verify.js';
+export type { RawBody } from './webhooks/verify.js';
+export { compareLogistics, latestEventTime, isLogisticsUpdated } from './webhooks/parse.js';
+export type { ParseWebhookInput } from './webhooks/parse.js';
+export type { HeadersLike } from './http/headers.js';
+export type { WebhookContext, WebhookErrorInfo, WebhookHandler, WebhookHandlerOptions, WebhookSecret } from './webhooks/handler-options.js';
+export { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './tokens/exchange-options.js';
+export type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
+export { createMemoryTokenCache } from './tokens/token-cache.js';
+export type { ExchangedToken, StoredToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './tokens/token-cache.js';
 export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
 export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
-export type { SignFunction, SignInput } from './signing.js';
-export type { Secret } from './crypto.js';
+export type { SignFunction, SignInput } from './tokens/signing.js';
+export type { Secret } from './crypto/crypto.js';
 export {
   logisticsSchema,
   logisticsUpdatedSchema,

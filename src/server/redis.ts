@@ -1,9 +1,9 @@
 // Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
-import { checkKeys, describe } from '../core/check.js';
+import { checkKeys, describe } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
-import type { DedupState, WebhookDedupStore } from './dedup.js';
-import type { StoredToken, TokenCache, TokenCacheLock } from './token-cache.js';
+import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
+import type { StoredToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
 
 // The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
 // simpler type matches), so the public types only say which methods must be there; the calls

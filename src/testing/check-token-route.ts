@@ -1,4 +1,4 @@
-import { checkKeys } from '../core/check.js';
+import { checkKeys } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
 import { HEADER_NAME } from './http.js';

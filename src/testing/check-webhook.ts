@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { checkKeys } from '../core/check.js';
+import { checkKeys } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
@@ -21,7 +21,7 @@ export interface WebhookCheckOptions {
 
 const OPTION_KEYS = ['url', 'secret', 'effects'];
 /**
- * The service's signature header (spec §5.3): server/webhook.ts's SIGNATURE_HEADER, written out
+ * The service's signature header (spec §5.3): server/webhooks/verify.ts's SIGNATURE_HEADER, written out
  * here because importing that module would bundle zod into dist/check.cjs (a test keeps them equal).
  */
 export const SIGNATURE_HEADER = 'x-channel-webhook-signature';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { externalUserIdProblem } from '../server/token-exchange.js';
+import { externalUserIdProblem } from '../server/tokens/exchange-options.js';
 import { common, httpUrl, optionsOf, positionals, sandboxUrl, wholeNumber, type Values } from './cli-args.js';
 import { check } from './cli-check.js';
 import { CliError, controlClient } from './cli-client.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConfigError } from '../errors/ConfigError.js';
-import { externalUserIdProblem } from '../server/token-exchange.js';
+import { externalUserIdProblem } from '../server/tokens/exchange-options.js';
 import { isLoopback, openEventStream, readBody, sendJson } from './http.js';
 import { controlRefusal } from './control-guard.js';
 import type { EventLog } from './event-log.js';

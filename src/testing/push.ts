@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { SIGNATURE_HEADER } from '../server/webhook.js';
-import { nodeCrypto } from '../server/crypto-node.js';
+import { SIGNATURE_HEADER } from '../server/webhooks/verify.js';
+import { nodeCrypto } from '../server/crypto/node.js';
 import type { Logistics } from '../schemas/logistics.js';
 import type { EventLog } from './event-log.js';
 import { openEventStream, readAnswer, trimAnswer, type EventStream } from './http.js';

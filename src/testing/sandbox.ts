@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { checkKeys } from '../core/check.js';
+import { checkKeys } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { Logistics } from '../schemas/logistics.js';
-import { TOKEN_PATH } from '../server/token-exchange.js';
+import { TOKEN_PATH } from '../server/tokens/exchange-options.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
 import { createDataRoute } from './data-routes.js';
 import { createEventLog } from './event-log.js';

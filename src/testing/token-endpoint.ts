@@ -1,15 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { nodeCrypto } from '../server/crypto-node.js';
-import { getHeader } from '../server/headers.js';
-import { createReferenceSigning, REFERENCE_WINDOW_SECONDS } from '../server/signing.js';
-import { externalUserIdProblem } from '../server/token-exchange.js';
+import { nodeCrypto } from '../server/crypto/node.js';
+import { getHeader } from '../server/http/headers.js';
+import { REFERENCE_WINDOW_SECONDS, verifyReferenceSignature } from '../server/tokens/signing.js';
+import { externalUserIdProblem } from '../server/tokens/exchange-options.js';
 import type { EventLog } from './event-log.js';
 import { sendJson } from './http.js';
 import { createNonceStore } from './nonce-store.js';
 import { SANDBOX_CODES } from './sandbox-api.js';
 import type { SandboxStats } from './types.js';
 
-const { verifyReferenceSignature } = createReferenceSigning(nodeCrypto);
 
 /** What the token endpoint uses of its sandbox. */
 export interface TokenEndpointContext {
@@ -41,7 +40,7 @@ export function createTokenEndpoint({ stats, events, credentials, now, issue, tt
     if (req.method !== 'POST') return reject(405, SANDBOX_CODES.methodNotAllowed, 'use POST');
     const header = (name: string) => getHeader(req.headers, name);
     const nowMs = now();
-    const reason = await verifyReferenceSignature({
+    const reason = await verifyReferenceSignature(nodeCrypto, {
       method: 'POST',
       path: req.url ?? '',
       body,

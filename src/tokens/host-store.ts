@@ -1,4 +1,4 @@
-import { checkKeys, describe, fail } from '../core/check.js';
+import { checkKeys, describe, fail } from '../shared/check.js';
 import { userKey } from '../core/token-manager.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
 import { findHost } from '../transports/hosts.js';

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { Transport } from '../core/types.js';
+import { messageOf } from '../shared/message.js';
 
 /** ky options the SDK owns; everything else (hooks, credentials, ...) passes through. */
 export type KyPassThrough = Omit<
@@ -104,15 +105,16 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       if (isTimeoutError(error)) throw new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
       // ky's errors hold the Request, and with it the Authorization header: keep only the cause.
       const cause = isKyError(error) ? error.cause : error;
-      throw new NetworkError('network error: ' + messageOf(cause) + corsHint(method, url, cause), { method, url, cause });
+      throw new NetworkError('network error: ' + networkMessage(cause) + corsHint(method, url, cause), { method, url, cause });
     } finally {
       if (controller && signal) signal.removeEventListener('abort', abort);
     }
   };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message + (error.cause instanceof Error ? ' (' + error.cause.message + ')' : '') : 'unknown cause';
+/** A network failure's message: undici's TypeError says only "fetch failed"; its cause says why. */
+function networkMessage(error: unknown): string {
+  return error instanceof Error ? messageOf(error) + (error.cause instanceof Error ? ' (' + messageOf(error.cause) + ')' : '') : 'unknown cause';
 }
 
 /**

@@ -1,4 +1,4 @@
-import { checkKeys, describe, fail } from '../core/check.js';
+import { checkKeys, describe, fail } from '../shared/check.js';
 import type { CallKind } from '../core/client.js';
 
 /**

@@ -1,8 +1,8 @@
 import * as fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
-import { nodeCrypto } from '../../src/server/crypto-node.js';
-import { webCrypto } from '../../src/server/crypto-web.js';
-import { bindServer } from '../../src/server/index.js';
+import { nodeCrypto } from '../../src/server/crypto/node.js';
+import { webCrypto } from '../../src/server/crypto/web.js';
+import { serverApi } from '../../src/server/api.js';
 import { ConfigError, signWebhookBody, type WebhookErrorInfo, type WebhookHandlerOptions } from '../../src/server-node.js';
 import { doors, type Door, type Sent } from './doors.js';
 import { captureConsole } from './helpers.js';
@@ -31,8 +31,8 @@ function setup(create: (typeof cryptos)[number][1], options: Partial<WebhookHand
 }
 
 const cryptos = [
-  ['node:crypto', bindServer(nodeCrypto).createWebhookHandler],
-  ['Web Crypto', bindServer(webCrypto).createWebhookHandler],
+  ['node:crypto', serverApi(nodeCrypto).createWebhookHandler],
+  ['Web Crypto', serverApi(webCrypto).createWebhookHandler],
 ] as const;
 
 // One status matrix, every front door, both crypto builds: the answers must be identical.

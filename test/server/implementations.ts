@@ -1,18 +1,18 @@
 // Every implementation of the webhook primitives, so that one table of vectors and one set
 // of properties run against all of them: source and built package, node:crypto and Web Crypto.
-import { nodeCrypto } from '../../src/server/crypto-node.js';
-import { webCrypto } from '../../src/server/crypto-web.js';
-import { bindServer } from '../../src/server/index.js';
+import { nodeCrypto } from '../../src/server/crypto/node.js';
+import { webCrypto } from '../../src/server/crypto/web.js';
+import { serverApi } from '../../src/server/api.js';
 
-type Tools = Pick<ReturnType<typeof bindServer>, 'verifyWebhookSignature' | 'signWebhookBody' | 'parseWebhook' | 'dedupKey'>;
+type Tools = Pick<ReturnType<typeof serverApi>, 'verifyWebhookSignature' | 'signWebhookBody' | 'parseWebhook' | 'dedupKey'>;
 
 // dist/ is built by `npm test` before vitest runs; imported by computed path, untyped.
 const built = async (file: string) => (await import(/* @vite-ignore */ new URL(`../../dist/${file}`, import.meta.url).href)) as Tools;
 
 export async function implementations(): Promise<Array<[string, Tools]>> {
   return [
-    ['src node:crypto', bindServer(nodeCrypto)],
-    ['src Web Crypto', bindServer(webCrypto)],
+    ['src node:crypto', serverApi(nodeCrypto)],
+    ['src Web Crypto', serverApi(webCrypto)],
     // The built files the `node` and default export conditions point at.
     ['dist server-node.js', await built('server-node.js')],
     ['dist server.js (Web Crypto)', await built('server.js')],

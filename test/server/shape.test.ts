@@ -3,8 +3,8 @@
 import * as fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { isLogisticsUpdatedBody, isWebhookEnvelope, logisticsUpdatedSchema, webhookEnvelopeSchema } from '../../src/schemas/logistics.js';
-import { nodeCrypto } from '../../src/server/crypto-node.js';
-import { parsePayload as parse } from '../../src/server/webhook.js';
+import { nodeCrypto } from '../../src/server/crypto/node.js';
+import { parsePayload as parse } from '../../src/server/webhooks/parse.js';
 
 const parsePayload = (raw: string) => parse(raw, nodeCrypto.utf8);
 

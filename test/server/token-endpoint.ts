@@ -1,13 +1,12 @@
 /** A token endpoint on node:http for the exchange's tests: checks the four headers and the reference signature. */
 import { afterEach } from 'vitest';
-import { nodeCrypto } from '../../src/server/crypto-node.js';
-import { createReferenceSigning } from '../../src/server/signing.js';
+import { nodeCrypto } from '../../src/server/crypto/node.js';
+import { verifyReferenceSignature } from '../../src/server/tokens/signing.js';
 import { makeJwt } from '../helpers/fake-service.js';
 import { sendJson, startServer, type TestServer } from '../helpers/server.js';
 
 export const accessKey = 'ak_test';
 export const secretKey = 'sk_test_very_secret';
-const { verifyReferenceSignature } = createReferenceSigning(nodeCrypto);
 const servers: TestServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -25,7 +24,7 @@ export interface EndpointOptions {
 export async function endpoint(options: EndpointOptions = {}) {
   const calls: Array<{ user: string; reason?: string }> = [];
   const server = await startServer(async (req, res) => {
-    const reason = await verifyReferenceSignature({
+    const reason = await verifyReferenceSignature(nodeCrypto, {
       method: req.method ?? '',
       path: req.url ?? '',
       body: req.body,

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { createMemoryDedupStore, createTokenExchange, createTokenRoute, createWebhookHandler, toNodeHandler } from '../../src/server-node.js';
-import { SIGNATURE_HEADER } from '../../src/server/webhook.js';
+import { SIGNATURE_HEADER } from '../../src/server/webhooks/verify.js';
 import { SIGNATURE_HEADER as CHECKED_HEADER } from '../../src/testing/check-webhook.js';
 import { checkTokenRoute, checkWebhook, formatCheckReport, type CheckReport, type Sandbox } from '../../src/testing.js';
 import { closers, sandboxWith } from './helpers.js';

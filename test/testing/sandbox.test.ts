@@ -4,8 +4,8 @@ import { decodeJwt, SignJWT } from 'jose';
 import { describe, expect, test } from 'vitest';
 import { createClient, UnauthorizedError } from '../../src/index.js';
 import { createTokenExchange, referenceSign } from '../../src/server-node.js';
-import { createReferenceSigning } from '../../src/server/signing.js';
-import { nodeCrypto } from '../../src/server/crypto-node.js';
+import { signReference } from '../../src/server/tokens/signing.js';
+import { nodeCrypto } from '../../src/server/crypto/node.js';
 import { demoLogistics, MAX_BODY_BYTES, SANDBOX_CODES, SANDBOX_PATHS, type Sandbox, type SandboxEvent } from '../../src/testing.js';
 import { closers, receiver, sandboxWith } from './helpers.js';
 import { base64url } from '../helpers/fake-service.js';
@@ -52,8 +52,8 @@ describe('token endpoint', () => {
       const sandbox = await sandboxWith({ now: () => clock });
       const at = async (offsetSeconds: number) => {
         const body = '{"external_user_id":"u1"}';
-        const sign = createReferenceSigning(nodeCrypto, () => Math.floor(clock / 1000) * 1000 + offsetSeconds * 1000);
-        const headers = await sign.referenceSign({ method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials });
+        const signedAt = Math.floor(clock / 1000) * 1000 + offsetSeconds * 1000;
+        const headers = await signReference(nodeCrypto, { method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials }, signedAt);
         const { status, body: answer } = await post(sandbox, { headers: { ...headers, 'Content-Type': 'application/json' }, body });
         return status === 200 ? 'accepted' : answer.code === SANDBOX_CODES.staleTimestamp ? 'outside the window' : 'other ' + answer.code;
       };
@@ -67,10 +67,9 @@ describe('token endpoint', () => {
   test('a nonce is refused for as long as its request could pass the window, and forgotten after', async () => {
     let clock = Date.UTC(2026, 0, 1, 12);
     const sandbox = await sandboxWith({ now: () => clock });
-    const signAt = (ms: number) => createReferenceSigning(nodeCrypto, () => ms);
     const body = '{"external_user_id":"u1"}';
     // Signed 300 s ahead: valid until the sandbox's clock reaches its timestamp + 300 s.
-    const headers = await signAt(clock + 300_000).referenceSign({ method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials });
+    const headers = await signReference(nodeCrypto, { method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials }, clock + 300_000);
     const request = { headers: { ...headers, 'Content-Type': 'application/json' }, body };
     expect((await post(sandbox, request)).status).toBe(200);
     clock += 600_000;

@@ -3,7 +3,8 @@
 // node-handler.ts (node:http, Express, Next.js Pages Router, Koa, Fastify). Both describe the
 // request as an `Incoming`, run the same core, and write its `Outgoing` their own way, so the
 // statuses and messages cannot drift apart between runtimes.
-import type { BodyStop, BodyTicket } from './body-guard.js';
+import { messageIn, type MessageStyle } from '../../shared/message.js';
+import type { BodyStop, BodyTicket } from '../webhooks/body-guard.js';
 
 /** Which front door a request came through; it picks the advice when a body was already read. */
 export type Framework = 'fetch' | 'next-app' | 'hono' | 'node' | 'express' | 'next-pages' | 'koa' | 'fastify';
@@ -64,8 +65,8 @@ export interface FetchRoute {
 
 const JSON_TYPE = 'application/json';
 
-/** An error's message for a log line, without the package prefix the line already carries. */
-export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error)).replace(/^\[channel-sdk\] /, '');
+/** How a log line words an error: without the package prefix the line already carries. */
+export const unprefixed: MessageStyle = { unprefixed: true };
 
 /** JSON text of a small constant answer. */
 export const answer = (status: number, value: object, headers?: Record<string, string>): Outgoing =>
@@ -97,7 +98,7 @@ export function run<T>(core: Core, incoming: Incoming, deliver: (out: Outgoing) 
 }
 
 function internal(error: unknown): Outgoing {
-  console.error('[channel-sdk] ' + messageOf(error));
+  console.error('[channel-sdk] ' + messageIn(unprefixed, error));
   return INTERNAL;
 }
 

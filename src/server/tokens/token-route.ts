@@ -1,7 +1,9 @@
-import { checkKeys, describe } from '../core/check.js';
-import { isChannelError } from '../errors/ChannelError.js';
-import { ConfigError } from '../errors/ConfigError.js';
-import { answer, fetchRoute, messageOf, type Core, type FetchRoute, type Incoming, type Outgoing } from './route.js';
+import { checkKeys, describe } from '../../shared/check.js';
+import { isChannelError } from '../../errors/ChannelError.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import { messageIn } from '../../shared/message.js';
+import { safeReport } from '../../shared/report.js';
+import { answer, fetchRoute, unprefixed, type Core, type FetchRoute, type Incoming, type Outgoing } from '../http/route.js';
 
 /** What the token route needs from `createTokenExchange(...)` (or your own source of user tokens). */
 export interface TokenSource {
@@ -142,20 +144,18 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
   const allowed = checkAllowedOrigins(o.allowedOrigins);
   let exchange: TokenSource | undefined = typeof given === 'function' ? undefined : given;
   let toldCrossSite = false;
-  const report =
+  // A reporter that throws changes no answer.
+  const report = safeReport(
     o.onError ||
     ((error: unknown, info: TokenRouteErrorInfo) => {
       // Cross-site refusals: the first one, for a partner whose page is elsewhere; not a flood.
       if (info.stage === 'origin' && !toldCrossSite) toldCrossSite = true;
       else if (info.stage !== 'user' && info.stage !== 'exchange') return;
-      console.error('[channel-sdk] token route ' + info.stage + ' -> ' + info.status + ': ' + messageOf(error));
-    });
+      console.error('[channel-sdk] token route ' + info.stage + ' -> ' + info.status + ': ' + messageIn(unprefixed, error));
+    }),
+  );
   const fail = (out: Outgoing, error: unknown, stage: TokenRouteErrorInfo['stage']) => {
-    try {
-      report(error, { stage, status: out.status });
-    } catch {
-      // A reporter that throws changes no answer.
-    }
+    report(error, { stage, status: out.status });
     return out;
   };
 

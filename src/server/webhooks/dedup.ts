@@ -1,5 +1,5 @@
-import { checkKeys, describe } from '../core/check.js';
-import { ConfigError } from '../errors/ConfigError.js';
+import { checkKeys, describe } from '../../shared/check.js';
+import { ConfigError } from '../../errors/ConfigError.js';
 
 /** One delivery's hold on a push while its callback runs: it lapses unless renewed. */
 export interface DedupLease {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ConfigError } from '../errors/ConfigError.js';
-import type { BodyTicket } from './body-guard.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import type { BodyTicket } from '../webhooks/body-guard.js';
 import { concat, ROUTE_CORE, run, type BodyResult, type Core, type Framework, type Incoming, type Outgoing } from './route.js';
 
 // No node:* import at run time: the edge build of the server entry (Web Crypto, for workers)

@@ -1,6 +1,6 @@
 // The token cache's contract (what users implement for their own store), the rules the
 // exchange applies to what a cache holds, and the default in-memory cache.
-import { ConfigError } from '../errors/ConfigError.js';
+import { ConfigError } from '../../errors/ConfigError.js';
 
 /** A user token as `getToken` returns it. */
 export interface ExchangedToken {

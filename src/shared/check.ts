@@ -1,7 +1,6 @@
+// The option checks every public constructor runs: unknown keys with a "did you mean", values
+// described without quoting a credential.
 import { ConfigError } from '../errors/ConfigError.js';
-
-/** The largest delay a timer can hold (2^31 - 1 ms, about 24.8 days). */
-export const MAX_DELAY = 2147483647;
 
 /** Throws the ConfigError every option check ends in. */
 export function fail(message: string): never {
@@ -17,17 +16,6 @@ export function describe(value: unknown): string {
   // Numbers and booleans are shown as they are: they cannot be a credential.
   if (type === 'number' || type === 'boolean') return String(value);
   return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : 'a ' + type;
-}
-
-/**
- * The message of anything thrown, without quoting objects: an Error's message, or the
- * `errMsg` / `errorMessage` / `message` of a mini-program host's fail object.
- */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  const o = error as { errMsg?: unknown; errorMessage?: unknown; message?: unknown } | null;
-  const text = o && typeof o === 'object' ? [o.errMsg, o.errorMessage, o.message].filter((t) => typeof t === 'string')[0] : undefined;
-  return typeof text === 'string' ? text : describe(error);
 }
 
 /** `o[name]`: absent, or a non-empty string. */

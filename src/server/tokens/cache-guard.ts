@@ -1,6 +1,7 @@
 // What stands between the token exchange and its cache: every cache call bounded by a short
 // timeout, and a circuit breaker, so that a frozen or unreachable Redis costs one caller one
 // bound per cool-down instead of every caller a bound on every call.
+import { bounded } from '../../shared/bounded.js';
 import type { TokenCacheErrorInfo, TokenCacheLock } from './token-cache.js';
 
 /** What a guarded cache call resolves to when it failed, timed out or was skipped. */
@@ -8,6 +9,8 @@ export const FAILED: unique symbol = Symbol('cache call failed');
 export type Outcome<T> = T | typeof FAILED;
 
 type Operation = TokenCacheErrorInfo['operation'];
+const GAVE_UP: unique symbol = Symbol('gave up');
+const TIMED_OUT = { timedOut: true };
 
 export interface CacheGuardOptions {
   /** Milliseconds each cache call may take. */
@@ -57,7 +60,7 @@ export function createCacheGuard(o: CacheGuardOptions): CacheGuard {
     probing = false;
     openUntil = Date.now() + o.cooldownMs;
     o.report(operation, reason, error, o.cooldownMs);
-    for (const giveUp of waiting) giveUp(); // each removes itself: a Set iterates on safely
+    for (const giveUp of waiting) giveUp(); // each call then stops waiting and leaves the set
   }
 
   return {
@@ -82,46 +85,34 @@ export function createCacheGuard(o: CacheGuardOptions): CacheGuard {
         succeeded();
         return result;
       }
-      return new Promise<Outcome<T>>((resolve) => {
-        let settled = false;
-        const finish = () => {
-          settled = true;
-          clearTimeout(timer);
+      // Opening the breaker (another call's failure) stops the wait at once.
+      let giveUp!: () => void;
+      const abandoned = new Promise<typeof GAVE_UP>((resolve) => (giveUp = () => resolve(GAVE_UP)));
+      waiting.add(giveUp);
+      const pending = result;
+      const outcome: Promise<Outcome<T>> = bounded<T | typeof GAVE_UP>(() => Promise.race([pending, abandoned]), o.timeoutMs, () => TIMED_OUT, afterIo).then(
+        (value) => {
           waiting.delete(giveUp);
-        };
-        const giveUp = () => {
-          finish();
-          resolve(FAILED);
-        };
-        const timer = setTimeout(
-          () =>
-            afterIo(() => {
-              if (settled) return;
-              giveUp();
-              trip(operation, 'timeout', undefined, probe);
-            }),
-          o.timeoutMs,
-        );
-        waiting.add(giveUp);
-        result.then(
-          (value) => {
-            if (!settled) {
-              finish();
-              succeeded();
-              return resolve(value);
-            }
-            // A lock granted after we gave up on it (a frozen Redis thawed, a command resent
-            // after a reconnect): give it back, or it would hold off every instance until it expires.
-            const late = value as Partial<TokenCacheLock> | undefined;
-            if (operation === 'lock' && typeof late?.release === 'function') o.lateLock(late as TokenCacheLock);
-          },
-          (error: unknown) => {
-            if (settled) return;
-            giveUp();
-            trip(operation, 'error', error, probe);
-          },
-        );
-      });
+          if (value === GAVE_UP) return FAILED;
+          succeeded();
+          return value as T;
+        },
+        (error: unknown) => {
+          waiting.delete(giveUp);
+          trip(operation, error === TIMED_OUT ? 'timeout' : 'error', error === TIMED_OUT ? undefined : error, probe);
+          return FAILED;
+        },
+      );
+      // A lock granted after we gave up on it (a frozen Redis thawed, a command resent after a
+      // reconnect): give it back, or it would hold off every instance until it expires.
+      pending.then(
+        (value) => {
+          const late = value as Partial<TokenCacheLock> | undefined;
+          if (operation === 'lock' && typeof late?.release === 'function') void outcome.then((got) => got === FAILED && o.lateLock(late as TokenCacheLock));
+        },
+        () => {},
+      );
+      return outcome;
     },
   };
 }

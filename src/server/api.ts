@@ -1,0 +1,24 @@
+// The server functions that need a crypto, over one implementation: src/server.ts passes Web
+// Crypto, src/server-node.ts node:crypto, the tests both. Each is a one-line call into its room.
+import type { WebhookEvent } from '../schemas/logistics.js';
+import type { Crypto, Secret } from './crypto/crypto.js';
+import type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
+import { createExchange } from './tokens/exchange.js';
+import { signReference, type SignInput } from './tokens/signing.js';
+import type { WebhookHandler, WebhookHandlerOptions } from './webhooks/handler-options.js';
+import { createHandler } from './webhooks/handler.js';
+import { parseWith, type ParseWebhookInput } from './webhooks/parse.js';
+import { bodyKey, signBody, verifySignature, type RawBody } from './webhooks/verify.js';
+
+export function serverApi(crypto: Crypto) {
+  const referenceSign = (input: SignInput): Promise<Record<string, string>> => signReference(crypto, input);
+  return {
+    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> => verifySignature(crypto, rawBody, signature, secret),
+    signWebhookBody: (rawBody: RawBody, secret: Secret): Promise<string> => signBody(crypto, rawBody, secret),
+    parseWebhook: (input: ParseWebhookInput): Promise<WebhookEvent> => parseWith(crypto, input),
+    dedupKey: (rawBody: RawBody): Promise<string> => bodyKey(crypto, rawBody),
+    createWebhookHandler: (options: WebhookHandlerOptions): WebhookHandler => createHandler(crypto, options),
+    createTokenExchange: (options: TokenExchangeOptions): TokenExchange => createExchange(referenceSign, options),
+    referenceSign,
+  };
+}

@@ -1,0 +1,225 @@
+// What createWebhookHandler takes, and its checks: every option checked once, with its default.
+import { checkKeys, describe } from '../../shared/check.js';
+import { messageIn } from '../../shared/message.js';
+import { MAX_DELAY } from '../../shared/signal.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/logistics.js';
+import type { Secret } from '../crypto/crypto.js';
+import { unprefixed, type FetchRoute } from '../http/route.js';
+import { checkDedupStore, type WebhookDedupStore } from './dedup.js';
+import { isSecret } from './verify.js';
+
+/** What a callback receives besides the event. */
+export interface WebhookContext {
+  /** The body exactly as received. */
+  rawBody: Uint8Array;
+  /** SHA-256 (hex) of the raw body: the same for a repeated push. */
+  dedupKey(): Promise<string>;
+  /**
+   * What your framework handed the handler: the Fetch `Request` (Next.js App Router, Deno, Bun,
+   * workers), Hono's context, Express's or node:http's `req`, Koa's `ctx`, Fastify's `request`.
+   */
+  request: unknown;
+}
+
+/** Where handling stopped, for `onError`. */
+export interface WebhookErrorInfo {
+  /**
+   * `request` malformed request (e.g. Host header), `method` not POST, `config` no secret,
+   * `body` already read by another parser, unreadable, not in within `bodyTimeoutMs` (408) or
+   * refused for want of room in `maxBufferedBytes` (503), `size` too large, `signature`,
+   * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
+   * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
+   * push is processed anyway), `callback` threw, `slow` the callback is still running after
+   * `slowCallbackMs`.
+   */
+  stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow';
+  /** `info` needs nothing done; `warn` a rejected or slow push; `error` something to fix. */
+  level: 'info' | 'warn' | 'error';
+  /** The status answered (absent for `slow` and `dedup`, which do not end the request). */
+  status?: number;
+  /** Milliseconds the callback had taken, for `slow` and `callback`. */
+  elapsedMs?: number;
+}
+
+/**
+ * The webhook signing secret, or a function that returns it. A function is called at the first
+ * request (not when the route module is imported, so a build without secrets works) and its
+ * answer kept; while it returns nothing or throws, pushes get 500 and are never accepted unsigned.
+ */
+export type WebhookSecret = Secret | (() => Secret | null | undefined | Promise<Secret | null | undefined>);
+
+/** Options of {@link createWebhookHandler}. */
+export interface WebhookHandlerOptions {
+  /**
+   * The webhook signing secret from the integration configuration, or a function returning it
+   * (resolved at the first request: `secret: () => process.env.CHANNEL_WEBHOOK_SECRET`).
+   */
+  secret: WebhookSecret;
+  /** Accept unsigned pushes when the secret is empty (the service then sends no signature). @default false */
+  allowUnsigned?: boolean;
+  /** Larger bodies get 413, checked while reading. @default 1048576 (1 MiB) */
+  maxBodyBytes?: number;
+  /**
+   * Milliseconds a request may take to deliver its body, counted from when the handler starts
+   * reading it; past it the answer is 408 and the connection is closed. The service itself waits
+   * 8 s for the whole answer. Applies to bodies the handler reads (not to a body a framework
+   * parser such as express.raw() buffered first). @default 8000
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * Bytes of request bodies this handler holds at once, across all requests in flight (bodies
+   * being read, and bodies whose callback runs). When a chunk does not fit, the body that has
+   * waited longest for its next chunk is dropped to make room (503 with Retry-After, connection
+   * closed); when nothing can give way, the new body is. At least `maxBodyBytes`.
+   * @default 67108864 (64 MiB)
+   */
+  maxBufferedBytes?: number;
+  /** Called for each verified `logistics.updated` push; the handler answers 2xx only after it resolves. */
+  onLogisticsUpdated: (event: LogisticsUpdatedEvent, context: WebhookContext) => unknown;
+  /** Called for any other event type; without it such pushes are acknowledged and ignored. */
+  onEvent?: (event: UnknownWebhookEvent, context: WebhookContext) => unknown;
+  /**
+   * Rejections, callback errors, slow callbacks, duplicates.
+   * @default `warn` and `error` levels to console.warn / console.error, one line, never the body or the secret
+   */
+  onError?: (error: unknown, info: WebhookErrorInfo) => void;
+  /** A callback slower than this is reported (the service stops waiting at 8 s). @default 7000 */
+  slowCallbackMs?: number;
+  /**
+   * Remembers pushes processed (by {@link WebhookContext.dedupKey}), so that a push delivered
+   * twice, or to two instances, runs the callback once: `createMemoryDedupStore()` for one
+   * process, `createRedisDedupStore(redis)` for several. A repeat is acknowledged (200
+   * `duplicate`) only once a delivery's callback succeeded; while one runs, repeats get 503 with
+   * Retry-After so that the service tries again.
+   */
+  dedup?: WebhookDedupStore;
+  /** Milliseconds a dedup store call may take; past it the push is processed anyway. @default 1000 */
+  dedupTimeoutMs?: number;
+  /**
+   * Milliseconds a delivery's hold on a push (its lease) lasts unless renewed. The handler renews
+   * it every third of this while the callback runs; when an instance dies mid-callback, the
+   * service's redeliveries get 503 until the lease lapses, and the next one is processed.
+   * At least twice `dedupTimeoutMs`. @default 10000
+   */
+  dedupLeaseMs?: number;
+}
+
+/** What {@link createWebhookHandler} returns: a Fetch route that `toNodeHandler` also serves. */
+export type WebhookHandler = FetchRoute;
+
+function defaultReport(error: unknown, info: WebhookErrorInfo): void {
+  if (info.level === 'info') return;
+  const text = '[channel-sdk] webhook ' + info.stage + (info.status ? ' -> ' + info.status : '') + ': ' + messageIn(unprefixed, error);
+  (info.level === 'error' ? console.error : console.warn)(text);
+}
+
+const OPTION_KEYS = [
+  'secret',
+  'allowUnsigned',
+  'maxBodyBytes',
+  'bodyTimeoutMs',
+  'maxBufferedBytes',
+  'onLogisticsUpdated',
+  'onEvent',
+  'onError',
+  'slowCallbackMs',
+  'dedup',
+  'dedupTimeoutMs',
+  'dedupLeaseMs',
+];
+// Habits from other libraries (body-parser's `limit`, Fastify's `bodyLimit`, undici's
+// `bodyTimeout`), and names the shared stems would otherwise point elsewhere (checkKeys takes
+// the first of equally near keys: `dedupLease` would get `dedup`).
+const OPTION_HINTS = {
+  limit: 'maxBodyBytes',
+  bodylimit: 'maxBodyBytes',
+  timeout: 'bodyTimeoutMs',
+  bodytimeout: 'bodyTimeoutMs',
+  webhooksecret: 'secret',
+  deduplease: 'dedupLeaseMs',
+  lease: 'dedupLeaseMs',
+  leasems: 'dedupLeaseMs',
+  deduptimeout: 'dedupTimeoutMs',
+  maxbufferbytes: 'maxBufferedBytes',
+  maxbuffered: 'maxBufferedBytes',
+  maxbufferedbyte: 'maxBufferedBytes',
+};
+
+/** A whole number within bounds, or ConfigError naming the option and an example. */
+function whole(name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  throw new ConfigError(name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describe(value));
+}
+
+/** The options checked, with their defaults: what the handler runs on. */
+export function handlerSettings(options: WebhookHandlerOptions) {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('createWebhookHandler needs an options object: { secret, onLogisticsUpdated }');
+  const o = options;
+  checkKeys(o, OPTION_KEYS, 'createWebhookHandler option', OPTION_HINTS);
+  const { allowUnsigned = false, onLogisticsUpdated, onEvent, dedup } = o;
+  if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
+  if (typeof o.secret !== 'function' && !isSecret(o.secret) && !allowUnsigned) {
+    throw new ConfigError(
+      'createWebhookHandler: secret is empty. Pass the webhook secret from the integration configuration; to read it at the first request instead of at import (e.g. for next build), pass a function: secret: () => process.env.CHANNEL_WEBHOOK_SECRET. With no secret configured at all: allowUnsigned: true',
+    );
+  }
+  if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0)) throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describe(o.maxBodyBytes));
+  const maxBodyBytes = o.maxBodyBytes ?? 1024 * 1024;
+  const bodyTimeoutMs = whole('bodyTimeoutMs', o.bodyTimeoutMs, 8000, 1, MAX_DELAY, '8000');
+  const maxBufferedBytes = whole('maxBufferedBytes', o.maxBufferedBytes, Math.max(64 * 1024 * 1024, maxBodyBytes), 1, Number.MAX_SAFE_INTEGER, '67108864');
+  if (maxBufferedBytes < maxBodyBytes) throw new ConfigError('maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit');
+  const slowCallbackMs = whole('slowCallbackMs', o.slowCallbackMs, 7000, 1, MAX_DELAY, '7000');
+  const dedupTimeoutMs = whole('dedupTimeoutMs', o.dedupTimeoutMs, 1000, 1, MAX_DELAY, '1000');
+  const dedupLeaseMs = whole('dedupLeaseMs', o.dedupLeaseMs, Math.max(10_000, 2 * dedupTimeoutMs), 1, MAX_DELAY, '10000');
+  if (dedupLeaseMs < 2 * dedupTimeoutMs) {
+    throw new ConfigError('dedupLeaseMs (' + dedupLeaseMs + ') must be at least twice dedupTimeoutMs (' + dedupTimeoutMs + '): the lease is renewed every third of it, and a renewal may take dedupTimeoutMs');
+  }
+  if (dedup !== undefined) checkDedupStore(dedup);
+  if (onEvent !== undefined && typeof onEvent !== 'function') throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
+  if (o.onError !== undefined && typeof o.onError !== 'function') throw new ConfigError('onError must be a function (error, info) => ...; got ' + describe(o.onError));
+  return {
+    allowUnsigned,
+    onLogisticsUpdated,
+    onEvent,
+    dedup,
+    maxBodyBytes,
+    bodyTimeoutMs,
+    maxBufferedBytes,
+    slowCallbackMs,
+    dedupTimeoutMs,
+    dedupLeaseMs,
+    onError: o.onError || defaultReport,
+    secrets: secretSource(o.secret, allowUnsigned),
+  };
+}
+
+/** The secret as given, or resolved once from a function; an Error while none is configured. */
+function secretSource(secret: WebhookSecret, allowUnsigned: boolean) {
+  // '' stands for "unsigned pushes accepted" (allowUnsigned with an empty secret).
+  const usable = (value: unknown): Secret | '' | undefined => (isSecret(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined);
+  const source = {
+    value: typeof secret === 'function' ? undefined : usable(secret),
+    pending: undefined as Promise<Secret | '' | Error> | undefined,
+    resolve(): Promise<Secret | '' | Error> {
+      if (source.pending) return source.pending;
+      const pending = (async () => {
+        try {
+          const value = usable(await (secret as () => unknown)());
+          if (value !== undefined) return (source.value = value);
+          return new ConfigError('the webhook secret function returned no secret; set it where the server runs (e.g. CHANNEL_WEBHOOK_SECRET). Refusing the push: it is never accepted unsigned');
+        } catch (error) {
+          return new ConfigError('the webhook secret function threw; refusing the push', { cause: error });
+        }
+      })();
+      source.pending = pending;
+      // While none is configured, the next push asks again.
+      void pending.then((value) => {
+        if (value instanceof Error && source.pending === pending) source.pending = undefined;
+      });
+      return pending;
+    },
+  };
+  return source;
+}

@@ -1,0 +1,45 @@
+// Base URLs, checked and normalised the same way by the client and the token exchange.
+import { describe, fail } from './check.js';
+
+/** `scheme://` and the authority (`[userinfo@]host[:port]`) of a full URL. */
+export const authority = /^([a-z][a-z\d+.-]*:\/\/)([^/?#]*)/i;
+/**
+ * What URL parsers drop or rewrite before they resolve a path: C0 controls and DEL (a WHATWG
+ * parser strips tab, CR and LF anywhere, so `/.\t./` becomes `/../`) and, before the query,
+ * the backslash (read as `/` in http(s) URLs, so `\..\admin` climbs).
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+export const controls = /[\0-\x1f\x7f]/;
+
+/** `https://host[:port][/base]` without a trailing slash, or throws ConfigError. */
+export function normalizeBaseUrl(value: unknown): string {
+  // Checked first and never echoed: the password would end up in every error and event.
+  if (typeof value === 'string' && /@/.test((authority.exec(value) || ['', '', ''])[2])) {
+    fail('baseUrl must not contain a user name or password (user:password@host); remove them, channel-sdk authenticates with the token');
+  }
+  // Paths are checked to stay under baseUrl's path, which must therefore be a plain one.
+  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s\\]+(\/[^?#\s\\]*)?$/i.test(value) || controls.test(value) || value.replace(authority, '').split('/').some(dots)) {
+    fail('baseUrl must be an absolute http(s) URL without query or fragment (and no \\, control character, . or .. in its path), e.g. "https://api.example.com"; got ' + describe(value));
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/**
+ * `.` and `..` as a WHATWG parser reads a segment (`%2e` is a dot there): 1 or 2, else 0.
+ * A server may also decode `%25`, `%2F` and `%5C`, cut `;` parameters (Tomcat's `..;`) and
+ * trim spaces (a parser strips them at the end of a URL): a segment that only such a reading
+ * makes a dot segment gives -1.
+ */
+export function dots(segment: string): number {
+  const plain = segment.replace(/%2e/gi, '.');
+  if (plain === '.' || plain === '..') return plain.length;
+  let s = segment;
+  while (/%25/i.test(s)) s = s.replace(/%25/gi, '%');
+  return s
+    .replace(/%2e/gi, '.')
+    .split(/%2f|%5c/i)
+    .some((piece) => /^\.\.?$/.test(piece.split(';')[0].trim()))
+    ? -1
+    : 0;
+}
+
