@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, test } from 'vitest';
 
 const require = createRequire(import.meta.url);
+const webBuild: string = new URL('../../dist/server.js', import.meta.url).href;
 
 /** A Redis client that is never called: the constructors only check their arguments. */
 const idleRedis = { status: 'ready', set: async () => null, get: async () => null, del: async () => 0, eval: async () => null };
@@ -42,7 +43,8 @@ const builds: Record<string, Array<[string, () => Promise<Record<string, (...arg
   server: [
     ['ESM, node:crypto', () => import('channel-sdk/server')],
     ['CommonJS, node:crypto', async () => require('channel-sdk/server')],
-    ['ESM, Web Crypto (dist/server.js)', () => import('../../dist/server.js')],
+    // By path: the edge build is what non-Node runtimes get (the default condition); typecheck runs before the build.
+    ['ESM, Web Crypto (dist/server.js)', () => import(webBuild)],
   ],
   testing: [
     ['ESM', () => import('channel-sdk/testing')],
