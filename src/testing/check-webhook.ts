@@ -200,7 +200,7 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   // 7. Time against the service's 8 s window.
   const timingTitle = 'answers within the 8 s window';
   const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
-  const summary = times.length ? `slowest ${duration(slowest[0])} (${slowest[1]}), median ${duration(median(times.map((t) => t[0])))} over ${times.length} accepted pushes` : '';
+  const summary = times.length ? `slowest ${duration(slowest[0])} (${slowest[1]}), median ${duration(median(times.map((t) => t[0])))} over ${times.length} correctly signed ${times.length === 1 ? 'push' : 'pushes'}` : '';
   if (late.length) r.fail('timing', timingTitle, `no answer within 8 s: ${late.join(', ')}${summary ? '; ' + summary : ''}`, 'answer within 8 s: the service then records a failure. Acknowledge first and do the work in the background (enqueue, then return 2xx)');
   else if (slowest[0] >= SLOW_MS) r.warn('timing', timingTitle, summary, "the service's network adds its own delay to this: acknowledge first and do the work in the background");
   else if (times.length) r.pass('timing', timingTitle, summary);
