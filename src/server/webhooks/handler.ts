@@ -10,7 +10,7 @@ import type { DedupLease, DedupState, WebhookDedupStore } from './dedup.js';
 import { handlerSettings, type WebhookContext, type WebhookErrorInfo, type WebhookHandler, type WebhookHandlerOptions } from './handler-options.js';
 import { answer, CONSUMED_ADVICE, fetchRoute, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
 import { isLogisticsUpdated, parsePayload } from './parse.js';
-import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, verifySignature } from './verify.js';
+import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature } from './verify.js';
 const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
 // Closing the connection: a client that stalls its body is not kept for another request.
@@ -76,7 +76,12 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
       return reject(answer(500, { error: message }), new ConfigError(message), 'body', 'error');
     }
     const rawBody = body.bytes;
-    if (secret !== '' && !(await verifySignature(crypto, rawBody, signature, secret))) return reject(UNAUTHORIZED, withoutStack(signatureMismatch), 'signature');
+    if (secret !== '') {
+      // Awaited only when the crypto is asynchronous (Web Crypto): node:crypto answers at once.
+      let valid = checkSignature(crypto, rawBody, signature, secret);
+      if (typeof valid !== 'boolean') valid = await valid;
+      if (!valid) return reject(UNAUTHORIZED, withoutStack(signatureMismatch), 'signature');
+    }
     let event: WebhookEvent;
     try {
       event = parsePayload(rawBody, crypto.utf8);

@@ -11,6 +11,7 @@ export type RawBody = string | Uint8Array | ArrayBuffer;
 const bytes = (body: RawBody): string | Uint8Array => (body instanceof ArrayBuffer ? new Uint8Array(body) : body);
 
 const no = Promise.resolve(false);
+const yes = Promise.resolve(true);
 
 function isRawBody(value: unknown): value is RawBody {
   return typeof value === 'string' || value instanceof Uint8Array || value instanceof ArrayBuffer;
@@ -22,20 +23,26 @@ export function isSecret(value: unknown): value is Secret {
 }
 
 /**
- * The signature check itself (what `verifyWebhookSignature` runs, and the webhook handler): true
+ * The signature check itself (what `verifyWebhookSignature` and the webhook handler run): true
  * when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret`. Never throws; any
- * malformed input is false. One promise on the node:crypto path: this runs once per push and is
- * benchmarked.
+ * malformed input is false. Synchronous where the crypto is (node:crypto): the handler then
+ * awaits nothing on a push's hot path.
  */
-export function verifySignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> {
-  if (!isSignatureHex(signature) || !isSecret(secret) || !isRawBody(rawBody)) return no;
+export function checkSignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secret): boolean | Promise<boolean> {
+  if (!isSignatureHex(signature) || !isSecret(secret) || !isRawBody(rawBody)) return false;
   let result: boolean | Promise<boolean>;
   try {
     result = crypto.verifyHmac(secret, bytes(rawBody), signature);
   } catch {
-    return no;
+    return false;
   }
-  return typeof result === 'boolean' ? Promise.resolve(result) : result.then(undefined, () => false);
+  return typeof result === 'boolean' ? result : result.then(undefined, () => false);
+}
+
+/** {@link checkSignature} as a promise (the public `verifyWebhookSignature`). */
+export function verifySignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> {
+  const result = checkSignature(crypto, rawBody, signature, secret);
+  return typeof result === 'boolean' ? (result ? yes : no) : result;
 }
 
 /** Lower-case hex HMAC-SHA256 of the body (what `signWebhookBody` runs). */
