@@ -1,3 +1,6 @@
+/** A promise or any other thenable (a cache's or store's answer may be either). */
+export const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
+
 /**
  * Runs a call (a store's, a cache's), refusing to wait for it longer than `ms`: a synchronous
  * answer or throw settles at once, a promise is raced against a timer that rejects with `late()`.
@@ -11,7 +14,7 @@ export function bounded<T>(call: () => T | PromiseLike<T>, ms: number, late: () 
   } catch (error) {
     return Promise.reject(error);
   }
-  if (typeof (result as PromiseLike<T> | null)?.then !== 'function') return Promise.resolve(result as T);
+  if (!isThenable<T>(result)) return Promise.resolve(result);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     const verdict = () => reject(late());

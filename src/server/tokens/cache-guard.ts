@@ -1,7 +1,7 @@
 // What stands between the token exchange and its cache: every cache call bounded by a short
 // timeout, and a circuit breaker, so that a frozen or unreachable Redis costs one caller one
 // bound per cool-down instead of every caller a bound on every call.
-import { bounded } from '../../shared/bounded.js';
+import { bounded, isThenable } from '../../shared/bounded.js';
 import type { TokenCacheErrorInfo, TokenCacheLock } from './token-cache.js';
 
 /** What a guarded cache call resolves to when it failed, timed out or was skipped. */
@@ -34,7 +34,6 @@ export interface CacheGuard {
   skipping(): boolean;
 }
 
-const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
 // After the timers, I/O: an answer that arrived while this process was busy is read before the
 // call is declared timed out (Node's setImmediate runs after the poll phase; elsewhere a 0 timer).
 const afterIo: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);

@@ -1,6 +1,7 @@
 // The token exchange's flights and cache: one call per user at a time (across instances with a
 // cache lock), tokens from the cache while fresh, the cache skipped while it fails. The call
 // itself is in token-request.ts, the options in exchange-options.ts.
+import { isThenable } from '../../shared/bounded.js';
 import { describe } from '../../shared/check.js';
 import { safeReport } from '../../shared/report.js';
 import { MAX_DELAY, raceSignal, sleep } from '../../shared/signal.js';
@@ -29,7 +30,6 @@ import { redactorFor, requestToken, thrownMessage, type TokenCall } from './toke
 
 /** A cache read: synchronous for a synchronous cache. */
 type CacheRead = Outcome<StoredToken | undefined> | Promise<Outcome<StoredToken | undefined>>;
-const isThenable = <T>(value: unknown): value is PromiseLike<T> => typeof (value as PromiseLike<T> | null)?.then === 'function';
 
 /** The token exchange, signing with `defaultSign` unless told otherwise (what `createTokenExchange` runs). */
 export function createExchange(defaultSign: SignFunction, options: TokenExchangeOptions): TokenExchange {
