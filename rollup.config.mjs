@@ -21,7 +21,10 @@ const external = (id) => id.startsWith('node:');
 // by both testing builds and the CLI: four copies (ESM, CommonJS and their maps) would add
 // ~200 KB to the install. CommonJS, so that Jest's CommonJS mode can require it too.
 const checks = /\/src\/testing\/checks\.ts$/;
-const toChecks = { external: (id, _importer, resolved) => external(id) || (resolved && checks.test(id)), paths: (id) => (checks.test(id) ? './check.cjs' : id) };
+const toChecks = {
+  external: (id, _importer, resolved) => external(id) || (resolved && checks.test(id)),
+  paths: (id) => (checks.test(id) ? './check.cjs' : id),
+};
 const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], preferBuiltins: true });
 // The bundled libraries go through esbuild too: lowered to the entry's target like our own
 // code, and stripped of their doc comments (whose `import ... from` examples would read as imports).
@@ -46,7 +49,15 @@ export default [
     plugins: [resolve(), compile('es2022'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true, paths: toChecks.paths },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true, paths: toChecks.paths },
+      {
+        dir: 'dist',
+        format: 'cjs',
+        entryFileNames: '[name].cjs',
+        chunkFileNames: 'chunks/[name]-[hash].cjs',
+        sourcemap: true,
+        sourcemapExcludeSources: true,
+        paths: toChecks.paths,
+      },
     ],
   },
   // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
@@ -60,7 +71,14 @@ export default [
     plugins: [resolve(), compile('es2017'), ownMapsOnly, notices],
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/mp-[name]-[hash].js', sourcemap: true, sourcemapExcludeSources: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/mp-[name]-[hash].cjs', sourcemap: true, sourcemapExcludeSources: true },
+      {
+        dir: 'dist',
+        format: 'cjs',
+        entryFileNames: '[name].cjs',
+        chunkFileNames: 'chunks/mp-[name]-[hash].cjs',
+        sourcemap: true,
+        sourcemapExcludeSources: true,
+      },
     ],
   },
   // The CLI: ESM only, with a shebang. It takes the sandbox from the channel-sdk/testing build

@@ -14,9 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const WEBHOOK_SECRET = 'whsec_demo_secret';
 
 /** Directories the page may load modules from, each resolved by package name. */
-const vendor = new Map([
-  ['channel-sdk', dirname(fileURLToPath(import.meta.resolve('channel-sdk')))],
-]);
+const vendor = new Map([['channel-sdk', dirname(fileURLToPath(import.meta.resolve('channel-sdk')))]]);
 const types = new Map([
   ['.html', 'text/html; charset=utf-8'],
   ['.js', 'text/javascript; charset=utf-8'],
@@ -43,8 +41,16 @@ const jtiOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').to
  * lifetime of the refresh-ahead flow, s), slowReceiverMs, webhookTimeoutMs. Resolves to
  * { url, sandbox, aheadTtl, close }.
  */
-export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, aheadTtl = Math.min(20, ttl), slowReceiverMs = 9000, webhookTimeoutMs = 8000 } = {}) {
-  if (!(Number.isFinite(aheadTtl) && aheadTtl >= 4 && aheadTtl <= ttl)) throw new RangeError(`aheadTtl must be a number of seconds from 4 to ttl (${ttl}); got ${aheadTtl}`);
+export async function startDemo({
+  port = 5173,
+  host = '127.0.0.1',
+  ttl = 900,
+  aheadTtl = Math.min(20, ttl),
+  slowReceiverMs = 9000,
+  webhookTimeoutMs = 8000,
+} = {}) {
+  if (!(Number.isFinite(aheadTtl) && aheadTtl >= 4 && aheadTtl <= ttl))
+    throw new RangeError(`aheadTtl must be a number of seconds from 4 to ttl (${ttl}); got ${aheadTtl}`);
   const listeners = new Set();
   const emit = (lane, kind, text, extra = {}, at = clock()) => {
     const line = `data: ${JSON.stringify({ lane, kind, text, at, ...extra })}\n\n`;
@@ -59,10 +65,12 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
   });
   const baseUrl = `http://${host}:${server.address().port}`;
 
-  const sandbox = await startSandbox({ tokenTtlSeconds: ttl, webhookSecret: WEBHOOK_SECRET, webhookTimeoutMs, onEvent: (e) => serviceRow(e) }).catch((error) => {
-    server.close();
-    throw error;
-  });
+  const sandbox = await startSandbox({ tokenTtlSeconds: ttl, webhookSecret: WEBHOOK_SECRET, webhookTimeoutMs, onEvent: (e) => serviceRow(e) }).catch(
+    (error) => {
+      server.close();
+      throw error;
+    },
+  );
   function serviceRow(e) {
     const at = e.at;
     if (e.type === 'token') {
@@ -73,16 +81,44 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
       const label = call ? ` (call ${call.replace(/^\d+\./, '')})` : '';
       const kind = e.status === 401 ? 'data-401' : e.status < 300 ? 'data-ok' : 'data-error';
       // Short words, so the text wraps well in a phone-wide lane.
-      const why = e.reason === 'token expired (expireTokens)' ? `token #${e.jti} expired (Expire all tokens)` : e.reason === 'failNext' ? 'answer 401 (next N calls)' : e.reason;
-      emit('service', kind, `${e.method} ${shortPath(e.path)}${label} → ${e.status}${why ? `: ${why}` : e.jti ? ` with token #${e.jti}` : ''}`, { status: e.status, call, jti: e.jti }, at);
+      const why =
+        e.reason === 'token expired (expireTokens)'
+          ? `token #${e.jti} expired (Expire all tokens)`
+          : e.reason === 'failNext'
+            ? 'answer 401 (next N calls)'
+            : e.reason;
+      emit(
+        'service',
+        kind,
+        `${e.method} ${shortPath(e.path)}${label} → ${e.status}${why ? `: ${why}` : e.jti ? ` with token #${e.jti}` : ''}`,
+        { status: e.status, call, jti: e.jti },
+        at,
+      );
     } else if (e.type === 'control') {
-      const text = e.action === 'expire' ? 'every token issued so far now gets 401' : e.action === 'fail-next' ? `the next ${e.count} calls answer ${e.status}` : `tokens issued from now on live ${e.seconds} s`;
+      const text =
+        e.action === 'expire'
+          ? 'every token issued so far now gets 401'
+          : e.action === 'fail-next'
+            ? `the next ${e.count} calls answer ${e.status}`
+            : `tokens issued from now on live ${e.seconds} s`;
       emit('service', 'control', text, {}, at);
     } else if (e.type === 'push:sent') {
-      emit('service', 'push-sent', `push #${e.id} ${e.orderNo}${e.tampered ? ' (body tampered after signing)' : ''} → ${new URL(e.url).pathname}`, { pushId: e.id }, at);
+      emit(
+        'service',
+        'push-sent',
+        `push #${e.id} ${e.orderNo}${e.tampered ? ' (body tampered after signing)' : ''} → ${new URL(e.url).pathname}`,
+        { pushId: e.id },
+        at,
+      );
     } else if (e.type === 'push') {
       const r = e.record;
-      emit('service', r.ok ? 'push-ok' : 'push-failed', `push #${r.id} ${r.ok ? `delivered, HTTP ${r.status}` : `FAILED: ${r.error}`} in ${r.durationMs} ms`, { pushId: r.id, status: r.status }, at);
+      emit(
+        'service',
+        r.ok ? 'push-ok' : 'push-failed',
+        `push #${r.id} ${r.ok ? `delivered, HTTP ${r.status}` : `FAILED: ${r.error}`} in ${r.durationMs} ms`,
+        { pushId: r.id, status: r.status },
+        at,
+      );
     }
   }
 
@@ -98,7 +134,11 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
         emit('backend', 'push-accepted', `push received: signature ok, order ${logistics.order_no} saved (dedup key ${(await dedupKey()).slice(0, 8)}…)`);
       },
       onError: (error, info) => {
-        emit('backend', info.stage === 'signature' ? 'push-rejected' : 'push-error', info.stage === 'signature' ? 'push REJECTED: bad signature' : `push refused: ${info.stage} problem`);
+        emit(
+          'backend',
+          info.stage === 'signature' ? 'push-rejected' : 'push-error',
+          info.stage === 'signature' ? 'push REJECTED: bad signature' : `push refused: ${info.stage} problem`,
+        );
       },
     }),
   );
@@ -107,7 +147,9 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
     res.on('close', () => {
       const after = `after ${Math.round(clock() - started)} ms`;
       if (!res.writableFinished) return emit('backend', 'push-answer-bad', `the service hung up ${after}, before the answer`);
-      emit('backend', res.statusCode < 300 ? 'push-answer' : 'push-answer-bad', `answered HTTP ${res.statusCode}${note ? ` ${after}${note}` : ''}`, { status: res.statusCode });
+      emit('backend', res.statusCode < 300 ? 'push-answer' : 'push-answer-bad', `answered HTTP ${res.statusCode}${note ? ` ${after}${note}` : ''}`, {
+        status: res.statusCode,
+      });
     });
 
   const json = (res, status, value) => {
@@ -118,7 +160,14 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
 
   const routes = new Map(
     Object.entries({
-      'GET /api/config': (_q, res) => json(res, 200, { sandboxUrl: sandbox.url, ttl, aheadTtl, webhookTimeoutMs, paths: { orders: '/open/api/v1/sdk/orders', echo: '/open/api/v1/sdk/echo' } }),
+      'GET /api/config': (_q, res) =>
+        json(res, 200, {
+          sandboxUrl: sandbox.url,
+          ttl,
+          aheadTtl,
+          webhookTimeoutMs,
+          paths: { orders: '/open/api/v1/sdk/orders', echo: '/open/api/v1/sdk/echo' },
+        }),
       // The page measures its clock's offset to this one.
       'GET /api/clock': (_q, res) => json(res, 200, { now: clock() }),
       // The partner backend's token route: what the page's tokenProvider calls.
@@ -135,7 +184,14 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
           // Stamped when the route started (the row is a span): it shows above the token the
           // service issued for it, as cause above effect.
           if (cached) emit('backend', 'exchange-cached', `token route: token #${jti} for ${user} from the backend's cache (${took})`, { jti }, started);
-          else emit('backend', force ? 'exchange-forced' : 'exchange', `token route: exchange for ${user}${force ? ' with forceRefresh (cache bypassed)' : ''} → token #${jti} (${took})`, { jti }, started);
+          else
+            emit(
+              'backend',
+              force ? 'exchange-forced' : 'exchange',
+              `token route: exchange for ${user}${force ? ' with forceRefresh (cache bypassed)' : ''} → token #${jti} (${took})`,
+              { jti },
+              started,
+            );
           json(res, 200, { access_token: accessToken });
         } catch (error) {
           const message = error.message.replace(/^\[channel-sdk\] /, '');
@@ -236,7 +292,12 @@ export async function startDemo({ port = 5173, host = '127.0.0.1', ttl = 900, ah
 
 async function serveFile(pathname, res) {
   const [, first, name, ...rest] = pathname.split('/');
-  const file = first === 'vendor' ? (vendor.has(name) ? safeJoin(vendor.get(name), rest.join('/')) : undefined) : safeJoin(join(here, 'web'), pathname === '/' ? 'index.html' : pathname.slice(1));
+  const file =
+    first === 'vendor'
+      ? vendor.has(name)
+        ? safeJoin(vendor.get(name), rest.join('/'))
+        : undefined
+      : safeJoin(join(here, 'web'), pathname === '/' ? 'index.html' : pathname.slice(1));
   if (!file) return res.writeHead(404).end();
   let body;
   try {
@@ -279,7 +340,11 @@ async function cli() {
     demo = await startDemoOnFreePort(first, fixed ? 1 : 10, { ttl });
   } catch (error) {
     if (error.code !== 'EADDRINUSE') return fail(error.message);
-    return fail(fixed ? `port ${first} is in use; pick another with PORT=…, or PORT=0 for any free port` : `ports ${first}–${first + 9} are all in use; pick one with PORT=…, or PORT=0 for any free port`);
+    return fail(
+      fixed
+        ? `port ${first} is in use; pick another with PORT=…, or PORT=0 for any free port`
+        : `ports ${first}–${first + 9} are all in use; pick one with PORT=…, or PORT=0 for any free port`,
+    );
   }
   const port = Number(new URL(demo.url).port);
   if (!fixed && port !== first) console.log(`port ${first} is busy; using ${port}`);

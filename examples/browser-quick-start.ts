@@ -23,6 +23,7 @@ try {
   const created = await client.post<{ order_no: string }>('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } });
   console.log(orders.length, 'orders; created', created.order_no);
 } catch (error) {
-  if (isChannelError(error)) console.warn(error.code, error.message); // never contains a token
+  if (isChannelError(error))
+    console.warn(error.code, error.message); // never contains a token
   else throw error;
 }

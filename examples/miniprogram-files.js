@@ -29,7 +29,9 @@ Page({
   async send(filePath) {
     try {
       const onProgress = (/** @type {{ percent: number }} */ p) => this.setData({ percent: Math.round(p.percent * 100) });
-      const photo = /** @type {{ url: string }} */ (await client.upload('/open/api/v1/sdk/photos', { filePath, name: 'file', formData: { order_no: 'SO20240601001' }, signal: cancel.signal, onProgress }));
+      const photo = /** @type {{ url: string }} */ (
+        await client.upload('/open/api/v1/sdk/photos', { filePath, name: 'file', formData: { order_no: 'SO20240601001' }, signal: cancel.signal, onProgress })
+      );
       const { tempFilePath } = await client.download('/open/api/v1/sdk/invoices/SO20240601001', { signal: cancel.signal });
       this.setData({ photo: photo.url, invoice: tempFilePath });
     } catch (error) {

@@ -12,7 +12,10 @@ const client = createClient({
       wx.request({
         url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
         header: { 'x-session': app.globalData.session }, // no cookies here: the token route reads x-session
-        success: (r) => (r.statusCode === 200 ? resolve(/** @type {{ access_token: string }} */ (r.data).access_token) : reject(new Error('token route answered ' + r.statusCode))),
+        success: (r) =>
+          r.statusCode === 200
+            ? resolve(/** @type {{ access_token: string }} */ (r.data).access_token)
+            : reject(new Error('token route answered ' + r.statusCode)),
         fail: (e) => reject(new Error(e.errMsg)),
       }),
     ),
@@ -29,7 +32,7 @@ Page({
     client
       .get('/open/api/v1/sdk/orders', { signal: cancel.signal })
       .then((data) => this.setData({ orders: /** @type {{ orders: Array<{ order_no: string }> }} */ (data).orders }))
-      .catch((error) => isChannelError(error) && error.code === 'ABORTED' ? undefined : this.setData({ error: String(error.code || error) }));
+      .catch((error) => (isChannelError(error) && error.code === 'ABORTED' ? undefined : this.setData({ error: String(error.code || error) })));
   },
   onUnload: () => cancel.cancel('page closed'),
 });

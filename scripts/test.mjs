@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 const stages = [
   ['typecheck', 'TypeScript 7, and the mini-program sources against ES2015 + the WeChat typings'],
   ['lint', 'oxlint'],
+  ['format:check', 'prettier --check: one formatter for every source file'],
   ['build', 'rollup and the WeChat bundle'],
   ['typecheck:examples', 'the backend recipes and type tests against the build, TypeScript 7 and 5.9'],
   ['test:unit', 'vitest'],
@@ -42,6 +43,13 @@ for (const [script, what] of stages) {
     const skipped = output.split('\n').filter((line) => line.includes('↓') || /\d+ skipped\)/.test(line));
     if (skipped.length) process.stdout.write(skipped.map((line) => '    skipped in: ' + line.replace('↓', '').trim()).join('\n') + '\n');
   }
-  if (script === 'size') process.stdout.write(output.split('\n').filter((line) => line.startsWith('|')).map((line) => '    ' + line).join('\n') + '\n');
+  if (script === 'size')
+    process.stdout.write(
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('|'))
+        .map((line) => '    ' + line)
+        .join('\n') + '\n',
+    );
 }
 process.stdout.write(`\nnpm test passed in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);

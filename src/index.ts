@@ -86,14 +86,17 @@ export function createClient(options: ClientOptions): Client {
       transport: createFetchTransport({ fetch, ky }),
       createAbortController: () => new AbortController(),
       // A separate chunk: clients without crossTab never load it.
-      share: crossTab && ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout, isJwt)))),
+      share:
+        crossTab &&
+        ((config) => lazyShare(import('./tokens/cross-tab.js').then((m) => m.createCrossTab(config.base, crossTab.key, config.tokenTimeout, isJwt)))),
       files: {
         upload: ['file', 'fileName'],
         download: ['raw'],
         hints: { filepath: 'file', blob: 'file', body: 'file' },
         take: (u) => {
           const blob = u.file as Blob | undefined;
-          if (!(blob && typeof blob === 'object' && typeof blob.size === 'number' && typeof blob.type === 'string')) fail('file must be a Blob or File, e.g. input.files[0]; got ' + describe(blob));
+          if (!(blob && typeof blob === 'object' && typeof blob.size === 'number' && typeof blob.type === 'string'))
+            fail('file must be a Blob or File, e.g. input.files[0]; got ' + describe(blob));
           return { blob, fileName: optionalString(u, 'fileName') };
         },
       },

@@ -112,7 +112,9 @@ export function createClient(options: MiniProgramClientOptions): Client {
   }
   // The host the given functions belong to (Douyin's dataType and the lists of hostOptions
   // differ per host), else the first with a request().
-  const found = o.request ? hostGlobals().filter(([, host]) => methods.some((method) => given[method] !== undefined && host[method] === given[method]))[0] : findHost('request');
+  const found = o.request
+    ? hostGlobals().filter(([, host]) => methods.some((method) => given[method] !== undefined && host[method] === given[method]))[0]
+    : findHost('request');
   const name = found && found[0];
   const own = () => hostGlobals().filter(([host]) => host === name)[0];
   /** The host's function: given, else that of the host found above, else the first host's that has one. */
@@ -121,7 +123,18 @@ export function createClient(options: MiniProgramClientOptions): Client {
     if (!f) {
       const mine = own();
       const host = mine && typeof mine[1][method] === 'function' ? mine : findHost(method);
-      if (!host) fail('no mini-program ' + method + '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' + method + ' (e.g. ' + method + ': wx.' + method + ') to createClient');
+      if (!host)
+        fail(
+          'no mini-program ' +
+            method +
+            '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' +
+            method +
+            ' (e.g. ' +
+            method +
+            ': wx.' +
+            method +
+            ') to createClient',
+        );
       f = given[method] = bound(host[1], method);
     }
     return f;
@@ -155,7 +168,12 @@ export function createClient(options: MiniProgramClientOptions): Client {
         upload: ['filePath'],
         download: ['filePath'],
         hints: { file: 'filePath', filename: 'name', path: 'filePath', url: 'filePath' },
-        take: (u) => ({ filePath: typeof u.filePath === 'string' && u.filePath ? u.filePath : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(u.filePath)) }),
+        take: (u) => ({
+          filePath:
+            typeof u.filePath === 'string' && u.filePath
+              ? u.filePath
+              : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(u.filePath)),
+        }),
       },
       hostOptions: hostOptionsFor(name, o.hostOptions),
     },
@@ -168,7 +186,16 @@ function bound(host: Record<string, unknown>, method: string): HostFn {
   return (opts) => (host[method] as (o: unknown) => unknown)(opts);
 }
 
-export type { HostDownloadFile, HostDownloadOptions, HostHeaders, HostRequest, HostRequestOptions, HostResult, HostUploadFile, HostUploadOptions } from './transports/host-api.js';
+export type {
+  HostDownloadFile,
+  HostDownloadOptions,
+  HostHeaders,
+  HostRequest,
+  HostRequestOptions,
+  HostResult,
+  HostUploadFile,
+  HostUploadOptions,
+} from './transports/host-api.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

@@ -3,9 +3,12 @@
 import { CliError } from './testing/cli-client.js';
 import { main } from './testing/cli.js';
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-}, (error: unknown) => {
-  process.stderr.write('channel-sandbox: ' + (error instanceof Error ? error.message : String(error)) + '\n');
-  process.exit(error instanceof CliError ? error.exitCode : 1);
-});
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write('channel-sandbox: ' + (error instanceof Error ? error.message : String(error)) + '\n');
+    process.exit(error instanceof CliError ? error.exitCode : 1);
+  },
+);

@@ -5,7 +5,19 @@
 export { startSandbox, SANDBOX_CODES, SANDBOX_PATHS } from './testing/sandbox.js';
 export { MAX_BODY_BYTES } from './testing/http.js';
 // The sandbox's types, one line: its option, event, push and token shapes.
-export type { FailNextOptions, PushOptions, PushRecord, PushResult, Sandbox, SandboxEvent, SandboxEventBody, SandboxOptions, SandboxStats, TokenClaims, TokenVerdict } from './testing/types.js';
+export type {
+  FailNextOptions,
+  PushOptions,
+  PushRecord,
+  PushResult,
+  Sandbox,
+  SandboxEvent,
+  SandboxEventBody,
+  SandboxOptions,
+  SandboxStats,
+  TokenClaims,
+  TokenVerdict,
+} from './testing/types.js';
 export type { SandboxOrder } from './testing/orders.js';
 export { demoLogistics } from './testing/demo-data.js';
 export { checkTokenRoute, checkWebhook, formatCheckReport } from './testing/checks.js';

@@ -5,9 +5,33 @@ import { createClient, isChannelError } from 'channel-sdk';
 const $ = (id) => document.getElementById(id);
 const laneOrder = ['page', 'sdk', 'backend', 'service'];
 const tone = {
-  'data-ok': 'ok', 'call-ok': 'ok', response: 'ok', 'push-ok': 'ok', 'push-accepted': 'ok', 'push-answer': 'ok', 'token-issued': 'ok', exchange: 'ok', 'exchange-cached': 'ok',
-  'data-401': 'bad', 'data-error': 'bad', unauthorized: 'bad', 'call-failed': 'bad', 'auth-failed': 'bad', 'push-failed': 'bad', 'push-rejected': 'bad', 'push-error': 'bad', 'push-answer-bad': 'bad', 'token-refused': 'bad', 'exchange-failed': 'bad',
-  token: 'refresh', 'exchange-forced': 'refresh', provider: 'refresh', retry: 'warn', control: 'warn', 'push-slow': 'warn', 'push-sent': 'warn',
+  'data-ok': 'ok',
+  'call-ok': 'ok',
+  response: 'ok',
+  'push-ok': 'ok',
+  'push-accepted': 'ok',
+  'push-answer': 'ok',
+  'token-issued': 'ok',
+  exchange: 'ok',
+  'exchange-cached': 'ok',
+  'data-401': 'bad',
+  'data-error': 'bad',
+  unauthorized: 'bad',
+  'call-failed': 'bad',
+  'auth-failed': 'bad',
+  'push-failed': 'bad',
+  'push-rejected': 'bad',
+  'push-error': 'bad',
+  'push-answer-bad': 'bad',
+  'token-refused': 'bad',
+  'exchange-failed': 'bad',
+  token: 'refresh',
+  'exchange-forced': 'refresh',
+  provider: 'refresh',
+  retry: 'warn',
+  control: 'warn',
+  'push-slow': 'warn',
+  'push-sent': 'warn',
 };
 /** The counters of a run; the first ten are shown, `auth-failed` only in verdicts. */
 const counterNames = ['calls', '401', 'forced', 'ahead', 'replay', 'ok', 'failed', 'provider', 'push-ok', 'push-failed'];
@@ -36,7 +60,9 @@ async function alignClock() {
   const ms = (v) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} ms`;
   $('clock-note').textContent =
     `Rows are ordered by when they started; a row that spans time (the backend's token route) says how long it took. The servers stamp theirs; page and SDK rows use this page's clock, ` +
-    (offset ? `shifted by ${ms(offset)} to the servers' (measured ±${bound.toFixed(2)} ms).` : `the same as the servers' (measured offset ${ms(best.offset)}, within ±${bound.toFixed(2)} ms of zero).`);
+    (offset
+      ? `shifted by ${ms(offset)} to the servers' (measured ±${bound.toFixed(2)} ms).`
+      : `the same as the servers' (measured offset ${ms(best.offset)}, within ±${bound.toFixed(2)} ms of zero).`);
 }
 const now = () => hr() + offset;
 
@@ -91,7 +117,10 @@ function verdictOf(counts, show, expected, note = '') {
   const wrong = Object.entries(expected).filter(([name, value]) => counts[name] !== value);
   const names = [...show, ...wrong.map(([name]) => name).filter((name) => !show.includes(name))];
   const text = names.map((name) => partText[name](counts[name])).join(' · ') + note;
-  return { ok: wrong.length === 0, text: wrong.length ? `${text} ✗ (expected ${wrong.map(([name, value]) => partText[name](value)).join(', ')})` : `${text} ✓` };
+  return {
+    ok: wrong.length === 0,
+    text: wrong.length ? `${text} ✗ (expected ${wrong.map(([name, value]) => partText[name](value)).join(', ')})` : `${text} ✓`,
+  };
 }
 
 /** Runs one flow as run N: `body` does the steps and returns the verdict. One run at a time. */
@@ -222,7 +251,13 @@ const jtiOf = (jwt) => JSON.parse(atob(jwt.split('.')[1].replace(/-/g, '+').repl
 const callOf = (url) => new URL(url).searchParams.get('call') ?? undefined;
 const callLabel = (id) => (id ? `call ${id.replace(/^\d+\./, '')}` : 'call');
 const pathOf = (url) => new URL(url).pathname.replace('/open/api/v1', '');
-const reasons = { initial: 'first token', unauthorized: 'after a 401: forced refresh', proactive: 'refresh ahead of expiry', expired: 'the held one expired', manual: 'getToken({ forceRefresh })' };
+const reasons = {
+  initial: 'first token',
+  unauthorized: 'after a 401: forced refresh',
+  proactive: 'refresh ahead of expiry',
+  expired: 'the held one expired',
+  manual: 'getToken({ forceRefresh })',
+};
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 function signIn(id) {
@@ -251,7 +286,15 @@ function signIn(id) {
   const countRefresh = (reason) => (reason === 'unauthorized' ? count('forced') : reason === 'proactive' ? count('ahead') : undefined);
   const ids = ({ url, attempt, requestId }) => ({ call: callOf(url), attempt, requestId });
   on('request', (e) => row('sdk', 'request', `${callLabel(callOf(e.url))} · attempt ${e.attempt}: ${e.method} ${pathOf(e.url)}`, ids(e)));
-  on('response', (e) => e.status !== 401 && row('sdk', 'response', `${callLabel(callOf(e.url))} · attempt ${e.attempt}: ${e.status} in ${Math.round(e.durationMs)} ms`, { ...ids(e), status: e.status }));
+  on(
+    'response',
+    (e) =>
+      e.status !== 401 &&
+      row('sdk', 'response', `${callLabel(callOf(e.url))} · attempt ${e.attempt}: ${e.status} in ${Math.round(e.durationMs)} ms`, {
+        ...ids(e),
+        status: e.status,
+      }),
+  );
   on('unauthorized', (e) => {
     count('401');
     row('sdk', 'unauthorized', `${callLabel(callOf(e.url))} · attempt ${e.attempt}: 401 with token #${jtiOfVersion.get(e.tokenVersion) ?? '?'}`, ids(e));
@@ -270,7 +313,10 @@ function signIn(id) {
   });
   on('auth:failed', (e) => {
     count('auth-failed');
-    row('sdk', 'auth-failed', `${callLabel(callOf(e.url))}: auth:failed, 401 again after the forced refresh; sign in again`, { call: callOf(e.url), requestId: e.requestId });
+    row('sdk', 'auth-failed', `${callLabel(callOf(e.url))}: auth:failed, 401 again after the forced refresh; sign in again`, {
+      call: callOf(e.url),
+      requestId: e.requestId,
+    });
   });
   on('token:error', ({ reason, error }) => {
     countRefresh(reason);
@@ -289,7 +335,9 @@ async function call(runId, i, n) {
   row('page', 'call', `${label}: ${post ? 'POST echo' : 'GET orders'}`, { call: id });
   try {
     const searchParams = { call: id };
-    const data = post ? await client.post(config.paths.echo, { json: { call: i, at: Date.now() }, searchParams }) : await client.get(config.paths.orders, { searchParams });
+    const data = post
+      ? await client.post(config.paths.echo, { json: { call: i, at: Date.now() }, searchParams })
+      : await client.get(config.paths.orders, { searchParams });
     count('ok');
     row('page', 'call-ok', `${label} result: ${post ? `echoed ${data.body.length} bytes` : `${data.orders.length} orders`}`, { call: id });
   } catch (error) {
@@ -301,7 +349,7 @@ async function call(runId, i, n) {
 /** The external user id from the form, or undefined (with the reason shown) when it is not one. */
 function userIdFromForm() {
   const value = $('user').value.trim();
-  const problem = value === '' ? 'enter an external user id (your user\'s id, 1 to 128 characters)' : [...value].length > 128 ? 'at most 128 characters' : '';
+  const problem = value === '' ? "enter an external user id (your user's id, 1 to 128 characters)" : [...value].length > 128 ? 'at most 128 characters' : '';
   $('user-error').textContent = problem;
   $('user').setAttribute('aria-invalid', String(!!problem));
   return problem ? undefined : value;
@@ -324,7 +372,11 @@ async function ensureFreshToken() {
   const left = held ? held.expiresAt - Date.now() : -Infinity;
   if (left > 90_000) return;
   if (held) {
-    row('page', 'setup', `set-up: token #${held.jti} has ${left > 0 ? `${Math.round(left / 1000)} s` : 'no time'} left: getToken({ forceRefresh: true }) for a fresh one`);
+    row(
+      'page',
+      'setup',
+      `set-up: token #${held.jti} has ${left > 0 ? `${Math.round(left / 1000)} s` : 'no time'} left: getToken({ forceRefresh: true }) for a fresh one`,
+    );
     await client.getToken({ forceRefresh: true });
   } else {
     row('page', 'setup', 'set-up: the client holds no token yet: getToken()');
@@ -373,7 +425,15 @@ function flowFailNext() {
     await control(`/api/control/fail-next?n=${k}`);
     await call(r.no, 1, 1);
     return k === 2
-      ? verdictOf(r.counts, ['calls', '401', 'forced', 'replay', 'auth-failed', 'failed'], { calls: 1, 401: 2, forced: 1, replay: 1, 'auth-failed': 1, ok: 0, failed: 1 })
+      ? verdictOf(r.counts, ['calls', '401', 'forced', 'replay', 'auth-failed', 'failed'], {
+          calls: 1,
+          401: 2,
+          forced: 1,
+          replay: 1,
+          'auth-failed': 1,
+          ok: 0,
+          failed: 1,
+        })
       : verdictOf(r.counts, ['calls', '401', 'forced', 'replay', 'ok'], { calls: 1, 401: 1, forced: 1, replay: 1, ok: 1, failed: 0 });
   });
 }
@@ -409,7 +469,11 @@ function flowAhead() {
       row('page', 'setup', `set-up: getToken({ forceRefresh: true }): a fresh ${ttl}-s token from a forced exchange`);
       await client.getToken({ forceRefresh: true });
       const first = held;
-      row('page', 'ahead', `a call every ${seconds(aheadInterval)}: the SDK refreshes ahead at the first call past half the token's life (refreshLeeway, 60 s by default, at most half of ${ttl} s); that call still goes out with token #${first.jti}`);
+      row(
+        'page',
+        'ahead',
+        `a call every ${seconds(aheadInterval)}: the SDK refreshes ahead at the first call past half the token's life (refreshLeeway, 60 s by default, at most half of ${ttl} s); that call still goes out with token #${first.jti}`,
+      );
       const started = Date.now();
       const most = Math.ceil((ttl * 1000) / aheadInterval) + 4;
       let i = 0;
@@ -420,7 +484,8 @@ function flowAhead() {
         if (r.counts.ahead > 0) after++;
         await call(r.no, ++i);
       }
-      const into = held && held !== first && held.reason === 'proactive' ? ` · token #${held.jti} came ${seconds(held.at - first.at)} into #${first.jti}'s ${ttl} s` : '';
+      const into =
+        held && held !== first && held.reason === 'proactive' ? ` · token #${held.jti} came ${seconds(held.at - first.at)} into #${first.jti}'s ${ttl} s` : '';
       return verdictOf(r.counts, ['calls', '401', 'ahead', 'ok'], { 401: 0, forced: 0, ahead: 1, ok: r.counts.calls, failed: 0 }, into);
     } finally {
       row('page', 'control', `tokens issued from now on live ${config.ttl} s again (the client keeps its ${ttl}-s token until it needs a new one)`);

@@ -32,7 +32,8 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
     let attempt = 0;
     const note = <K extends 'request' | 'response' | 'unauthorized' | 'retry'>(type: K, extra: Omit<ClientEvents[K], keyof RequestInfo>) => {
       // A retry is numbered as the attempt it announces. No payload is built for nobody.
-      if (events.heard(type)) events.emit(type, Object.assign({ requestId, method, url, attempt: type === 'retry' ? attempt + 1 : attempt }, extra) as ClientEvents[K]);
+      if (events.heard(type))
+        events.emit(type, Object.assign({ requestId, method, url, attempt: type === 'retry' ? attempt + 1 : attempt }, extra) as ClientEvents[K]);
     };
     for (;;) {
       attempt++;
@@ -84,7 +85,11 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
           note('unauthorized', { tokenVersion: held.version });
           if (replayed) {
             const error = new UnauthorizedError(
-              'the service rejected the token again after a forced refresh (HTTP 401 on ' + method + ' ' + url + '); ' +
+              'the service rejected the token again after a forced refresh (HTTP 401 on ' +
+                method +
+                ' ' +
+                url +
+                '); ' +
                 (held.token === rejectedToken
                   ? 'tokenProvider returned the same token for forceRefresh: true, so it must bypass its own cache then'
                   : 'the user needs to sign in again'),
@@ -124,7 +129,13 @@ function transportError(error: unknown, signal: SignalLike, context: { method: s
   // cancelled request (10,000 requests cancelled at once build 10,000 stacks, not 30,000).
   if (signal.aborted) return isChannelError(error) && error.code === 'ABORTED' && error.url === context.url ? error : abortError(signal, context);
   if (isChannelError(error)) return error;
-  return new NetworkError('request failed before a response arrived (' + redact.text(error instanceof Error ? error.message : 'unknown error') + ')', Object.assign({
-    cause: redact.cause(error),
-  }, context));
+  return new NetworkError(
+    'request failed before a response arrived (' + redact.text(error instanceof Error ? error.message : 'unknown error') + ')',
+    Object.assign(
+      {
+        cause: redact.cause(error),
+      },
+      context,
+    ),
+  );
 }

@@ -14,7 +14,12 @@ const requestHints = { data: 'json', params: 'searchParams', query: 'searchParam
 const fileKeys = ['headers', 'searchParams', 'signal', 'timeout', 'onProgress'];
 // Those habits, and the hosts' uploadFile's and axios/ky's for files (near misses such as
 // `header` and `progress` need none: checkKeys finds those by spelling).
-const fileHints = Object.assign({}, requestHints, { onprogressupdate: 'onProgress', onuploadprogress: 'onProgress', ondownloadprogress: 'onProgress', data: 'formData' });
+const fileHints = Object.assign({}, requestHints, {
+  onprogressupdate: 'onProgress',
+  onuploadprogress: 'onProgress',
+  ondownloadprogress: 'onProgress',
+  data: 'formData',
+});
 const methodName = /^[A-Za-z]+$/;
 
 /** Everything a call needs, checked: built once, before a token is asked for or anything is sent. */
@@ -50,7 +55,8 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
   const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
 
   function prepare(path: string, o: Record<string, unknown>, kind: CallKind, helper?: string): Call {
-    if (typeof o !== 'object' || o === null) fail(kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describe(o));
+    if (typeof o !== 'object' || o === null)
+      fail(kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describe(o));
     checkKeys(o, keys[kind], kind + ' option', hints[kind]);
     const own = o.headers ? normalizeHeaders(o.headers, 'headers') : undefined;
     let headers = own ? Object.assign({}, config.headers, own) : config.headers;
@@ -59,7 +65,13 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     let file: FileSpec | undefined;
     if (kind === 'request') {
       if (helper && o.method !== undefined) fail('method is set by ' + helper.toLowerCase() + '(); use request(path, { method }) for another');
-      method = helper || (o.method === undefined ? 'GET' : typeof o.method === 'string' && methodName.test(o.method) ? o.method.toUpperCase() : fail('method must be an HTTP method name such as "PUT"; got ' + describe(o.method)));
+      method =
+        helper ||
+        (o.method === undefined
+          ? 'GET'
+          : typeof o.method === 'string' && methodName.test(o.method)
+            ? o.method.toUpperCase()
+            : fail('method must be an HTTP method name such as "PUT"; got ' + describe(o.method)));
       body = o.body as string | undefined;
       if (body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
       if (o.json !== undefined) {
@@ -99,7 +111,8 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describe(given));
     }
     const { onProgress } = o;
-    if (onProgress !== undefined && typeof onProgress !== 'function') fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describe(onProgress));
+    if (onProgress !== undefined && typeof onProgress !== 'function')
+      fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describe(onProgress));
     return {
       kind,
       method,
@@ -120,14 +133,17 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
 
   function uploadSpec(o: Record<string, unknown>): FileSpec {
     const name = o.name;
-    if (!(typeof name === 'string' && name)) fail('name must be the multipart field name the server reads the file from, e.g. name: "file"; got ' + describe(name));
+    if (!(typeof name === 'string' && name))
+      fail('name must be the multipart field name the server reads the file from, e.g. name: "file"; got ' + describe(name));
     const formData: Record<string, string> = {};
     const fields = o.formData;
     if (fields !== undefined) {
-      if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) fail('formData must be an object of field names to strings; got ' + describe(fields));
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+        fail('formData must be an object of field names to strings; got ' + describe(fields));
       for (const key of Object.keys(fields)) {
         const value = (fields as Record<string, unknown>)[key];
-        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') fail('formData.' + key + ' must be a string, number or boolean; got ' + describe(value));
+        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+          fail('formData.' + key + ' must be a string, number or boolean; got ' + describe(value));
         formData[key] = String(value);
       }
     }

@@ -149,7 +149,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       if (stop.aborted) throw abortError(stop, call.context);
       const progress = call.onProgress && monotonic(call.onProgress, stop);
       const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? shareKey(call, o) : undefined;
-      const response = key === undefined ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report) : await joinShared(key, call, requestId, stop);
+      const response =
+        key === undefined
+          ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report)
+          : await joinShared(key, call, requestId, stop);
       // Awaited only when the schema validates asynchronously: each await delays the result.
       const settled = settle(call, response) as { then?: unknown } | undefined;
       const value = settled && typeof settled.then === 'function' ? await settled : settled;
@@ -176,9 +179,13 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       (thrown: unknown) => {
         live.delete(stop);
         // Every failure is a ChannelError and emits `error`, whatever went wrong.
-        const error = isChannelError(thrown) ? thrown : new ConfigError('unexpected failure: ' + redact.text(messageOf(thrown)), { cause: redact.cause(thrown) });
+        const error = isChannelError(thrown)
+          ? thrown
+          : new ConfigError('unexpected failure: ' + redact.text(messageOf(thrown)), { cause: redact.cause(thrown) });
         if (events.heard('error')) {
-          const method = error.method || String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
+          const method =
+            error.method ||
+            String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
           events.emit('error', { requestId, method, url: error.url || String(path), error });
         }
         throw error;

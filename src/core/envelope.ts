@@ -30,17 +30,29 @@ export function readResponse(response: TransportResponse, raw: boolean, context:
   if (!raw && isEnvelope(value) && value.code !== 0 && value.code !== '0') {
     const text = envelopeText(value);
     const apiCode = value.code as number | string;
-    throw new ApiError('the service answered code ' + String(apiCode) + (text ? ': ' + redact.text(text) : '') + ' (HTTP ' + status + ')', Object.assign({
-      status,
-      apiCode,
-      body: redact.value(value),
-    }, context));
+    throw new ApiError(
+      'the service answered code ' + String(apiCode) + (text ? ': ' + redact.text(text) : '') + ' (HTTP ' + status + ')',
+      Object.assign(
+        {
+          status,
+          apiCode,
+          body: redact.value(value),
+        },
+        context,
+      ),
+    );
   }
   if (!ok) {
-    throw new HttpError('HTTP ' + status + ' from ' + context.method + ' ' + context.url, Object.assign({
-      status,
-      body: redact.text(body).slice(0, 1000),
-    }, context));
+    throw new HttpError(
+      'HTTP ' + status + ' from ' + context.method + ' ' + context.url,
+      Object.assign(
+        {
+          status,
+          body: redact.text(body).slice(0, 1000),
+        },
+        context,
+      ),
+    );
   }
   // 204, HEAD, or any empty 2xx body: nothing to unwrap.
   if (value === undefined) return undefined;
@@ -49,9 +61,15 @@ export function readResponse(response: TransportResponse, raw: boolean, context:
   }
   if (raw) return value;
   if (!isEnvelope(value)) {
-    throw new ResponseError('the response is not a { "code": 0, "data": ... } envelope; pass raw: true for endpoints that answer without one', Object.assign({
-      status,
-    }, context));
+    throw new ResponseError(
+      'the response is not a { "code": 0, "data": ... } envelope; pass raw: true for endpoints that answer without one',
+      Object.assign(
+        {
+          status,
+        },
+        context,
+      ),
+    );
   }
   return value.data;
 }

@@ -22,9 +22,7 @@ export function decodePayload(token: string): Record<string, unknown> | undefine
   try {
     // UTF-8 bytes read as Latin-1 still form valid JSON; only `iat`/`exp` are read from it.
     const payload: unknown = JSON.parse(binary);
-    return typeof payload === 'object' && payload !== null && !Array.isArray(payload)
-      ? (payload as Record<string, unknown>)
-      : undefined;
+    return typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

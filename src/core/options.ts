@@ -29,10 +29,17 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describe(options.tokenProvider));
   }
   const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false } = options;
-  if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))) {
-    fail('tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: () => userId }); got ' + describe(tokenStore));
+  if (
+    tokenStore !== undefined &&
+    !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))
+  ) {
+    fail(
+      'tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: () => userId }); got ' +
+        describe(tokenStore),
+    );
   }
-  if (tokenStore && tokenStore.key !== undefined && typeof tokenStore.key !== 'function') fail('tokenStore.key must be a function returning the signed-in user id; got ' + describe(tokenStore.key));
+  if (tokenStore && tokenStore.key !== undefined && typeof tokenStore.key !== 'function')
+    fail('tokenStore.key must be a function returning the signed-in user id; got ' + describe(tokenStore.key));
   if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
     fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway));
   }
@@ -70,7 +77,7 @@ export function normalizeHeaders(headers: unknown, name: string): Record<string,
   for (const key of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[key];
     const lower = key.toLowerCase();
-    if (!headerName.test(key)) fail(name + ': ' + describe(key) + ' is not a valid header name (letters, digits and !#$%&\'*+-.^_`|~ only)');
+    if (!headerName.test(key)) fail(name + ': ' + describe(key) + " is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)");
     if (lower === 'authorization') fail(name + '.' + key + ' is set by channel-sdk from tokenProvider; remove it');
     if (typeof value !== 'string') fail(name + '.' + key + ' must be a string; got ' + describe(value));
     // The value is not quoted: it may be a credential.

@@ -10,8 +10,7 @@ export function check(value: unknown): string {
       throw new TokenProviderError('tokenProvider returned an object; return ' + hint + ', the string itself');
     }
     throw new TokenProviderError(
-      'tokenProvider returned ' + describe(value) + '; it must resolve to the access_token string' +
-        (value === undefined ? ' (is a `return` missing?)' : ''),
+      'tokenProvider returned ' + describe(value) + '; it must resolve to the access_token string' + (value === undefined ? ' (is a `return` missing?)' : ''),
     );
   }
   if (value === '') throw new TokenProviderError('tokenProvider returned an empty string; return the access_token from the token endpoint');
@@ -21,7 +20,9 @@ export function check(value: unknown): string {
   if (!isJwt(value as unknown)) {
     // The value itself is never quoted: it may be a credential.
     throw new TokenProviderError(
-      'tokenProvider returned a string of ' + value.length + ' characters that is not a JWT (header.payload.signature, base64url); return access_token from the token endpoint, not a console login token or a session id',
+      'tokenProvider returned a string of ' +
+        value.length +
+        ' characters that is not a JWT (header.payload.signature, base64url); return access_token from the token endpoint, not a console login token or a session id',
     );
   }
   return value;

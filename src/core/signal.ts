@@ -15,7 +15,11 @@ export const cleared = { clearToken: true };
  */
 export function abortError(signal: SignalLike, context: ErrorContext): AbortError {
   return withoutStack(() => {
-    if (signal.reason === cleared) return new AbortError('clearToken() ran while this request was under way (a logout, or a new tokenStore key()); it is not sent again, with any token', context);
+    if (signal.reason === cleared)
+      return new AbortError(
+        'clearToken() ran while this request was under way (a logout, or a new tokenStore key()); it is not sent again, with any token',
+        context,
+      );
     const error = new AbortError('request aborted through its signal', context);
     if (signal.reason !== undefined) (error as { cause?: unknown }).cause = signal.reason;
     return error;

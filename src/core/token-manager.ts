@@ -151,11 +151,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const timer = setTimeout(() => {
         if (controller) controller.abort();
         reject(
-          new TokenProviderError(
-            'tokenProvider did not settle within ' +
-              options.tokenTimeout +
-              ' ms (tokenTimeout); make sure it always resolves or rejects',
-          ),
+          new TokenProviderError('tokenProvider did not settle within ' + options.tokenTimeout + ' ms (tokenTimeout); make sure it always resolves or rejects'),
         );
       }, options.tokenTimeout);
       const settle = (fn: (v: unknown) => void) => (v: unknown) => {

@@ -133,9 +133,7 @@ export interface RetryOptions {
 }
 
 /** Query parameters; `undefined` values are left out, arrays repeat the key. */
-export type SearchParams =
-  | string
-  | Record<string, string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>>;
+export type SearchParams = string | Record<string, string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>>;
 
 /** Options of one request. */
 export interface RequestOptions<T = unknown> {

@@ -23,9 +23,13 @@ function originOf(url: string): string {
  */
 export function buildUrl(base: string, path: string, searchParams?: SearchParams): string {
   if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describe(path));
-  if (path.indexOf('#') >= 0) fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
+  if (path.indexOf('#') >= 0)
+    fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
   // Not quoted: a line break would break the message too.
-  if (controls.test(path) || /^[^?]*\\/.test(path)) fail('the path has a backslash or a control character (tab, line break...), which URL parsers rewrite; use "/" between segments and put values in searchParams');
+  if (controls.test(path) || /^[^?]*\\/.test(path))
+    fail(
+      'the path has a backslash or a control character (tab, line break...), which URL parsers rewrite; use "/" between segments and put values in searchParams',
+    );
   let url: string;
   if (absolute.test(path)) {
     // A full URL may only point at the service, under baseUrl's path: the token must not leak
@@ -60,7 +64,11 @@ function resolveDots(path: string): string {
   for (const segment of segments) {
     const kind = dots(segment);
     if (kind < 0 || (kind === 2 && !out.length)) {
-      fail('the path "' + path + '" climbs above baseUrl with "..", or has a segment a decoding server reads as "." or ".." (%2F, %5C, %25, ";"); pass a plain path inside baseUrl');
+      fail(
+        'the path "' +
+          path +
+          '" climbs above baseUrl with "..", or has a segment a decoding server reads as "." or ".." (%2F, %5C, %25, ";"); pass a plain path inside baseUrl',
+      );
     }
     if (kind === 2) out.pop();
     else if (!kind) out.push(segment);
@@ -80,7 +88,8 @@ function serialize(params: SearchParams | undefined): string {
     if (value === undefined) continue;
     const list = Array.isArray(value) ? value : [value];
     for (const item of list) {
-      if (item !== null && typeof item === 'object') fail('searchParams.' + key + ' must be a string, number, boolean or an array of them; got ' + describe(item));
+      if (item !== null && typeof item === 'object')
+        fail('searchParams.' + key + ' must be a string, number, boolean or an array of them; got ' + describe(item));
       out += (out ? '&' : '') + encodeURIComponent(key) + '=' + encodeURIComponent(String(item));
     }
   }

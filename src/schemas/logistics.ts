@@ -143,7 +143,9 @@ export function isWebhookEnvelope(value: unknown): value is { event: string; [fi
 }
 
 /** `path: problem` for each zod issue, readable without zod's locale files. */
-export function describeIssues(issues: ReadonlyArray<{ path: PropertyKey[]; code: string; expected?: unknown; message: string; values?: unknown[] }>): string[] {
+export function describeIssues(
+  issues: ReadonlyArray<{ path: PropertyKey[]; code: string; expected?: unknown; message: string; values?: unknown[] }>,
+): string[] {
   return issues.map((issue) => {
     const path = issue.path.length ? issue.path.map(String).join('.') : '(body)';
     const what =

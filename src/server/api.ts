@@ -13,7 +13,8 @@ import { bodyKey, signBody, verifySignature, type RawBody } from './webhooks/ver
 export function serverApi(crypto: Crypto) {
   const referenceSign = (input: SignInput): Promise<Record<string, string>> => signReference(crypto, input);
   return {
-    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> => verifySignature(crypto, rawBody, signature, secret),
+    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> =>
+      verifySignature(crypto, rawBody, signature, secret),
     signWebhookBody: (rawBody: RawBody, secret: Secret): Promise<string> => signBody(crypto, rawBody, secret),
     parseWebhook: (input: ParseWebhookInput): Promise<WebhookEvent> => parseWith(crypto, input),
     dedupKey: (rawBody: RawBody): Promise<string> => bodyKey(crypto, rawBody),

@@ -20,20 +20,7 @@ export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
 export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
 export type { SignFunction, SignInput } from './tokens/signing.js';
 export type { Secret } from './crypto/crypto.js';
-export {
-  logisticsSchema,
-  logisticsUpdatedSchema,
-  shipmentSchema,
-  trackingEventSchema,
-  tokenResponseSchema,
-} from '../schemas/logistics.js';
+export { logisticsSchema, logisticsUpdatedSchema, shipmentSchema, trackingEventSchema, tokenResponseSchema } from '../schemas/logistics.js';
 export type { Logistics, LogisticsUpdatedEvent, Shipment, TrackingEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
-export {
-  ChannelError,
-  isChannelError,
-  ConfigError,
-  TokenExchangeError,
-  WebhookPayloadError,
-  WebhookSignatureError,
-} from '../errors/index.js';
+export { ChannelError, isChannelError, ConfigError, TokenExchangeError, WebhookPayloadError, WebhookSignatureError } from '../errors/index.js';
 export type { ChannelErrorCode } from '../errors/index.js';

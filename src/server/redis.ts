@@ -104,7 +104,10 @@ function commandsFor(redis: unknown, what: string): Commands {
     };
     return {
       get: async (key) => (ready(), text(await io.get(key))),
-      setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await (onlyIfAbsent ? io.set(key, value, 'PX', ms, 'NX') : io.set(key, value, 'PX', ms))) !== null),
+      setPx: async (key, value, ms, onlyIfAbsent) => (
+        ready(),
+        (await (onlyIfAbsent ? io.set(key, value, 'PX', ms, 'NX') : io.set(key, value, 'PX', ms))) !== null
+      ),
       setEx: async (key, value, seconds) => void (ready(), await io.set(key, value, 'EX', seconds)),
       script: async (script, key, ...args) => (ready(), text(await io.eval(script, 1, key, ...args))),
       del: async (key) => void (ready(), await io.del(key)),
@@ -204,7 +207,11 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
   const prefix = checkPrefix(what, o.prefix, 'channel-sdk:webhook:');
   const ttlSeconds = o.ttlSeconds ?? 86400;
   if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-    throw new ConfigError(what + ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' + (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describe(ttlSeconds)));
+    throw new ConfigError(
+      what +
+        ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' +
+        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describe(ttlSeconds)),
+    );
   }
   const ms = (lease: { ms: number }) => String(Math.max(1, Math.ceil(lease.ms)));
   return {

@@ -23,9 +23,6 @@ export interface MessageStyle {
 
 /** {@link messageOf} in the style of a log line or a server error (the client's bundles leave it out). */
 export function messageIn(style: MessageStyle, error: unknown): string {
-  const text =
-    error instanceof Error
-      ? (style.name ? error.name + ': ' : '') + messageOf(error)
-      : (style.other || String)(error);
+  const text = error instanceof Error ? (style.name ? error.name + ': ' : '') + messageOf(error) : (style.other || String)(error);
   return style.unprefixed ? text.replace(/^\[channel-sdk\] /, '') : text;
 }

@@ -50,9 +50,7 @@ export function raceSignal<T>(promise: Promise<T>, signal: SignalLike, aborted: 
   if (signal.aborted) return Promise.reject(aborted());
   return new Promise<T>((resolve, reject) => {
     const stop = () => reject(aborted());
-    const off = shared
-      ? onAbort(signal, stop)
-      : (signal.addEventListener('abort', stop), () => signal.removeEventListener('abort', stop));
+    const off = shared ? onAbort(signal, stop) : (signal.addEventListener('abort', stop), () => signal.removeEventListener('abort', stop));
     promise.then(
       (value) => {
         off();

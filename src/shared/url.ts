@@ -18,8 +18,16 @@ export function normalizeBaseUrl(value: unknown): string {
     fail('baseUrl must not contain a user name or password (user:password@host); remove them, channel-sdk authenticates with the token');
   }
   // Paths are checked to stay under baseUrl's path, which must therefore be a plain one.
-  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s\\]+(\/[^?#\s\\]*)?$/i.test(value) || controls.test(value) || value.replace(authority, '').split('/').some(dots)) {
-    fail('baseUrl must be an absolute http(s) URL without query or fragment (and no \\, control character, . or .. in its path), e.g. "https://api.example.com"; got ' + describe(value));
+  if (
+    typeof value !== 'string' ||
+    !/^https?:\/\/[^/?#\s\\]+(\/[^?#\s\\]*)?$/i.test(value) ||
+    controls.test(value) ||
+    value.replace(authority, '').split('/').some(dots)
+  ) {
+    fail(
+      'baseUrl must be an absolute http(s) URL without query or fragment (and no \\, control character, . or .. in its path), e.g. "https://api.example.com"; got ' +
+        describe(value),
+    );
   }
   return value.replace(/\/+$/, '');
 }
@@ -42,4 +50,3 @@ export function dots(segment: string): number {
     ? -1
     : 0;
 }
-

@@ -51,7 +51,8 @@ export function formatCheckReport(report: CheckReport): string {
 /** Collects the lines of one report, in the order they are added. */
 export function createReport(target: CheckReport['target'], url: string) {
   const checks: CheckResult[] = [];
-  const add = (status: CheckStatus) => (id: string, title: string, detail: string, fix?: string) => void checks.push({ id, title, status, detail, ...(fix ? { fix } : {}) });
+  const add = (status: CheckStatus) => (id: string, title: string, detail: string, fix?: string) =>
+    void checks.push({ id, title, status, detail, ...(fix ? { fix } : {}) });
   return {
     pass: add('pass'),
     fail: add('fail'),
@@ -66,17 +67,29 @@ export function createReport(target: CheckReport['target'], url: string) {
 }
 
 /** An answer from the partner's app, or why there was none; `ms` from sending to the whole body. */
-export type Answer = { status: number; headers: Headers; text: string; ms: number; error?: undefined } | { error: string; ms: number; status?: undefined; headers?: undefined; text?: undefined };
+export type Answer =
+  | { status: number; headers: Headers; text: string; ms: number; error?: undefined }
+  | { error: string; ms: number; status?: undefined; headers?: undefined; text?: undefined };
 
 /** Bodies larger than this are not read whole (a token route or webhook answer is small). */
 const ANSWER_LIMIT = 64 * 1024;
 
 /** One request to the partner's app, bounded by `timeoutMs`; never throws, never follows a redirect. */
-export async function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array }, timeoutMs: number): Promise<Answer> {
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+  timeoutMs: number,
+): Promise<Answer> {
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
   try {
-    const response = await fetch(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body as BodyInit | undefined, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, {
+      method: init.method ?? 'GET',
+      headers: init.headers,
+      body: init.body as BodyInit | undefined,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await readAnswer(response, ANSWER_LIMIT);
     return { status: response.status, headers: response.headers, text, ms: ms() };
   } catch (error) {
@@ -121,6 +134,9 @@ export function safeJson(text: string | undefined): unknown {
 
 /** `value` when it is an http(s) URL, else a ConfigError naming the option. */
 export function httpUrl(value: unknown, name: string): string {
-  if (!isHttpUrl(value)) throw new ConfigError(`${name} must be an http(s) URL like http://127.0.0.1:3000/channel-token; got ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`);
+  if (!isHttpUrl(value))
+    throw new ConfigError(
+      `${name} must be an http(s) URL like http://127.0.0.1:3000/channel-token; got ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`,
+    );
   return value;
 }

@@ -57,7 +57,8 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   const url = httpUrl(options.url, 'url');
   const credentials = checkHeaders(options.headers);
   const windowMs = options.forceWindowMs ?? 10_000;
-  if (typeof windowMs !== 'number' || !(windowMs >= 0) || windowMs > 600_000) throw new ConfigError('forceWindowMs must be a number of milliseconds from 0 to 600000');
+  if (typeof windowMs !== 'number' || !(windowMs >= 0) || windowMs > 600_000)
+    throw new ConfigError('forceWindowMs must be a number of milliseconds from 0 to 600000');
   const { verify, where } = verifier(options.sandbox);
   await verify(''); // reaches the sandbox first: a wrong address is a ConfigError, not a report
 
@@ -79,7 +80,7 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
         problem: `${describeAnswer(answer)} ${given}`,
         fix: signedOut
           ? 'pass the credentials your front end sends for a signed-in user: --header "cookie: session=…" (headers: { cookie } from Node)'
-          : 'look at your app\'s log: the route failed (is its token exchange pointed at the sandbox, with its access and secret keys?)',
+          : "look at your app's log: the route failed (is its token exchange pointed at the sandbox, with its access and secret keys?)",
         answer,
       };
     }
@@ -90,7 +91,12 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
       body = undefined;
     }
     const found = tokenIn(body);
-    if (!found) return { problem: `${describeAnswer(answer)}: not { access_token } nor { code: 0, data: { access_token } }`, fix: 'answer { access_token: token } (createTokenRoute does): your tokenProvider returns that string', answer };
+    if (!found)
+      return {
+        problem: `${describeAnswer(answer)}: not { access_token } nor { code: 0, data: { access_token } }`,
+        fix: 'answer { access_token: token } (createTokenRoute does): your tokenProvider returns that string',
+        answer,
+      };
     if (/^bearer\s/i.test(found.token)) return { problem: 'access_token starts with "Bearer "', fix: 'answer the token alone: the SDK adds "Bearer "', answer };
     const verdict = await verify(found.token);
     if (!verdict.valid && verdict.reason !== 'token expired (expireTokens)') {
@@ -117,30 +123,51 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   if ('problem' in first) {
     r.fail('token', title, first.problem, first.fix);
     if (first.answer.error === undefined) await checkCors(r, url, credentials);
-    for (const [id, what] of [['no-store', 'Cache-Control: no-store'], ['cache', 'plain calls share a cached token'], ['force-query', '?force=1 gives a new token'], ['force-post', 'POST {"forceRefresh":true} gives a new token'], ['credentials', "no token without the user's credentials"]] as const) {
+    for (const [id, what] of [
+      ['no-store', 'Cache-Control: no-store'],
+      ['cache', 'plain calls share a cached token'],
+      ['force-query', '?force=1 gives a new token'],
+      ['force-post', 'POST {"forceRefresh":true} gives a new token'],
+      ['credentials', "no token without the user's credentials"],
+    ] as const) {
       r.skip(id, what, 'no token to compare with');
     }
     return r.done();
   }
   const user = first.claims.sub;
   const firstName = label(first);
-  const envelope = first.shape === 'envelope' ? ' (the service\'s envelope: your tokenProvider must return data.access_token)' : '';
+  const envelope = first.shape === 'envelope' ? " (the service's envelope: your tokenProvider must return data.access_token)" : '';
   if (first.expiredByControl) {
-    r.warn('token', title, `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: token ${firstName} for "${user}", which \`channel-sandbox expire\` expired; the forced calls below must replace it${envelope}`);
+    r.warn(
+      'token',
+      title,
+      `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: token ${firstName} for "${user}", which \`channel-sandbox expire\` expired; the forced calls below must replace it${envelope}`,
+    );
   } else {
-    r.pass('token', title, `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: a JWT this sandbox issued, for "${user}" (token ${firstName})${envelope}`);
+    r.pass(
+      'token',
+      title,
+      `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: a JWT this sandbox issued, for "${user}" (token ${firstName})${envelope}`,
+    );
   }
 
   // 2. Plain calls: the same (cached) token.
   const second = await read(await call(url, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS), 'plain');
   const noStore: string[] = [];
   const cacheControl = (answer: Answer, what: string) => {
-    if (!/(^|,)\s*no-store\s*(,|$)/i.test(answer.headers?.get('cache-control') ?? '')) noStore.push(`${what}: ${answer.headers?.get('cache-control') ?? 'no Cache-Control'}`);
+    if (!/(^|,)\s*no-store\s*(,|$)/i.test(answer.headers?.get('cache-control') ?? ''))
+      noStore.push(`${what}: ${answer.headers?.get('cache-control') ?? 'no Cache-Control'}`);
   };
   cacheControl(first.answer, 'plain call');
   if ('problem' in second) r.fail('cache', 'plain calls share a cached token', 'a second plain call: ' + second.problem, second.fix);
   else if (second.token === first.token) r.pass('cache', 'plain calls share a cached token', `a second call got token ${firstName} again`);
-  else r.warn('cache', 'plain calls share a cached token', `each call got a new token (${firstName}, then ${label(second)}): nothing caches, so every page load asks the service`, 'cache per user until shortly before expiry (createTokenExchange does)');
+  else
+    r.warn(
+      'cache',
+      'plain calls share a cached token',
+      `each call got a new token (${firstName}, then ${label(second)}): nothing caches, so every page load asks the service`,
+      'cache per user until shortly before expiry (createTokenExchange does)',
+    );
 
   // 3 and 4. Forced calls, in both forms: a token no earlier answer held.
   async function forced(id: 'force-query' | 'force-post', what: string, send: () => Promise<Answer>): Promise<void> {
@@ -157,12 +184,20 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
       const got = await read(answer, id === 'force-query' ? '?force=1' : 'POST force');
       if ('problem' in got) return r.fail(id, titleOf, got.problem, got.fix);
       if (shared === 0) cacheControl(got.answer, what);
-      if (got.claims.sub !== user) return r.fail(id, titleOf, `token #${got.claims.jti} is for "${got.claims.sub}", the plain call's for "${user}"`, 'force a refresh for the same signed-in user');
+      if (got.claims.sub !== user)
+        return r.fail(
+          id,
+          titleOf,
+          `token #${got.claims.jti} is for "${got.claims.sub}", the plain call's for "${user}"`,
+          'force a refresh for the same signed-in user',
+        );
       const before = seen.get(got.token);
       if (before === undefined) {
         const latest = [...seen.values()].at(-1);
         const name = label(got);
-        const note = shared ? ` (the first ${shared} answer${shared === 1 ? '' : 's'} within ${duration(Math.round(performance.now() - started))} repeated token ${repeated}: a forced refresh shared for a moment is fine)` : '';
+        const note = shared
+          ? ` (the first ${shared} answer${shared === 1 ? '' : 's'} within ${duration(Math.round(performance.now() - started))} repeated token ${repeated}: a forced refresh shared for a moment is fine)`
+          : '';
         return r.pass(id, titleOf, `token ${name} (the cached one was ${latest}) in ${duration(got.answer.ms)}${note}`);
       }
       const left = windowMs - (performance.now() - started);
@@ -171,7 +206,12 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
           id === 'force-query'
             ? 'when the query has force=1, call exchange.getToken(user, { forceRefresh: true }) (createTokenRoute does): the service keeps older tokens valid, so the cached one may be the very token that just got a 401'
             : 'read forceRefresh from the JSON body and call exchange.getToken(user, { forceRefresh: true }) (createTokenRoute does)';
-        return r.fail(id, titleOf, `answered the cached token ${before} again (${shared + 1} forced calls over ${duration(Math.round(performance.now() - started))})`, fix);
+        return r.fail(
+          id,
+          titleOf,
+          `answered the cached token ${before} again (${shared + 1} forced calls over ${duration(Math.round(performance.now() - started))})`,
+          fix,
+        );
       }
       shared++;
       repeated = before;
@@ -181,17 +221,29 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   }
   await forced('force-query', '?force=1', () => call(withForce.href, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS));
   await forced('force-post', 'POST {"forceRefresh":true}', () =>
-    call(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json', ...credentials }, body: '{"forceRefresh":true}' }, CALL_TIMEOUT_MS),
+    call(
+      url,
+      { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json', ...credentials }, body: '{"forceRefresh":true}' },
+      CALL_TIMEOUT_MS,
+    ),
   );
   if (noStore.length) {
-    r.fail('no-store', 'Cache-Control: no-store', noStore.join('; '), 'send Cache-Control: no-store with every token answer: a browser or proxy cache could hand back a token the service already refused');
+    r.fail(
+      'no-store',
+      'Cache-Control: no-store',
+      noStore.join('; '),
+      'send Cache-Control: no-store with every token answer: a browser or proxy cache could hand back a token the service already refused',
+    );
   } else {
     r.pass('no-store', 'Cache-Control: no-store', 'on every token answer');
   }
 
   // 5. Without the credentials: no token, plain or forced.
   const anonymous: string[] = [];
-  for (const [what, target] of [['plain', url], ['?force=1', withForce.href]] as const) {
+  for (const [what, target] of [
+    ['plain', url],
+    ['?force=1', withForce.href],
+  ] as const) {
     const answer = await call(target, { headers: { accept: 'application/json' } }, CALL_TIMEOUT_MS);
     if (answer.error !== undefined) anonymous.push(`${what}: ${answer.error}`);
     else if (is2xx(answer) && tokenIn(safeJson(answer.text))) anonymous.push(`${what}: HTTP ${answer.status} with a token`);
@@ -199,9 +251,19 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   }
   const leaked = anonymous.filter((line) => line.endsWith('with a token'));
   if (!names.length) {
-    r.fail('credentials', "no token without the user's credentials", `answered a token to a request with no credentials at all (${anonymous.join(', ')})`, 'answer 401 when nobody is signed in, then pass a signed-in user\'s credentials to this check with --header "cookie: session=…"');
+    r.fail(
+      'credentials',
+      "no token without the user's credentials",
+      `answered a token to a request with no credentials at all (${anonymous.join(', ')})`,
+      'answer 401 when nobody is signed in, then pass a signed-in user\'s credentials to this check with --header "cookie: session=…"',
+    );
   } else if (leaked.length) {
-    r.fail('credentials', "no token without the user's credentials", `without ${names.join(', ')}: ${anonymous.join(', ')}`, 'find the user from the request\'s own credentials (session cookie, Authorization) and answer 401 when there are none');
+    r.fail(
+      'credentials',
+      "no token without the user's credentials",
+      `without ${names.join(', ')}: ${anonymous.join(', ')}`,
+      "find the user from the request's own credentials (session cookie, Authorization) and answer 401 when there are none",
+    );
   } else {
     r.pass('credentials', "no token without the user's credentials", `without ${names.join(', ')}: ${anonymous.join(', ')}`);
   }
@@ -213,7 +275,13 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
   const timing = `median ${duration(median(times.map((t) => t[0])))}, slowest ${duration(slowest[0])} (${slowest[1]}) over ${times.length} calls`;
   if (slowest[0] >= TOKEN_TIMEOUT_MS) r.fail('timing', 'time per call', timing, `the client stops waiting after tokenTimeout (10 s by default): answer faster`);
-  else if (slowest[0] >= SLOW_MS) r.warn('timing', 'time per call', timing, 'every page waits for this route before its first call: look at what is slow (the exchange itself usually takes milliseconds)');
+  else if (slowest[0] >= SLOW_MS)
+    r.warn(
+      'timing',
+      'time per call',
+      timing,
+      'every page waits for this route before its first call: look at what is slow (the exchange itself usually takes milliseconds)',
+    );
   else r.pass('timing', 'time per call', timing);
   return r.done();
 }
@@ -228,7 +296,18 @@ async function checkCors(r: ReturnType<typeof createReport>, url: string, creden
       ['GET', call(url, { headers: { accept: 'application/json', ...credentials, origin } }, CALL_TIMEOUT_MS)],
       [
         'a preflight',
-        call(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', ...(requested.length ? { 'access-control-request-headers': requested.join(', ') } : {}) } }, CALL_TIMEOUT_MS),
+        call(
+          url,
+          {
+            method: 'OPTIONS',
+            headers: {
+              origin,
+              'access-control-request-method': 'GET',
+              ...(requested.length ? { 'access-control-request-headers': requested.join(', ') } : {}),
+            },
+          },
+          CALL_TIMEOUT_MS,
+        ),
       ],
     ];
     for (const [what, pending] of probes) {
@@ -242,7 +321,12 @@ async function checkCors(r: ReturnType<typeof createReport>, url: string, creden
     }
   }
   if (granted.length) {
-    r.fail('cors', title, granted.join('; '), "allow only your front end's own origin (or send no CORS headers when the page and the route share one): a site that may read this route's answers gets your signed-in users' tokens");
+    r.fail(
+      'cors',
+      title,
+      granted.join('; '),
+      "allow only your front end's own origin (or send no CORS headers when the page and the route share one): a site that may read this route's answers gets your signed-in users' tokens",
+    );
   } else {
     r.pass('cors', title, `Origin: ${FOREIGN_ORIGINS.join(' and ')} got no Access-Control-Allow-Origin for them, on GET and on a preflight`);
   }
@@ -253,7 +337,8 @@ function tokenIn(body: unknown): { token: string; shape: 'access_token' | 'envel
   const o = body as { access_token?: unknown; code?: unknown; data?: { access_token?: unknown } } | null | undefined;
   if (typeof o !== 'object' || o === null) return undefined;
   if (typeof o.access_token === 'string' && o.access_token) return { token: o.access_token, shape: 'access_token' };
-  if ((o.code === 0 || o.code === '0') && typeof o.data?.access_token === 'string' && o.data.access_token) return { token: o.data.access_token, shape: 'envelope' };
+  if ((o.code === 0 || o.code === '0') && typeof o.data?.access_token === 'string' && o.data.access_token)
+    return { token: o.data.access_token, shape: 'envelope' };
   return undefined;
 }
 
@@ -267,14 +352,23 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
   const verify: Verify = async (token) => {
     let response: Response;
     try {
-      response = await fetch(base + '/__sandbox/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: token || '-' }), signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+      response = await fetch(base + '/__sandbox/verify', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: token || '-' }),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new ConfigError(`no sandbox at ${base} (${cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)}): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL`);
+      throw new ConfigError(
+        `no sandbox at ${base} (${cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)}): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL`,
+      );
     }
     const value = safeJson(await response.text()) as (TokenVerdict & { error?: string }) | undefined;
     if (!response.ok || typeof value?.valid !== 'boolean') {
-      throw new ConfigError(`${base} did not check the token (HTTP ${response.status}${value?.error ? ': ' + value.error : ''}): is it a channel-sandbox of this version, with its control API on?`);
+      throw new ConfigError(
+        `${base} did not check the token (HTTP ${response.status}${value?.error ? ': ' + value.error : ''}): is it a channel-sandbox of this version, with its control API on?`,
+      );
     }
     return value;
   };
@@ -284,7 +378,8 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
 /** Header names (lower-case) and values, checked: a line break would let a value add headers. */
 function checkHeaders(headers: unknown): Record<string, string> {
   if (headers === undefined) return {};
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new ConfigError("headers must be an object such as { cookie: 'session=…' }");
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    throw new ConfigError("headers must be an object such as { cookie: 'session=…' }");
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new ConfigError(`headers: "${name}" is not a header name`);

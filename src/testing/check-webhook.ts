@@ -45,8 +45,10 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   checkKeys(options, OPTION_KEYS, 'checkWebhook option');
   const url = httpUrl(options.url, 'url');
   const { secret, effects } = options;
-  if (typeof secret !== 'string' || secret === '') throw new ConfigError('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
-  if (effects !== undefined && typeof effects !== 'function') throw new ConfigError('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
+  if (typeof secret !== 'string' || secret === '')
+    throw new ConfigError('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
+  if (effects !== undefined && typeof effects !== 'function')
+    throw new ConfigError('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
   const count = async (): Promise<number | undefined> => {
     if (!effects) return undefined;
     const value = await effects();
@@ -67,7 +69,11 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   };
   const sign = (body: string, key = secret) => createHmac('sha256', key).update(body).digest('hex');
   const push = (body: string, signature: string | undefined): Promise<Answer> =>
-    call(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) }, body }, WINDOW_MS);
+    call(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) }, body },
+      WINDOW_MS,
+    );
   /** Answer times of the pushes that should be accepted, and the ones with no answer in the window. */
   const times: Array<[number, string]> = [];
   const late: string[] = [];
@@ -77,10 +83,15 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     return answer;
   };
   const acceptFix = (answer: Answer): string => {
-    if (answer.error !== undefined) return answer.error.startsWith('no answer') ? 'answer within 8 s: acknowledge first and do the work in the background (enqueue, then return 2xx)' : 'start your app and pass the URL of its webhook route';
-    if (answer.status === 401 || answer.status === 403) return 'check that your receiver verifies with this secret (--secret / CHANNEL_WEBHOOK_SECRET), HMAC-SHA256 over the raw body, hex in either case';
-    if (answer.status === 413) return 'accept bodies up to 1 MiB (express.raw({ limit: \'1mb\' }), Fastify bodyLimit…): pushes can be that large';
-    if (answer.status === 400 || answer.status === 422) return "accept the documented body { event: 'logistics.updated', logistics: { order_no, shipments } } (createWebhookHandler does)";
+    if (answer.error !== undefined)
+      return answer.error.startsWith('no answer')
+        ? 'answer within 8 s: acknowledge first and do the work in the background (enqueue, then return 2xx)'
+        : 'start your app and pass the URL of its webhook route';
+    if (answer.status === 401 || answer.status === 403)
+      return 'check that your receiver verifies with this secret (--secret / CHANNEL_WEBHOOK_SECRET), HMAC-SHA256 over the raw body, hex in either case';
+    if (answer.status === 413) return "accept bodies up to 1 MiB (express.raw({ limit: '1mb' }), Fastify bodyLimit…): pushes can be that large";
+    if (answer.status === 400 || answer.status === 422)
+      return "accept the documented body { event: 'logistics.updated', logistics: { order_no, shipments } } (createWebhookHandler does)";
     return "look at your app's log: the receiver failed on a valid push";
   };
 
@@ -116,7 +127,13 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     const body = fresh();
     const upper = timed(await push(body, sign(body).toUpperCase()), 'upper-case hex');
     if (is2xx(upper)) r.pass('uppercase-hex', 'an upper-case hex signature is accepted', `HTTP ${upper.status} in ${duration(upper.ms)}`);
-    else r.fail('uppercase-hex', 'an upper-case hex signature is accepted', `refused: ${describeAnswer(upper)}`, 'compare the hex case-insensitively: the service may send upper or lower case (verifyWebhookSignature and createWebhookHandler accept both)');
+    else
+      r.fail(
+        'uppercase-hex',
+        'an upper-case hex signature is accepted',
+        `refused: ${describeAnswer(upper)}`,
+        'compare the hex case-insensitively: the service may send upper or lower case (verifyWebhookSignature and createWebhookHandler accept both)',
+      );
   }
 
   // 3. What must be refused, sent at once (each is refused before any work, or it is a finding).
@@ -149,7 +166,13 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   };
   const verifyFix = `verify ${SIGNATURE_HEADER}: HMAC-SHA256 of the raw body with your webhook secret, compared in constant time, before using the body (createWebhookHandler / verifyWebhookSignature do)`;
   refusedLine('tampered', 'a body altered after signing is refused', tampered, 'a body altered after signing', verifyFix);
-  refusedLine('unsigned', 'a push without a signature is refused', unsigned, `a push without ${SIGNATURE_HEADER}`, `refuse a push without ${SIGNATURE_HEADER} whenever a secret is configured (never accept unsigned pushes)`);
+  refusedLine(
+    'unsigned',
+    'a push without a signature is refused',
+    unsigned,
+    `a push without ${SIGNATURE_HEADER}`,
+    `refuse a push without ${SIGNATURE_HEADER} whenever a secret is configured (never accept unsigned pushes)`,
+  );
   const variants: Array<[string, Answer]> = [
     ['signed with another secret', wrong],
     ['an empty signature', empty],
@@ -159,10 +182,21 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   const badTitle = 'wrong, truncated, empty and non-hex signatures are refused';
   const taken = variants.filter(([, a]) => is2xx(a)).map(([what, a]) => `${what} (HTTP ${a.status})`);
   const silent = variants.filter(([, a]) => a.error !== undefined).map(([what, a]) => `${what}: ${a.error}`);
-  if (taken.length) r.fail('bad-signatures', badTitle, 'accepted: ' + taken.join('; '), 'accept exactly 64 hex digits (either case) equal to the HMAC-SHA256 of the raw body; compare all of them (createWebhookHandler / verifyWebhookSignature do)');
+  if (taken.length)
+    r.fail(
+      'bad-signatures',
+      badTitle,
+      'accepted: ' + taken.join('; '),
+      'accept exactly 64 hex digits (either case) equal to the HMAC-SHA256 of the raw body; compare all of them (createWebhookHandler / verifyWebhookSignature do)',
+    );
   else if (silent.length) r.fail('bad-signatures', badTitle, silent.join('; '), 'refuse a bad signature at once, before any work, within 8 s');
   else if (is2xx(junk)) {
-    r.warn('bad-signatures', badTitle, `all refused (HTTP ${[...new Set(variants.map(([, a]) => a.status))].join(', ')}), but the right signature followed by "zz" was accepted`, 'check that the header is exactly 64 hex digits (/^[0-9a-f]{64}$/i) before decoding it: Buffer.from(hex, "hex") stops at the first non-hex character');
+    r.warn(
+      'bad-signatures',
+      badTitle,
+      `all refused (HTTP ${[...new Set(variants.map(([, a]) => a.status))].join(', ')}), but the right signature followed by "zz" was accepted`,
+      'check that the header is exactly 64 hex digits (/^[0-9a-f]{64}$/i) before decoding it: Buffer.from(hex, "hex") stops at the first non-hex character',
+    );
   } else r.pass('bad-signatures', badTitle, `HTTP ${[...new Set(variants.map(([, a]) => a.status))].join(', ')}`);
 
   // 4. The raw bytes: the same JSON with other whitespace, signed as sent (accept) and signed as re-serialised (refuse).
@@ -171,15 +205,31 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   else {
     const body = JSON.stringify(JSON.parse(fresh()), null, 2);
     const asSent = timed(await push(body, sign(body)), 're-formatted push');
-    const rawFix = 'verify the body exactly as received, before parsing it, never JSON.stringify(req.body): mount the webhook route before any JSON body parser, or read it raw (express.raw({ type: "application/json" }), await request.text())';
+    const rawFix =
+      'verify the body exactly as received, before parsing it, never JSON.stringify(req.body): mount the webhook route before any JSON body parser, or read it raw (express.raw({ type: "application/json" }), await request.text())';
     const reserialisedTaken = is2xx(reserialised);
     if (is2xx(asSent) && !reserialisedTaken && reserialised.error === undefined) {
-      r.pass('raw-bytes', rawTitle, `the same JSON with other whitespace: HTTP ${asSent.status} signed as sent, HTTP ${reserialised.status} signed as re-serialised`);
+      r.pass(
+        'raw-bytes',
+        rawTitle,
+        `the same JSON with other whitespace: HTTP ${asSent.status} signed as sent, HTTP ${reserialised.status} signed as re-serialised`,
+      );
     } else if (!is2xx(asSent)) {
-      r.fail('raw-bytes', rawTitle, `refused the same JSON with other whitespace signed over its exact bytes (${describeAnswer(asSent)})${reserialisedTaken ? ', and accepted it signed over the re-serialised JSON: the receiver verifies a re-serialised body' : ''}`, rawFix);
+      r.fail(
+        'raw-bytes',
+        rawTitle,
+        `refused the same JSON with other whitespace signed over its exact bytes (${describeAnswer(asSent)})${reserialisedTaken ? ', and accepted it signed over the re-serialised JSON: the receiver verifies a re-serialised body' : ''}`,
+        rawFix,
+      );
     } else if (reserialisedTaken) {
       r.fail('raw-bytes', rawTitle, `accepted a body whose signature matches only its re-serialised JSON (HTTP ${reserialised.status})`, rawFix);
-    } else r.fail('raw-bytes', rawTitle, `a body signed over its re-serialised JSON: ${reserialised.error}`, 'refuse a bad signature at once, before any work, within 8 s');
+    } else
+      r.fail(
+        'raw-bytes',
+        rawTitle,
+        `a body signed over its re-serialised JSON: ${reserialised.error}`,
+        'refuse a bad signature at once, before any work, within 8 s',
+      );
   }
 
   // 5. The same push twice: its effect once.
@@ -200,9 +250,18 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   // 7. Time against the service's 8 s window.
   const timingTitle = 'answers within the 8 s window';
   const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
-  const summary = times.length ? `slowest ${duration(slowest[0])} (${slowest[1]}), median ${duration(median(times.map((t) => t[0])))} over ${times.length} correctly signed ${times.length === 1 ? 'push' : 'pushes'}` : '';
-  if (late.length) r.fail('timing', timingTitle, `no answer within 8 s: ${late.join(', ')}${summary ? '; ' + summary : ''}`, 'answer within 8 s: the service then records a failure. Acknowledge first and do the work in the background (enqueue, then return 2xx)');
-  else if (slowest[0] >= SLOW_MS) r.warn('timing', timingTitle, summary, "the service's network adds its own delay to this: acknowledge first and do the work in the background");
+  const summary = times.length
+    ? `slowest ${duration(slowest[0])} (${slowest[1]}), median ${duration(median(times.map((t) => t[0])))} over ${times.length} correctly signed ${times.length === 1 ? 'push' : 'pushes'}`
+    : '';
+  if (late.length)
+    r.fail(
+      'timing',
+      timingTitle,
+      `no answer within 8 s: ${late.join(', ')}${summary ? '; ' + summary : ''}`,
+      'answer within 8 s: the service then records a failure. Acknowledge first and do the work in the background (enqueue, then return 2xx)',
+    );
+  else if (slowest[0] >= SLOW_MS)
+    r.warn('timing', timingTitle, summary, "the service's network adds its own delay to this: acknowledge first and do the work in the background");
   else if (times.length) r.pass('timing', timingTitle, summary);
   else r.skip('timing', timingTitle, notAccepting || 'no push was accepted');
   return r.done();
@@ -227,23 +286,46 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     }
     timed(again, 'repeated push');
     const after = await count();
-    const retried = refusals.length ? ` after ${refusals.length} refusal${refusals.length === 1 ? '' : 's'} (${[...new Set(refusals)].join(', ')}) while the first was finishing` : '';
+    const retried = refusals.length
+      ? ` after ${refusals.length} refusal${refusals.length === 1 ? '' : 's'} (${[...new Set(refusals)].join(', ')}) while the first was finishing`
+      : '';
     if (!is2xx(again)) {
-      return r.fail('duplicate', dupTitle, `a repeat of a push it had acknowledged: ${describeAnswer(again)}${refusals.length ? ` (${refusals.length + 1} tries over ${duration(Math.round(performance.now() - started))})` : ''}`, 'answer 2xx to a push you already handled, or the service records a failure and sends it again (createWebhookHandler with dedup answers {"duplicate":true})');
+      return r.fail(
+        'duplicate',
+        dupTitle,
+        `a repeat of a push it had acknowledged: ${describeAnswer(again)}${refusals.length ? ` (${refusals.length + 1} tries over ${duration(Math.round(performance.now() - started))})` : ''}`,
+        'answer 2xx to a push you already handled, or the service records a failure and sends it again (createWebhookHandler with dedup answers {"duplicate":true})',
+      );
     }
-    const dedupFix = 'remember the pushes you handled: dedup: createMemoryDedupStore() (createRedisDedupStore(redis) across instances), or make the callback an idempotent upsert by order_no (compareLogistics)';
+    const dedupFix =
+      'remember the pushes you handled: dedup: createMemoryDedupStore() (createRedisDedupStore(redis) across instances), or make the callback an idempotent upsert by order_no (compareLogistics)';
     if (before !== undefined && between !== undefined && after !== undefined) {
       if (between - before < 1) {
-        r.warn('duplicate', dupTitle, `effects() went ${before} → ${between} for a new push, so it cannot show a repeat; the repeat got HTTP ${again.status}${retried}`, 'return from effects() a count your callback raises on every push it handles');
+        r.warn(
+          'duplicate',
+          dupTitle,
+          `effects() went ${before} → ${between} for a new push, so it cannot show a repeat; the repeat got HTTP ${again.status}${retried}`,
+          'return from effects() a count your callback raises on every push it handles',
+        );
       } else if (after > between) {
-        r.fail('duplicate', dupTitle, `the repeat got HTTP ${again.status}${retried} and the callback had its effect again (effects ${before} → ${between} → ${after})`, dedupFix);
+        r.fail(
+          'duplicate',
+          dupTitle,
+          `the repeat got HTTP ${again.status}${retried} and the callback had its effect again (effects ${before} → ${between} → ${after})`,
+          dedupFix,
+        );
       } else r.pass('duplicate', dupTitle, `the repeat got HTTP ${again.status}${retried}; effects ${before} → ${between} → ${after}`);
       return;
     }
     const marked = (safeJson(again.text) as { duplicate?: unknown } | undefined)?.duplicate === true;
     if (marked) r.pass('duplicate', dupTitle, `the repeat got HTTP ${again.status} {"duplicate":true}${retried}: handled once`);
     else {
-      r.warn('duplicate', dupTitle, `the repeat got HTTP ${again.status} like a new push${retried}: whether the callback ran twice cannot be seen from outside`, dedupFix + '; checkWebhook({ effects }) checks it exactly');
+      r.warn(
+        'duplicate',
+        dupTitle,
+        `the repeat got HTTP ${again.status} like a new push${retried}: whether the callback ran twice cannot be seen from outside`,
+        dedupFix + '; checkWebhook({ effects }) checks it exactly',
+      );
     }
   }
 }

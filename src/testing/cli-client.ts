@@ -44,7 +44,8 @@ export function controlClient(base: string) {
     } catch {
       // Not the control API: something else listens there.
     }
-    if (!value || typeof value !== 'object') throw new CliError(`${base} answered HTTP ${response.status} without the sandbox's JSON: is it a channel-sandbox?`);
+    if (!value || typeof value !== 'object')
+      throw new CliError(`${base} answered HTTP ${response.status} without the sandbox's JSON: is it a channel-sandbox?`);
     if (!response.ok) throw new CliError(typeof value.error === 'string' ? value.error : `${base} answered HTTP ${response.status}: is it a channel-sandbox?`);
     return value;
   }
@@ -55,7 +56,8 @@ export function controlClient(base: string) {
     async *stream(route: string, body?: unknown): AsyncGenerator<{ event: string; data: Record<string, unknown> }> {
       const response = await send(body === undefined ? 'GET' : 'POST', route, body, { accept: 'text/event-stream' });
       if (!response.ok || !response.body) await json(response);
-      if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) throw new CliError(`${base} did not answer with an event stream: is it a channel-sandbox?`);
+      if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+        throw new CliError(`${base} did not answer with an event stream: is it a channel-sandbox?`);
       const decoder = new TextDecoder();
       let buffer = '';
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

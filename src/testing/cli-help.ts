@@ -53,7 +53,8 @@ export const commandHelp: Record<string, string> = {
   prints each push and the receiver's answer, which the sandbox records as the push's outcome.`,
   events: 'channel-sandbox events [--all] [--sandbox URL] [--json]: print every token, data call and push as it happens (--all: the recent past first)',
   stats: 'channel-sandbox stats [--sandbox URL] [--json]: counters since the sandbox started',
-  token: 'channel-sandbox token <user> [--sandbox URL] [--json]: a token for <user>, as the token endpoint would issue it\n  curl -H "Authorization: Bearer $(channel-sandbox token qa-1)" http://127.0.0.1:8787/open/api/v1/sdk/orders',
+  token:
+    'channel-sandbox token <user> [--sandbox URL] [--json]: a token for <user>, as the token endpoint would issue it\n  curl -H "Authorization: Bearer $(channel-sandbox token qa-1)" http://127.0.0.1:8787/open/api/v1/sdk/orders',
   ttl: 'channel-sandbox ttl <seconds> [--sandbox URL] [--json]: lifetime of the tokens issued from now on (60 shows refresh-ahead within a minute)',
   check: `channel-sandbox check token-route <url> [--header "name: value"]... [--sandbox URL] [--json]
   Calls your running app's token route as your front end would (with the --header credentials of a

@@ -14,7 +14,11 @@ export async function listen(values: Values): Promise<void> {
   for await (const { event, data } of client.stream('listen', { forward_to: forwardTo })) {
     if (event === 'ready') {
       listenerId = data.listenerId as string;
-      console.log(values.json ? JSON.stringify({ event: 'ready', forwardTo, sandbox: base }) : `Ready: pushes from ${base} go to ${forwardTo} (${data.signed ? 'signed' : 'unsigned'}; the receiver has ${data.timeoutMs} ms). Ctrl+C to stop.`);
+      console.log(
+        values.json
+          ? JSON.stringify({ event: 'ready', forwardTo, sandbox: base })
+          : `Ready: pushes from ${base} go to ${forwardTo} (${data.signed ? 'signed' : 'unsigned'}; the receiver has ${data.timeoutMs} ms). Ctrl+C to stop.`,
+      );
     } else if (event === 'push') {
       void forward(data as unknown as Delivery).then(async (outcome) => {
         const reported = await client.call('POST', `listen/${listenerId}/result`, { id: data.id, ...outcome }).then(
@@ -23,7 +27,11 @@ export async function listen(values: Values): Promise<void> {
         );
         const line = { id: data.id as number, orderNo: data.orderNo as string, ...outcome };
         const answered = outcome.status !== undefined && (outcome.status < 200 || outcome.status > 299) && outcome.answer ? `, answer: ${outcome.answer}` : '';
-        console.log(values.json ? JSON.stringify(line) : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${answered}${reported}`);
+        console.log(
+          values.json
+            ? JSON.stringify(line)
+            : `${clockTime(Date.now())}  push #${line.id} ${line.orderNo}${describeFlags(data as unknown as Delivery)} → ${forwardTo}: ${outcome.status !== undefined ? `HTTP ${outcome.status}` : `FAILED: ${outcome.error}`} in ${outcome.durationMs} ms${answered}${reported}`,
+        );
       });
     }
   }
@@ -51,6 +59,9 @@ async function forward(d: Delivery): Promise<{ status?: number; error?: string; 
   } catch (error) {
     if ((error as Error).name === 'TimeoutError') return { error: `timeout after ${d.timeoutMs} ms`, durationMs: took() };
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return { error: 'connection failed: ' + (cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)), durationMs: took() };
+    return {
+      error: 'connection failed: ' + (cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)),
+      durationMs: took(),
+    };
   }
 }

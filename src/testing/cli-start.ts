@@ -8,10 +8,13 @@ export async function start(values: Values): Promise<void> {
   const port = wholeNumber(values.port as string, '--port', 0, 65535);
   const ttl = Number(values.ttl);
   if (!(ttl > 0) || !Number.isFinite(ttl)) throw new CliError('--ttl must be a positive number of seconds', 2);
-  if ((values['access-key'] === undefined) !== (values['secret-key'] === undefined)) throw new CliError('pass both --access-key and --secret-key, or neither', 2);
+  if ((values['access-key'] === undefined) !== (values['secret-key'] === undefined))
+    throw new CliError('pass both --access-key and --secret-key, or neither', 2);
   if (!['loopback', 'any', 'off'].includes(values.control as string)) throw new CliError('--control must be loopback, any or off', 2);
   const controlHosts = ((values['control-host'] as string[] | undefined) ?? []).map((name) => name.trim());
-  for (const name of controlHosts) if (!/^[a-z0-9.-]+$/i.test(name)) throw new CliError(`--control-host must be a host name such as sandbox.ci.internal (no scheme, no port); got "${name}"`, 2);
+  for (const name of controlHosts)
+    if (!/^[a-z0-9.-]+$/i.test(name))
+      throw new CliError(`--control-host must be a host name such as sandbox.ci.internal (no scheme, no port); got "${name}"`, 2);
   if (values['webhook-url'] !== undefined) httpUrl(values['webhook-url'] as string, '--webhook-url');
   const sandbox = await startSandbox({
     port,
@@ -23,13 +26,26 @@ export async function start(values: Values): Promise<void> {
     controlHosts,
     credentials: values['access-key'] ? { accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string } : undefined,
   }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (a sandbox already running? try \`channel-sandbox stats\`); pick another with --port, or --port 0 for any free one`);
+    if (error.code === 'EADDRINUSE')
+      throw new CliError(
+        `port ${port} is in use (a sandbox already running? try \`channel-sandbox stats\`); pick another with --port, or --port 0 for any free one`,
+      );
     throw new CliError(`cannot listen on ${values.host}:${port}: ${error.message}`);
   });
   const webhook = values['webhook-url'] ?? 'none: a push needs --to URL or a running `channel-sandbox listen`';
   if (values.json) {
     const { accessKey, secretKey } = sandbox.credentials;
-    console.log(JSON.stringify({ event: 'ready', url: sandbox.url, accessKey, secretKey, tokenTtlSeconds: ttl, webhookUrl: values['webhook-url'] ?? null, signed: !!values['webhook-secret'] }));
+    console.log(
+      JSON.stringify({
+        event: 'ready',
+        url: sandbox.url,
+        accessKey,
+        secretKey,
+        tokenTtlSeconds: ttl,
+        webhookUrl: values['webhook-url'] ?? null,
+        signed: !!values['webhook-secret'],
+      }),
+    );
   } else {
     console.log(`channel-sandbox listening on ${sandbox.url}
   accessKey:  ${sandbox.credentials.accessKey}

@@ -16,17 +16,26 @@ import type { PushResult, SandboxEvent } from './types.js';
 export async function main(argv: string[]): Promise<number> {
   const named = argv[0] !== undefined && !argv[0].startsWith('-');
   const command = named ? argv[0] : 'start';
-  if (!optionsOf[command]) throw new CliError(`unknown command "${command}"; the commands are ${Object.keys(optionsOf).join(', ')} (channel-sandbox --help)`, 2);
+  if (!optionsOf[command])
+    throw new CliError(`unknown command "${command}"; the commands are ${Object.keys(optionsOf).join(', ')} (channel-sandbox --help)`, 2);
   let values: Values;
   let args: string[];
   try {
-    ({ values, positionals: args } = parseArgs({ args: named ? argv.slice(1) : argv, options: { ...common, ...optionsOf[command] }, allowPositionals: true }) as { values: Values; positionals: string[] });
+    ({ values, positionals: args } = parseArgs({
+      args: named ? argv.slice(1) : argv,
+      options: { ...common, ...optionsOf[command] },
+      allowPositionals: true,
+    }) as { values: Values; positionals: string[] });
   } catch (error) {
     const option = /'(-[^']*)'/.exec((error as Error).message)?.[1];
-    throw new CliError(option ? `${command}: unknown or incomplete option ${option} (channel-sandbox ${command} --help)` : `${command}: ${(error as Error).message}`, 2);
+    throw new CliError(
+      option ? `${command}: unknown or incomplete option ${option} (channel-sandbox ${command} --help)` : `${command}: ${(error as Error).message}`,
+      2,
+    );
   }
-  if (values.help) return console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]), 0;
-  if (args.length > (positionals[command] ?? 0)) throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
+  if (values.help) return (console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]), 0);
+  if (args.length > (positionals[command] ?? 0))
+    throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
   if (command === 'start') return start(values).then(() => 0);
   if (command === 'check') return check(args, values);
   // Arguments are checked before the address is used, so a typo is reported as a typo.
@@ -98,7 +107,8 @@ function describePush(p: PushResult, tampered: boolean): string {
   const line = `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
   const lines = [line];
   if (!p.ok && p.answer) lines.push(`  answer: ${p.answer}`);
-  if (tampered && p.ok) lines.push('  your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body (createWebhookHandler does)');
+  if (tampered && p.ok)
+    lines.push('  your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body (createWebhookHandler does)');
   else if (tampered && p.status !== undefined) lines.push('  refused, as it should be: the body was altered after signing');
   return lines.join('\n');
 }

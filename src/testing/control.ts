@@ -53,10 +53,19 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
   const route = req.method + ' ' + name;
   // A write needs a request no page can make without CORS consent: a POST of application/json.
   if (WRITES.includes(name) || LISTEN_RESULT.test(name)) {
-    if (name === 'listen' && req.method === 'GET') return sendJson(res, 405, { error: 'listen is POST /__sandbox/listen with {"forward_to":"http://…"} and Content-Type: application/json' }, { allow: 'POST' });
-    if (req.method !== 'POST') return sendJson(res, 405, { error: `${name} changes the sandbox: use POST with Content-Type: application/json` }, { allow: 'POST' });
+    if (name === 'listen' && req.method === 'GET')
+      return sendJson(
+        res,
+        405,
+        { error: 'listen is POST /__sandbox/listen with {"forward_to":"http://…"} and Content-Type: application/json' },
+        { allow: 'POST' },
+      );
+    if (req.method !== 'POST')
+      return sendJson(res, 405, { error: `${name} changes the sandbox: use POST with Content-Type: application/json` }, { allow: 'POST' });
     if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
-      return sendJson(res, 415, { error: 'send the body as JSON with Content-Type: application/json, e.g. curl -H "content-type: application/json" -d \'{"count":2}\'' });
+      return sendJson(res, 415, {
+        error: 'send the body as JSON with Content-Type: application/json, e.g. curl -H "content-type: application/json" -d \'{"count":2}\'',
+      });
     }
   }
   try {
@@ -72,7 +81,11 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
       };
       if (outcome.status === undefined && outcome.error === undefined) throw new BadRequest('status or error is required');
       const taken = t.report(listenResult[1], id as number, outcome);
-      return sendJson(res, taken ? 200 : 409, taken ? { ok: true } : { error: 'no push ' + id + ' is waiting on this listener (it timed out or the listener reconnected)' });
+      return sendJson(
+        res,
+        taken ? 200 : 409,
+        taken ? { ok: true } : { error: 'no push ' + id + ' is waiting on this listener (it timed out or the listener reconnected)' },
+      );
     }
     switch (route) {
       case 'GET stats':
@@ -86,7 +99,8 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
         const status = body.status ?? 401;
         if (!FAIL_STATUSES.includes(status as number)) throw new BadRequest('status must be one of ' + FAIL_STATUSES.join(', '));
         const retryAfter = body.retryAfter;
-        if (retryAfter !== undefined && (!Number.isInteger(retryAfter) || (retryAfter as number) < 0 || (retryAfter as number) > 3600)) throw new BadRequest('retryAfter must be a whole number of seconds from 0 to 3600');
+        if (retryAfter !== undefined && (!Number.isInteger(retryAfter) || (retryAfter as number) < 0 || (retryAfter as number) > 3600))
+          throw new BadRequest('retryAfter must be a whole number of seconds from 0 to 3600');
         t.sandbox.failNext(count as number, { status: status as FailNextOptions['status'], retryAfterSeconds: retryAfter as number | undefined });
         return sendJson(res, 200, { count, status });
       }
@@ -108,7 +122,8 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
       }
       case 'POST ttl': {
         const body = await jsonBody(req);
-        if (!Number.isInteger(body.seconds) || (body.seconds as number) < 1 || (body.seconds as number) > 86_400) throw new BadRequest('seconds must be a whole number from 1 to 86400');
+        if (!Number.isInteger(body.seconds) || (body.seconds as number) < 1 || (body.seconds as number) > 86_400)
+          throw new BadRequest('seconds must be a whole number from 1 to 86400');
         t.sandbox.setTokenTtl(body.seconds as number);
         return sendJson(res, 200, { tokenTtlSeconds: body.seconds });
       }

@@ -30,7 +30,12 @@ export function createDataRoute({ stats, events, orders, failing, checkBearer }:
       if (status === 401) stats.unauthorized++;
       events.emit({ type: 'data', method, path, ...search, status, reason: 'failNext' });
       const retryAfter: Record<string, string> = failing.retryAfterSeconds === undefined ? {} : { 'retry-after': String(failing.retryAfterSeconds) };
-      return sendJson(res, status, { code: status === 401 ? SANDBOX_CODES.failNext : status * 100 + 90, message: 'failNext' }, { ...corsHeaders, ...retryAfter });
+      return sendJson(
+        res,
+        status,
+        { code: status === 401 ? SANDBOX_CODES.failNext : status * 100 + 90, message: 'failNext' },
+        { ...corsHeaders, ...retryAfter },
+      );
     }
     const { reason, jti } = checkBearer(req);
     if (reason) {
@@ -42,7 +47,8 @@ export function createDataRoute({ stats, events, orders, failing, checkBearer }:
       events.emit({ type: 'data', method, path, ...search, status, jti });
       sendJson(res, status, value, { ...corsHeaders, ...headers });
     };
-    const wrongMethod = (allow: string) => answer(405, { code: SANDBOX_CODES.methodNotAllowed, message: `${method} is not served here; use ${allow}` }, { allow });
+    const wrongMethod = (allow: string) =>
+      answer(405, { code: SANDBOX_CODES.methodNotAllowed, message: `${method} is not served here; use ${allow}` }, { allow });
     const isGet = method === 'GET' || method === 'HEAD';
     if (path === SANDBOX_PATHS.orders) {
       if (isGet) return answer(200, { code: 0, data: { orders: orders.list() } });

@@ -29,9 +29,12 @@ export function orderBodyProblems(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object like {"partner_order_no":"P-20001"}';
   const { partner_order_no, sku, qty } = body as Record<string, unknown>;
   const problems: string[] = [];
-  if (typeof partner_order_no !== 'string' || partner_order_no.trim() === '' || partner_order_no.length > 64) problems.push('partner_order_no: your order number, a non-empty string of at most 64 characters, is required');
-  if (sku !== undefined && (typeof sku !== 'string' || sku.trim() === '' || sku.length > 64)) problems.push('sku: a non-empty string of at most 64 characters when given');
-  if (qty !== undefined && (typeof qty !== 'number' || !Number.isInteger(qty) || qty < 1 || qty > 999)) problems.push('qty: a whole number from 1 to 999 when given');
+  if (typeof partner_order_no !== 'string' || partner_order_no.trim() === '' || partner_order_no.length > 64)
+    problems.push('partner_order_no: your order number, a non-empty string of at most 64 characters, is required');
+  if (sku !== undefined && (typeof sku !== 'string' || sku.trim() === '' || sku.length > 64))
+    problems.push('sku: a non-empty string of at most 64 characters when given');
+  if (qty !== undefined && (typeof qty !== 'number' || !Number.isInteger(qty) || qty < 1 || qty > 999))
+    problems.push('qty: a whole number from 1 to 999 when given');
   return problems.length ? problems.join('; ') : undefined;
 }
 

@@ -57,7 +57,10 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
   async function push(logistics: Logistics, options: { url?: string; tamper?: boolean } = {}): Promise<PushResult> {
     const listener = options.url ? undefined : listeners[listeners.length - 1];
     const url = options.url ?? listener?.forwardTo ?? o.defaultUrl;
-    if (!url) throw new Error('no webhook URL: pass --to URL (or { url }), start the sandbox with --webhook-url (or webhookUrl), or run `channel-sandbox listen --forward-to URL`');
+    if (!url)
+      throw new Error(
+        'no webhook URL: pass --to URL (or { url }), start the sandbox with --webhook-url (or webhookUrl), or run `channel-sandbox listen --forward-to URL`',
+      );
     const body = JSON.stringify({ event: 'logistics.updated', logistics });
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (o.secret) headers[SIGNATURE_HEADER] = await nodeCrypto.hmacHex(o.secret, body);

@@ -2,7 +2,19 @@ import { ConfigError } from '../errors/ConfigError.js';
 import { hostName } from './control-guard.js';
 
 /** The options startSandbox takes. */
-export const OPTION_KEYS = ['port', 'host', 'tokenTtlSeconds', 'webhookUrl', 'webhookSecret', 'webhookTimeoutMs', 'credentials', 'now', 'controlApi', 'controlHosts', 'onEvent'];
+export const OPTION_KEYS = [
+  'port',
+  'host',
+  'tokenTtlSeconds',
+  'webhookUrl',
+  'webhookSecret',
+  'webhookTimeoutMs',
+  'credentials',
+  'now',
+  'controlApi',
+  'controlHosts',
+  'onEvent',
+];
 
 /** `controlHosts` checked, in lower case. */
 export function checkControlHosts(hosts: unknown): string[] {

@@ -38,7 +38,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const now = options.now ?? Date.now;
   let tokenTtlSeconds = checkTtl(options.tokenTtlSeconds ?? 900);
   if (!['loopback', 'any', 'off'].includes(controlApi)) throw new ConfigError("controlApi must be 'loopback', 'any' or 'off'");
-  const credentials = options.credentials ?? { accessKey: 'ak_sandbox_' + randomBytes(4).toString('hex'), secretKey: 'sk_sandbox_' + randomBytes(16).toString('hex') };
+  const credentials = options.credentials ?? {
+    accessKey: 'ak_sandbox_' + randomBytes(4).toString('hex'),
+    secretKey: 'sk_sandbox_' + randomBytes(16).toString('hex'),
+  };
   const events = createEventLog(options.now ?? systemClock);
   const jwt = createJwtSigner(ISSUER);
   const orders = createOrderStore(now);
@@ -101,7 +104,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         defaultOrder: orders.list()[0].order_no,
         addListener: pusher.addListener,
         report: pusher.report,
-        state: () => ({ tokenTtlSeconds, failNext: { count: failing.count, status: failing.status }, webhookUrl: options.webhookUrl ?? null, listeners: pusher.listening() }),
+        state: () => ({
+          tokenTtlSeconds,
+          failNext: { count: failing.count, status: failing.status },
+          webhookUrl: options.webhookUrl ?? null,
+          listeners: pusher.listening(),
+        }),
       });
     }
     const isToken = path === TOKEN_PATH;
@@ -138,7 +146,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   async function pushLogistics(target: Logistics | string, o: PushOptions = {}) {
     const logistics = typeof target === 'string' ? orders.logistics(target) : target;
-    if (!logistics) throw new ConfigError('no order ' + target + '; the sandbox has ' + orders.list().map((order) => order.order_no).slice(0, 5).join(', '));
+    if (!logistics)
+      throw new ConfigError(
+        'no order ' +
+          target +
+          '; the sandbox has ' +
+          orders
+            .list()
+            .map((order) => order.order_no)
+            .slice(0, 5)
+            .join(', '),
+      );
     try {
       return await pusher.push(logistics, o);
     } catch (error) {

@@ -9,7 +9,6 @@ import { createNonceStore } from './nonce-store.js';
 import { SANDBOX_CODES } from './sandbox-api.js';
 import type { SandboxStats } from './types.js';
 
-
 /** What the token endpoint uses of its sandbox. */
 export interface TokenEndpointContext {
   stats: SandboxStats;
@@ -45,14 +44,20 @@ export function createTokenEndpoint({ stats, events, credentials, now, issue, tt
       path: req.url ?? '',
       body,
       nowMs,
-      headers: { key: header('x-channel-key'), timestamp: header('x-channel-timestamp'), nonce: header('x-channel-nonce'), signature: header('x-channel-signature') },
+      headers: {
+        key: header('x-channel-key'),
+        timestamp: header('x-channel-timestamp'),
+        nonce: header('x-channel-nonce'),
+        signature: header('x-channel-signature'),
+      },
       secretKeyFor: (key) => (key === credentials.accessKey ? credentials.secretKey : undefined),
     });
     if (reason) {
       const code = /window/.test(reason) ? SANDBOX_CODES.staleTimestamp : /access key/.test(reason) ? SANDBOX_CODES.unknownKey : SANDBOX_CODES.badSignature;
       return reject(401, code, reason);
     }
-    if (!nonces.add(header('x-channel-nonce') as string, Math.floor(nowMs / 1000))) return reject(401, SANDBOX_CODES.replayedNonce, 'nonce already used within the ±300 s window');
+    if (!nonces.add(header('x-channel-nonce') as string, Math.floor(nowMs / 1000)))
+      return reject(401, SANDBOX_CODES.replayedNonce, 'nonce already used within the ±300 s window');
     if (!/^application\/json\b/i.test(header('content-type') ?? '')) return reject(400, SANDBOX_CODES.badRequest, 'Content-Type must be application/json');
     let userId: unknown;
     try {

@@ -41,7 +41,7 @@ export interface HostTokenStoreOptions {
 export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
   const { key } = options || ({} as HostTokenStoreOptions);
   if (typeof key !== 'function' && (typeof key !== 'string' || !key)) {
-    fail('hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another\'s token; got ' + describe(key));
+    fail("hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another's token; got " + describe(key));
   }
   checkKeys(options, ['key', 'storage', 'alipay'], 'hostTokenStore option');
   let storage = options.storage;

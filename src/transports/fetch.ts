@@ -14,7 +14,22 @@ export type KyPassThrough = Omit<
 // Origins that refused a streamed upload (HTTP/1.1 in Chromium), for the life of the page.
 const unstreamed: string[] = [];
 
-const owned = ['method', 'json', 'body', 'headers', 'searchParams', 'retry', 'timeout', 'totalTimeout', 'throwHttpErrors', 'signal', 'prefix', 'baseUrl', 'prefixUrl', 'fetch'];
+const owned = [
+  'method',
+  'json',
+  'body',
+  'headers',
+  'searchParams',
+  'retry',
+  'timeout',
+  'totalTimeout',
+  'throwHttpErrors',
+  'signal',
+  'prefix',
+  'baseUrl',
+  'prefixUrl',
+  'fetch',
+];
 
 /**
  * A transport over ky. ky's own retry is off (the core retries, with the same policy on
@@ -87,7 +102,9 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
         // progress is reported); an error's body becomes the error's, never the file.
         const blob = await pending.blob();
         const response = await pending;
-        return response.ok ? { status: response.status, headers: response.headers, body: '', value: blob } : { status: response.status, headers: response.headers, body: await blob.text() };
+        return response.ok
+          ? { status: response.status, headers: response.headers, body: '', value: blob }
+          : { status: response.status, headers: response.headers, body: await blob.text() };
       }
       let text: string;
       try {
@@ -125,8 +142,14 @@ function corsHint(method: string, url: string, cause: unknown): string {
   const page = typeof location !== 'undefined' && typeof document !== 'undefined' ? location.origin : '';
   if (!page || page === 'null' || !(cause instanceof TypeError) || url.indexOf(page + '/') === 0) return '';
   return (
-    '. No response reached the page (origin ' + page + ') for ' + method + ' ' + url +
-    '. If the network is up this is usually CORS, and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' + page +
+    '. No response reached the page (origin ' +
+    page +
+    ') for ' +
+    method +
+    ' ' +
+    url +
+    '. If the network is up this is usually CORS, and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' +
+    page +
     ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add); and send Access-Control-Expose-Headers: Retry-After, Date'
   );
 }

@@ -5,10 +5,19 @@ import { toResponse } from './host-response.js';
 // Mini-program code, as transports/miniprogram.ts: ES2015 built-ins only, no fetch, TextDecoder or URL.
 
 /** What the SDK hands to a host's uploadFile() or downloadFile() for one attempt. */
-export function fileOptions(req: TransportRequest, alipay: boolean | undefined, success: (r: HostResult) => void, fail: (r: HostResult) => void): HostUploadOptions | HostDownloadOptions {
+export function fileOptions(
+  req: TransportRequest,
+  alipay: boolean | undefined,
+  success: (r: HostResult) => void,
+  fail: (r: HostResult) => void,
+): HostUploadOptions | HostDownloadOptions {
   const file = req.file as FileSpec;
   // No cap at 60 s here: a large file may take longer, and the hosts document none for files.
-  const options = Object.assign({ url: req.url, header: req.headers, headers: req.headers, timeout: req.timeout, success, fail }, file.kind === 'upload' ? { filePath: file.filePath as string, name: file.name, formData: file.formData } : file.filePath && { filePath: file.filePath }, req.hostOptions) as HostUploadOptions;
+  const options = Object.assign(
+    { url: req.url, header: req.headers, headers: req.headers, timeout: req.timeout, success, fail },
+    file.kind === 'upload' ? { filePath: file.filePath as string, name: file.name, formData: file.formData } : file.filePath && { filePath: file.filePath },
+    req.hostOptions,
+  ) as HostUploadOptions;
   if (alipay && file.kind === 'upload') {
     // Alipay: `fileName` is the field name on older clients, and `fileType` is required.
     options.fileName = file.name;

@@ -17,7 +17,8 @@ import type { CallKind } from '../core/client.js';
  *   Alipay's fileType, which Taro's uploadFile hands to my.uploadFile as it is (taro-platform-alipay)
  * Kept as strings (the smallest form to ship): `key=a,b` restricts the key's values.
  */
-const wxRequest = 'dataType responseType=text,arraybuffer enableHttp2 enableQuic enableCache enableHttpDNS httpDNSServiceId httpDNSTimeout enableHttpDNSFallback enableChunked enableProfile forceCellularNetwork redirect useHighPerformanceMode';
+const wxRequest =
+  'dataType responseType=text,arraybuffer enableHttp2 enableQuic enableCache enableHttpDNS httpDNSServiceId httpDNSTimeout enableHttpDNSFallback enableChunked enableProfile forceCellularNetwork redirect useHighPerformanceMode';
 const wxFiles = 'enableHttp2 enableQuic enableProfile useHighPerformanceMode';
 const wx = wxRequest + '|' + wxFiles + '|' + wxFiles;
 const lists: Record<string, string> = {
@@ -27,13 +28,26 @@ const lists: Record<string, string> = {
   tt: 'dataType=json,string responseType=text,arraybuffer||',
   swan: 'dataType=json,string responseType=text,arraybuffer||',
   uni: 'dataType responseType=text,arraybuffer sslVerify withCredentials firstIpv4 enableHttp2 enableQuic enableCache enableHttpDNS httpDNSServiceId enableChunked forceCellularNetwork enableCookie cloudCache defer|fileType=image,video,audio file|',
-  Taro:
-    'dataType responseType=text,arraybuffer useHighPerformanceMode enableHttp2 enableQuic enableCache enableHttpDNS httpDNSServiceId enableChunked forceCellularNetwork enableCookie referrerStrategy jsonp jsonpCache mode credentials cache retryTimes backup dataCheck useStore storeCheckKey storeSign storeCheck|fileName withCredentials fileType=image,video,audio|withCredentials',
+  Taro: 'dataType responseType=text,arraybuffer useHighPerformanceMode enableHttp2 enableQuic enableCache enableHttpDNS httpDNSServiceId enableChunked forceCellularNetwork enableCookie referrerStrategy jsonp jsonpCache mode credentials cache retryTimes backup dataCheck useStore storeCheckKey storeSign storeCheck|fileName withCredentials fileType=image,video,audio|withCredentials',
 };
 const kinds: CallKind[] = ['request', 'upload', 'download'];
 
 // Keys the SDK sets itself, refused with the option to use instead ('' names the option of that name).
-const owned: Record<string, string> = { url: 'the path argument', method: 'the method option', data: 'json or body', header: 'headers', headers: '', timeout: '', filePath: '', name: '', formData: '', signal: '', success: 'the returned promise', fail: 'the returned promise', complete: 'the returned promise' };
+const owned: Record<string, string> = {
+  url: 'the path argument',
+  method: 'the method option',
+  data: 'json or body',
+  header: 'headers',
+  headers: '',
+  timeout: '',
+  filePath: '',
+  name: '',
+  formData: '',
+  signal: '',
+  success: 'the returned promise',
+  fail: 'the returned promise',
+  complete: 'the returned promise',
+};
 
 /**
  * What `host` takes for the `i`th kind of call: each key with the values it may have ('' for
@@ -61,16 +75,19 @@ function known(host: string | undefined, i: number): Record<string, string> {
 export function hostOptionsFor(host: string | undefined, given: unknown): (kind: CallKind, value: unknown) => Record<string, unknown> | undefined {
   const accepts = kinds.map((_, i) => known(host, i));
   const check = (value: unknown, accepted: Record<string, string>, where: string, what: string): Record<string, unknown> => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(where + " must be an object of the host's own options, e.g. { enableHttp2: true }; got " + describe(value));
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      fail(where + " must be an object of the host's own options, e.g. { enableHttp2: true }; got " + describe(value));
     const o = value as Record<string, unknown>;
     const names = Object.keys(o);
     for (const key of names) {
       if (key in owned) fail(where + '.' + key + ' is set by channel-sdk; use ' + (owned[key] || key) + ' instead');
       const allowed = accepted[key];
-      if (allowed && allowed.split(',').indexOf(o[key] as string) < 0) fail(where + '.' + key + ' must be one of "' + allowed.replace(/,/g, '", "') + '"' + (host ? ' on ' + host : '') + '; got ' + describe(o[key]));
+      if (allowed && allowed.split(',').indexOf(o[key] as string) < 0)
+        fail(where + '.' + key + ' must be one of "' + allowed.replace(/,/g, '", "') + '"' + (host ? ' on ' + host : '') + '; got ' + describe(o[key]));
     }
     const keys = Object.keys(accepted);
-    if (!keys.length && names.length) fail(where + ': ' + (host || 'the host') + "'s " + what + ' takes no options beyond what channel-sdk sets; remove ' + names.join(', '));
+    if (!keys.length && names.length)
+      fail(where + ': ' + (host || 'the host') + "'s " + what + ' takes no options beyond what channel-sdk sets; remove ' + names.join(', '));
     checkKeys(o, keys, (host ? host + ' ' : '') + 'hostOptions key');
     return o;
   };

@@ -51,7 +51,7 @@ function textOf(data: unknown): string {
 /** UTF-8 bytes to a string without TextDecoder (absent on the hosts). */
 function utf8(bytes: Uint8Array): string {
   let out = '';
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes[i++];
     let code = b;
     if (b >= 0xf0) code = ((b & 7) << 18) | ((bytes[i++] & 63) << 12) | ((bytes[i++] & 63) << 6) | (bytes[i++] & 63);
@@ -72,11 +72,16 @@ export function toError(error: HostResult, req: TransportRequest, kind: CallKind
   const errno = code !== undefined ? code : typeof error.errno === 'number' ? error.errno : error.errCode;
   const context = { method: req.method, url: req.url, errMsg, errno };
   // Alipay's 13 is a timeout for request() only (its downloadFile uses 13 for "no permission").
-  if ((code === 13 && kind === 'request') || /timeout/i.test(errMsg)) return new TimeoutError('the host timed out the request (' + (errMsg || 'error 13') + ')', context);
-  if (code === 9 || /abort/i.test(errMsg)) return new AbortError('the host aborted the ' + (kind === 'request' ? 'request' : kind) + ' (' + (errMsg || 'error 9') + ')', context);
+  if ((code === 13 && kind === 'request') || /timeout/i.test(errMsg))
+    return new TimeoutError('the host timed out the request (' + (errMsg || 'error 13') + ')', context);
+  if (code === 9 || /abort/i.test(errMsg))
+    return new AbortError('the host aborted the ' + (kind === 'request' ? 'request' : kind) + ' (' + (errMsg || 'error 9') + ')', context);
   if (code === 4 || code === 11 || /domain list|not in domain|合法域名/i.test(errMsg)) {
     return new ConfigError(
-      req.url.replace(/^(https?:\/\/[^/]+).*$/, '$1') + ' is not an allowed request domain (' + (errMsg || 'error ' + code) + '); add it to the request domain allow-list in the mini-program console (the port must match)',
+      req.url.replace(/^(https?:\/\/[^/]+).*$/, '$1') +
+        ' is not an allowed request domain (' +
+        (errMsg || 'error ' + code) +
+        '); add it to the request domain allow-list in the mini-program console (the port must match)',
       context,
     );
   }

@@ -79,7 +79,10 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         try {
           outcome = read();
         } catch (error) {
-          outcome = new NetworkError('the host answered ' + answer + ' with something that is not a response (' + (error instanceof Error ? error.message : String(error)) + ')', Object.assign({ cause: error }, context));
+          outcome = new NetworkError(
+            'the host answered ' + answer + ' with something that is not a response (' + (error instanceof Error ? error.message : String(error)) + ')',
+            Object.assign({ cause: error }, context),
+          );
         }
         finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
       };
@@ -110,7 +113,16 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
             });
           }
         } catch (error) {
-          finish(() => reject(isChannelError(error) ? error : new NetworkError('the host ' + (kind === 'request' ? 'request' : kind + 'File') + '() threw: ' + (error instanceof Error ? error.message : String(error)), Object.assign({ cause: error }, context))));
+          finish(() =>
+            reject(
+              isChannelError(error)
+                ? error
+                : new NetworkError(
+                    'the host ' + (kind === 'request' ? 'request' : kind + 'File') + '() threw: ' + (error instanceof Error ? error.message : String(error)),
+                    Object.assign({ cause: error }, context),
+                  ),
+            ),
+          );
         }
       }
 

@@ -39,22 +39,62 @@ function instantHost() {
   const uploadAnswer = JSON.stringify({ code: 0, data: { size: 65536 } });
   const task = { abort() {}, onProgressUpdate() {}, offProgressUpdate() {} };
   return {
-    request: (o) => (setImmediate(() => o.success({ statusCode: 200, data: uploadAnswer, header: { 'Content-Type': 'application/json' }, errMsg: 'request:ok' })), task),
-    uploadFile: (o) => (setImmediate(() => o.success({ statusCode: 200, data: uploadAnswer, header: { 'Content-Type': 'application/json', 'Content-Length': '33' }, errMsg: 'uploadFile:ok' })), task),
-    downloadFile: (o) => (setImmediate(() => o.success({ statusCode: 200, tempFilePath: 'wxfile://tmp_bench', header: { 'Content-Type': 'application/octet-stream', 'Content-Length': '65536' }, errMsg: 'downloadFile:ok' })), task),
+    request: (o) => (
+      setImmediate(() => o.success({ statusCode: 200, data: uploadAnswer, header: { 'Content-Type': 'application/json' }, errMsg: 'request:ok' })),
+      task
+    ),
+    uploadFile: (o) => (
+      setImmediate(() =>
+        o.success({ statusCode: 200, data: uploadAnswer, header: { 'Content-Type': 'application/json', 'Content-Length': '33' }, errMsg: 'uploadFile:ok' }),
+      ),
+      task
+    ),
+    downloadFile: (o) => (
+      setImmediate(() =>
+        o.success({
+          statusCode: 200,
+          tempFilePath: 'wxfile://tmp_bench',
+          header: { 'Content-Type': 'application/octet-stream', 'Content-Length': '65536' },
+          errMsg: 'downloadFile:ok',
+        }),
+      ),
+      task
+    ),
   };
 }
 
 /** The two ways to make each call on `host`: the host's own function as a developer calls it, and the SDK. */
 function callers(host, base, filePath) {
-  const client = createClient({ baseUrl: base, tokenProvider: () => token, request: host.request, uploadFile: host.uploadFile, downloadFile: host.downloadFile });
+  const client = createClient({
+    baseUrl: base,
+    tokenProvider: () => token,
+    request: host.request,
+    uploadFile: host.uploadFile,
+    downloadFile: host.downloadFile,
+  });
   return {
     direct: {
       upload: () =>
         new Promise((resolve, reject) =>
-          host.uploadFile({ url: base + '/upload', filePath, name: 'file', formData: {}, header, success: (r) => (r.statusCode === 200 ? resolve(JSON.parse(r.data).data) : reject(new Error(String(r.statusCode)))), fail: reject }),
+          host.uploadFile({
+            url: base + '/upload',
+            filePath,
+            name: 'file',
+            formData: {},
+            header,
+            success: (r) => (r.statusCode === 200 ? resolve(JSON.parse(r.data).data) : reject(new Error(String(r.statusCode)))),
+            fail: reject,
+          }),
         ),
-      download: () => new Promise((resolve, reject) => host.downloadFile({ url: base + '/download', header, success: (r) => (r.statusCode === 200 ? resolve(r) : reject(new Error(String(r.statusCode)))), fail: reject })),
+      download: () =>
+        new Promise((resolve, reject) =>
+          host.downloadFile({
+            url: base + '/download',
+            header,
+            success: (r) => (r.statusCode === 200 ? resolve(r) : reject(new Error(String(r.statusCode)))),
+            fail: reject,
+          }),
+        ),
     },
     sdk: {
       upload: () => client.upload('/upload', { filePath, name: 'file' }),
@@ -81,7 +121,14 @@ const progress = (text) => process.stderr.write(`[bench:files] ${text}\n`);
 // ---------------------------------------------------------------- 1: wall clock over real HTTP
 const dir = mkdtempSync(join(tmpdir(), 'bench-files-'));
 const hostsFile = join(dir, 'hosts.mjs');
-await build({ entryPoints: [fileURLToPath(new URL('../helpers/hosts.ts', import.meta.url))], bundle: true, platform: 'node', format: 'esm', outfile: hostsFile, logLevel: 'silent' });
+await build({
+  entryPoints: [fileURLToPath(new URL('../helpers/hosts.ts', import.meta.url))],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  outfile: hostsFile,
+  logLevel: 'silent',
+});
 const { createHost } = await import(pathToFileURL(hostsFile).href);
 
 const payloads = { '64 KiB': Buffer.alloc(64 * 1024, 7), '1 MiB': Buffer.alloc(1024 * 1024, 7) };
@@ -192,7 +239,15 @@ for (const size of Object.keys(payloads)) {
 server.close();
 table(
   'Wall clock: the WeChat emulation over real HTTP (median µs per transfer; ratio = SDK / direct, per round of pairs)',
-  ['transfer', 'direct wx.uploadFile / downloadFile', 'channel-sdk', '× direct (median of rounds)', 'middle half of rounds', 'all rounds', 'bootstrap 95% of the median'],
+  [
+    'transfer',
+    'direct wx.uploadFile / downloadFile',
+    'channel-sdk',
+    '× direct (median of rounds)',
+    'middle half of rounds',
+    'all rounds',
+    'bootstrap 95% of the median',
+  ],
   rows,
   `${quick ? 'Quick run: 5 rounds of 20 pairs' : '64 KiB: 30 rounds of 100 pairs; 1 MiB: 15 rounds of 30 pairs'}, after a warm-up of ${quick ? 20 : 200} pairs; the order within a pair alternates.`,
 );
@@ -238,7 +293,15 @@ table(
   table(
     "The SDK's own cost: a host that answers at once (CPU µs per call, median of interleaved batches)",
     ['call', 'direct', 'channel-sdk', 'SDK adds', 'middle half', 'as a share of a 64 KiB transfer here', 'of a 1 MiB one'],
-    cpuRows.map((r) => [r.kind, r.direct.toFixed(1), r.sdk.toFixed(1), `**${r.extra.toFixed(1)}**`, `${r.spread[0].toFixed(1)}–${r.spread[1].toFixed(1)}`, `${((100 * r.extra) / transfer(r.kind, '64 KiB')).toFixed(1)}%`, `${((100 * r.extra) / transfer(r.kind, '1 MiB')).toFixed(1)}%`]),
+    cpuRows.map((r) => [
+      r.kind,
+      r.direct.toFixed(1),
+      r.sdk.toFixed(1),
+      `**${r.extra.toFixed(1)}**`,
+      `${r.spread[0].toFixed(1)}–${r.spread[1].toFixed(1)}`,
+      `${((100 * r.extra) / transfer(r.kind, '64 KiB')).toFixed(1)}%`,
+      `${((100 * r.extra) / transfer(r.kind, '1 MiB')).toFixed(1)}%`,
+    ]),
     `${quick ? 5 : 25} rounds of ${quick ? 500 : 2000} calls each, after one batch of warm-up. Over loopback a transfer takes a fraction of a millisecond; on a phone's network it takes tens to hundreds, so the share shrinks by as much.`,
   );
 }
@@ -251,7 +314,10 @@ if (args.includes('--callgrind')) {
   const counts = quick ? [1000, 4000] : [4000, 20000];
   const irOf = (kind, variant, calls) => {
     progress(`callgrind: ${kind} ${variant} × ${calls}`);
-    const run = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, here, `--child=${kind}:${variant}:${calls}`], { encoding: 'utf8', timeout: 1_800_000 });
+    const run = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, here, `--child=${kind}:${variant}:${calls}`], {
+      encoding: 'utf8',
+      timeout: 1_800_000,
+    });
     const match = /Collected : (\d+)/.exec(run.stderr);
     if (!match) throw new Error('valgrind gave no count: ' + run.stderr.slice(-500));
     return Number(match[1]);
@@ -260,7 +326,12 @@ if (args.includes('--callgrind')) {
   for (const kind of ['upload', 'download']) {
     const per = {};
     for (const variant of ['direct', 'sdk']) per[variant] = (irOf(kind, variant, counts[1]) - irOf(kind, variant, counts[0])) / (counts[1] - counts[0]);
-    irRows.push([kind, Math.round(per.direct).toLocaleString('en'), Math.round(per.sdk).toLocaleString('en'), `**${Math.round(per.sdk - per.direct).toLocaleString('en')}**`]);
+    irRows.push([
+      kind,
+      Math.round(per.direct).toLocaleString('en'),
+      Math.round(per.sdk).toLocaleString('en'),
+      `**${Math.round(per.sdk - per.direct).toLocaleString('en')}**`,
+    ]);
   }
   table(
     'Instructions per call under callgrind (the host of part 2; slope between ' + counts.join(' and ') + ' calls in fresh processes)',

@@ -70,7 +70,16 @@ async function fetchToken() {
 const copies = mkdtempSync(join(tmpdir(), 'bench-ky-'));
 async function kyCopy(name) {
   const outfile = join(copies, name + '.mjs');
-  await build({ stdin: { contents: "export { default } from 'ky';", resolveDir: process.cwd() }, bundle: true, format: 'esm', platform: 'neutral', mainFields: ['module', 'main'], target: 'es2022', outfile, logLevel: 'silent' });
+  await build({
+    stdin: { contents: "export { default } from 'ky';", resolveDir: process.cwd() },
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    target: 'es2022',
+    outfile,
+    logLevel: 'silent',
+  });
   return (await import(pathToFileURL(outfile).href)).default;
 }
 const kys = { plain: await kyCopy('plain'), retry: await kyCopy('retry'), after: await kyCopy('after') };
@@ -81,13 +90,22 @@ const contenders = {
     const token = issue();
     const headers = { authorization: `Bearer ${token}` };
     return {
-      get: (p) => fetch(base + p, { headers }).then((r) => r.json()).then((b) => b.data),
+      get: (p) =>
+        fetch(base + p, { headers })
+          .then((r) => r.json())
+          .then((b) => b.data),
     };
   },
   'plain ky (no auth logic)': () => {
     const token = issue();
     const api = kys.plain.create({ prefix: base, retry: 0, headers: { authorization: `Bearer ${token}` } });
-    return { get: (p) => api.get(p.slice(1)).json().then((b) => b.data) };
+    return {
+      get: (p) =>
+        api
+          .get(p.slice(1))
+          .json()
+          .then((b) => b.data),
+    };
   },
   // ky README FAQ "How do I implement token refresh on 401 responses?"
   'ky hook: retry 401 + beforeRetry (ky README)': async () => {
@@ -106,8 +124,16 @@ const contenders = {
       },
     });
     return {
-      get: (p) => api.get(p.slice(1)).json().then((b) => b.data),
-      post: (p, json) => api.post(p.slice(1), { json }).json().then((b) => b.data),
+      get: (p) =>
+        api
+          .get(p.slice(1))
+          .json()
+          .then((b) => b.data),
+      post: (p, json) =>
+        api
+          .post(p.slice(1), { json })
+          .json()
+          .then((b) => b.data),
     };
   },
   // ky README afterResponse example: refresh on the first 401 and ky.retry with a new Request.
@@ -131,8 +157,16 @@ const contenders = {
       },
     });
     return {
-      get: (p) => api.get(p.slice(1)).json().then((b) => b.data),
-      post: (p, json) => api.post(p.slice(1), { json }).json().then((b) => b.data),
+      get: (p) =>
+        api
+          .get(p.slice(1))
+          .json()
+          .then((b) => b.data),
+      post: (p, json) =>
+        api
+          .post(p.slice(1), { json })
+          .json()
+          .then((b) => b.data),
     };
   },
   'axios + axios-auth-refresh (defaults)': async () => {
@@ -165,7 +199,7 @@ const median = (xs) => {
 };
 const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 let seed = 20261122;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 const shuffle = (xs) => {
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
@@ -210,7 +244,14 @@ async function throughput(names, total, concurrency, rounds) {
   return Object.fromEntries(names.map((n) => [n, median(samples[n])]));
 }
 
-const steadyNames = ['bare fetch', 'plain ky (no auth logic)', 'ky hook: retry 401 + beforeRetry (ky README)', 'ky hook: afterResponse + ky.retry (ky README)', 'axios + axios-auth-refresh (defaults)', 'channel-sdk'];
+const steadyNames = [
+  'bare fetch',
+  'plain ky (no auth logic)',
+  'ky hook: retry 401 + beforeRetry (ky README)',
+  'ky hook: afterResponse + ky.retry (ky README)',
+  'axios + axios-auth-refresh (defaults)',
+  'channel-sdk',
+];
 
 // Sequential: contenders interleaved request by request, in a freshly shuffled order each
 // time (a fixed rotation would give every contender the same predecessor, and latency depends
@@ -268,7 +309,12 @@ async function storm(name, strict) {
   });
   return { calls: provider.calls, hits: state.hits, failures, intact, wall, maxAttempts: state.hits / 1000 };
 }
-const stormNames = ['ky hook: retry 401 + beforeRetry (ky README)', 'ky hook: afterResponse + ky.retry (ky README)', 'axios + axios-auth-refresh (defaults)', 'channel-sdk'];
+const stormNames = [
+  'ky hook: retry 401 + beforeRetry (ky README)',
+  'ky hook: afterResponse + ky.retry (ky README)',
+  'axios + axios-auth-refresh (defaults)',
+  'channel-sdk',
+];
 for (const strict of [false, true]) {
   const rows = [];
   for (const name of stormNames) {
@@ -297,14 +343,21 @@ for (const strict of [false, true]) {
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (Date.now() < until) {
-          await c.get(`/steady/${done}`).then(() => done++, () => failed++);
+          await c.get(`/steady/${done}`).then(
+            () => done++,
+            () => failed++,
+          );
           await new Promise((r) => setTimeout(r, 2));
         }
       }),
     );
     rows.push([name, done, state.unauthorized, provider.calls, failed]);
   }
-  table(`${seconds} s of steady traffic (8 loops) with 2-second tokens`, ['contender', 'requests ok', '401s seen by server', 'provider calls', 'failures'], rows);
+  table(
+    `${seconds} s of steady traffic (8 loops) with 2-second tokens`,
+    ['contender', 'requests ok', '401s seen by server', 'provider calls', 'failures'],
+    rows,
+  );
 }
 
 // ---------------------------------------------------------------- E: heap
@@ -325,7 +378,11 @@ if (global.gc) {
     const large = await heapAfter(100_000 * scale);
     rows.push([name, fmt(small, 1), fmt(large, 1), fmt(large - small, 2)]);
   }
-  table(`Heap after 1k and after ${quick ? '10k' : '100k'} more requests (MiB, after GC)`, ['contender', 'after 1k', `after +${quick ? '10k' : '100k'}`, 'growth'], rows);
+  table(
+    `Heap after 1k and after ${quick ? '10k' : '100k'} more requests (MiB, after GC)`,
+    ['contender', 'after 1k', `after +${quick ? '10k' : '100k'}`, 'growth'],
+    rows,
+  );
 } else {
   console.log('\n(heap figures skipped: run with node --expose-gc)');
 }
@@ -364,11 +421,15 @@ if (global.gc) {
 // work, and this process holds ~200 MiB of samples by now, which no mini-program has.
 {
   const { execFileSync } = await import('node:child_process');
-  const out = execFileSync(process.execPath, ['--expose-gc', new URL('./aborts.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--expose-gc', new URL('./aborts.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], {
+    encoding: 'utf8',
+  });
   tables.push(out.trim());
   console.log('\n' + out.trim());
 }
 
-console.log(`\nNode ${process.version}, ${(await import('node:os')).cpus().length} cores, ky ${JSON.parse((await import('node:fs')).readFileSync(new URL('../../node_modules/ky/package.json', import.meta.url), 'utf8')).version}`);
+console.log(
+  `\nNode ${process.version}, ${(await import('node:os')).cpus().length} cores, ky ${JSON.parse((await import('node:fs')).readFileSync(new URL('../../node_modules/ky/package.json', import.meta.url), 'utf8')).version}`,
+);
 server.closeAllConnections();
 server.close();

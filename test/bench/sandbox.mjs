@@ -146,7 +146,9 @@ function requests(ports) {
     return `POST ${path} HTTP/1.1\r\n${host}Content-Type: application/json\r\nContent-Length: ${tokenBody.length}\r\nX-Channel-Key: ak_bench\r\nX-Channel-Timestamp: ${timestamp}\r\nX-Channel-Nonce: ${n}\r\nX-Channel-Signature: ${signature}\r\n\r\n${tokenBody}`;
   };
   const get = (port, jwt) => {
-    const bytes = Buffer.from(`GET /open/api/v1/sdk/orders HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${jwt}\r\nAccept: application/json\r\n\r\n`);
+    const bytes = Buffer.from(
+      `GET /open/api/v1/sdk/orders HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${jwt}\r\nAccept: application/json\r\n\r\n`,
+    );
     return () => bytes;
   };
   return { token, data: get(ports.sandbox, ports.token), bare: get(ports.bare, ports.token), hs256: get(ports.hs256, ports.hs256Token) };
@@ -203,7 +205,8 @@ async function main() {
   const med = (name, key) => median(results.get(name).map((r) => r[key]));
   const floor = contenders[0][0];
   const tmed = (which, key) => median(tokenRuns[which].map((r) => r[key]));
-  const tokenRow = (label, which, ratio) => `| ${label} | ${fmt(tmed(which, 'rate'))} | ${fmt(tmed(which, 'p50'), 1)} | ${fmt(tmed(which, 'p99'), 1)} | ${fmt(tmed(which, 'cpuPerRequest'), 1)} | ${ratio} |`;
+  const tokenRow = (label, which, ratio) =>
+    `| ${label} | ${fmt(tmed(which, 'rate'))} | ${fmt(tmed(which, 'p50'), 1)} | ${fmt(tmed(which, 'p99'), 1)} | ${fmt(tmed(which, 'cpuPerRequest'), 1)} | ${ratio} |`;
   const refused = stats.filled.tokenRejections + stats.fresh.reduce((n, f) => n + f.tokenRejections, 0);
   console.log(`## Sandbox speed (node ${process.version}, ${CONCURRENCY} connections, loopback, one run)
 

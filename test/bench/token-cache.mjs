@@ -26,13 +26,17 @@ import { redisServerPath, startRedis } from '../helpers/redis-server.mjs';
 import { startInstances } from '../server/redis/instances.mjs';
 
 const quick = process.argv.includes('--quick');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const section = (name) => !only || only.includes(name);
 const hasRedis = existsSync(redisServerPath);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)];
 const fmt = (n, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const table = (head, rows) => console.log(['| ' + head.join(' | ') + ' |', '|' + head.map(() => '---').join('|') + '|', ...rows.map((r) => '| ' + r.join(' | ') + ' |')].join('\n') + '\n');
+const table = (head, rows) =>
+  console.log(['| ' + head.join(' | ') + ' |', '|' + head.map(() => '---').join('|') + '|', ...rows.map((r) => '| ' + r.join(' | ') + ' |')].join('\n') + '\n');
 
 // ---------------------------------------------------------------- a token endpoint that counts
 const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -55,12 +59,14 @@ const baseUrl = `http://127.0.0.1:${server.address().port}`;
 const credentials = { accessKey: 'ak_bench', secretKey: 'sk_bench' };
 
 // { wait: false }: do not wait for the connection (a Redis that is not there).
-const connectIoredis = (RedisClass) => async (url, { wait = true } = {}) => {
-  const client = new RedisClass(url);
-  client.on('error', () => {});
-  if (wait) await new Promise((resolve) => client.once('ready', resolve));
-  return { client, close: async () => client.disconnect() };
-};
+const connectIoredis =
+  (RedisClass) =>
+  async (url, { wait = true } = {}) => {
+    const client = new RedisClass(url);
+    client.on('error', () => {});
+    if (wait) await new Promise((resolve) => client.once('ready', resolve));
+    return { client, close: async () => client.disconnect() };
+  };
 const connectNodeRedis = (create) => async (url) => {
   const client = create({ url });
   client.on('error', () => {});
@@ -101,7 +107,14 @@ if (hasRedis && section('instances')) {
       await instances.close();
       const errors = results.reduce((n, r) => n + r.errors.length, 0);
       const tokensPerUser = Math.max(...users.map((u) => new Set(results.flatMap((r) => r.distinct[u] ?? [])).size));
-      rows.push([label, lock ? 'createRedisTokenCache (lock)' : 'get/set only, no lock', fmt(endpoint.calls - before), fmt(tokensPerUser), fmt(errors), fmt(wall)]);
+      rows.push([
+        label,
+        lock ? 'createRedisTokenCache (lock)' : 'get/set only, no lock',
+        fmt(endpoint.calls - before),
+        fmt(tokensPerUser),
+        fmt(errors),
+        fmt(wall),
+      ]);
     }
   }
   await redis.stop();
@@ -179,9 +192,22 @@ if (hasRedis && section('faults')) {
     ]);
   }
   console.log(`## Redis frozen, stopped or unreachable: each kind of getToken, default options (token endpoint ${endpoint.latencyMs} ms)\n`);
-  console.log(`${ticks} ticks 100 ms apart, each one call per kind (a user not seen before, a user cached before the failure, a forced refresh). Target: a failing Redis adds < 300 ms to any getToken, 0 errors.\n`);
+  console.log(
+    `${ticks} ticks 100 ms apart, each one call per kind (a user not seen before, a user cached before the failure, a forced refresh). Target: a failing Redis adds < 300 ms to any getToken, 0 errors.\n`,
+  );
   table(
-    ['client', 'Redis', ...kinds.map((k) => `${k}: max ms before`), ...kinds.map((k) => `${k}: max ms after`), 'most added ms', 'event-loop delay max ms', 'getToken calls after', 'errors', 'token-endpoint calls after', 'cache errors reported'],
+    [
+      'client',
+      'Redis',
+      ...kinds.map((k) => `${k}: max ms before`),
+      ...kinds.map((k) => `${k}: max ms after`),
+      'most added ms',
+      'event-loop delay max ms',
+      'getToken calls after',
+      'errors',
+      'token-endpoint calls after',
+      'cache errors reported',
+    ],
     rows,
   );
 }
@@ -234,9 +260,20 @@ if (section('forced')) {
       for (const [pattern, concurrency] of patterns.slice(1)) {
         const instances = await startInstances(4, { client, redisUrl: redis.url, baseUrl, ...credentials, route: true, prefix: `forced${++run}:` });
         const before = endpoint.calls;
-        const result = await hammer(instances.ports.map((port) => `http://127.0.0.1:${port}`), concurrency);
+        const result = await hammer(
+          instances.ports.map((port) => `http://127.0.0.1:${port}`),
+          concurrency,
+        );
         await instances.close();
-        rows.push([`4 processes, Redis (${label})`, pattern + ', round robin', fmt(total), fmt(endpoint.calls - before), fmt(result.tokens), fmt(result.failed), fmt(result.wall)]);
+        rows.push([
+          `4 processes, Redis (${label})`,
+          pattern + ', round robin',
+          fmt(total),
+          fmt(endpoint.calls - before),
+          fmt(result.tokens),
+          fmt(result.failed),
+          fmt(result.wall),
+        ]);
       }
     }
     await redis.stop();
@@ -258,10 +295,13 @@ if (section('short')) {
   if (hasRedis) {
     redis = await startRedis();
     for (const [label, , connect] of clients) {
-      caches.push([`Redis, ${label}`, async () => {
-        const { client, close } = await connect(redis.url);
-        return { cache: createRedisTokenCache(client, { prefix: label + ':' }), close };
-      }]);
+      caches.push([
+        `Redis, ${label}`,
+        async () => {
+          const { client, close } = await connect(redis.url);
+          return { cache: createRedisTokenCache(client, { prefix: label + ':' }), close };
+        },
+      ]);
     }
   }
   for (const [label, make] of caches) {
@@ -364,7 +404,8 @@ if (section('memory')) {
   endpoint.expiresIn = 900;
   await exchange.getToken('busy');
   const hitSamples = [];
-  for (let round = -1; round < rounds; round++) { // round -1 warms up
+  for (let round = -1; round < rounds; round++) {
+    // round -1 warms up
     const count = quick ? 20_000 : 100_000;
     const started = performance.now();
     for (let i = 0; i < count; i++) await exchange.getToken('busy');

@@ -22,7 +22,13 @@ const CONTENDERS = ['floor', 'channel-sdk', '@octokit/webhooks', 'stripe'];
 
 // ---------------------------------------------------------------- bodies
 const event = { time: '2024-06-01T12:00:00+08:00', status: 'in_transit', desc: '快件已到达【深圳转运中心】，正在发往下一站' };
-const shipment = { tracking_no: 'SF1234567890', express_company: '顺丰速运', express_code: 'SF', shipment_status: 'in_transit', shipped_at: '2024-06-01T10:00:00+08:00' };
+const shipment = {
+  tracking_no: 'SF1234567890',
+  express_company: '顺丰速运',
+  express_code: 'SF',
+  shipment_status: 'in_transit',
+  shipped_at: '2024-06-01T10:00:00+08:00',
+};
 const pushBody = (events) =>
   JSON.stringify({
     event: 'logistics.updated',
@@ -91,7 +97,11 @@ async function serve(name) {
       process.send({ baseline: peak });
       sampler = setInterval(() => {
         const now = process.memoryUsage();
-        peak = { rss: Math.max(peak.rss, now.rss), heap: Math.max(peak.heap, now.heapUsed), external: Math.max(peak.external, now.external + now.arrayBuffers) };
+        peak = {
+          rss: Math.max(peak.rss, now.rss),
+          heap: Math.max(peak.heap, now.heapUsed),
+          external: Math.max(peak.external, now.external + now.arrayBuffers),
+        };
       }, 2);
     }
     if (message === 'peak') {
@@ -161,7 +171,13 @@ async function main() {
   const mib = (n) => fmt(n / 1024 / 1024, 1);
   const out = [];
   const table = (title, head, rows, note) => {
-    out.push(`**${title}**\n`, '| ' + head.join(' | ') + ' |', '|' + head.map(() => '---').join('|') + '|', ...rows.map((r) => '| ' + r.join(' | ') + ' |'), '');
+    out.push(
+      `**${title}**\n`,
+      '| ' + head.join(' | ') + ' |',
+      '|' + head.map(() => '---').join('|') + '|',
+      ...rows.map((r) => '| ' + r.join(' | ') + ' |'),
+      '',
+    );
     if (note) out.push(note, '');
     console.log(out.splice(0).join('\n'));
   };
@@ -201,8 +217,20 @@ async function main() {
     };
     table(
       title,
-      ['receiver', metric === 'ok' ? 'req/s (median)' : 'rejected/s (median)', '× floor (median of per-round ratios)', 'per-round ratio range', 'spread of req/s (max−min)/median'],
-      CONTENDERS.map((n) => [n, fmt(median(samples[n])), fmt(median(ratios[n]), 2), `${fmt(Math.min(...ratios[n]), 2)}–${fmt(Math.max(...ratios[n]), 2)}`, spread(n)]),
+      [
+        'receiver',
+        metric === 'ok' ? 'req/s (median)' : 'rejected/s (median)',
+        '× floor (median of per-round ratios)',
+        'per-round ratio range',
+        'spread of req/s (max−min)/median',
+      ],
+      CONTENDERS.map((n) => [
+        n,
+        fmt(median(samples[n])),
+        fmt(median(ratios[n]), 2),
+        `${fmt(Math.min(...ratios[n]), 2)}–${fmt(Math.max(...ratios[n]), 2)}`,
+        spread(n),
+      ]),
       `${rounds} rounds × ${seconds} s per contender, interleaved in random order; ${Buffer.byteLength(body).toLocaleString('en')}-byte body; autocannon, 50 connections${errors ? `; ${errors} socket errors/timeouts` : ''}.`,
     );
   }
@@ -296,60 +324,78 @@ async function main() {
     }
     table(
       `${count.toLocaleString('en')} connections sending 1 MiB minus one byte, then stalling (signature well-formed but wrong)`,
-      ['receiver', 'peak RSS MiB', `RSS at ${stallSeconds} s MiB`, `attack connections open at 10 / 30 / ${stallSeconds} s`, 'how they were answered (status: count)', 'real pushes served: 2xx within 8 s (sent every 500 ms, first 20 s)', 'slowest real push ms'],
+      [
+        'receiver',
+        'peak RSS MiB',
+        `RSS at ${stallSeconds} s MiB`,
+        `attack connections open at 10 / 30 / ${stallSeconds} s`,
+        'how they were answered (status: count)',
+        'real pushes served: 2xx within 8 s (sent every 500 ms, first 20 s)',
+        'slowest real push ms',
+      ],
       rows,
       `A fresh server process per receiver with its defaults (node:http: requestTimeout 300 s); RSS of the server process, sampled every 2 ms.`,
     );
   }
 
   async function memoryScenario() {
-
-  // Memory: 100 concurrent 1 MiB pushes, all on the wire at once (100 raw sockets, one shared
-  // request buffer on the client side), against a FRESH server process each time (RSS does not
-  // shrink back between rounds); peak over that process's idle baseline after GC.
-  const huge = pushBody(Math.floor((1000 * 1024) / Buffer.byteLength(JSON.stringify(event) + ',')));
-  const { connect } = await import('node:net');
-  const blast = (port, wire) =>
-    Promise.all(
-      Array.from(
-        { length: 100 },
-        () =>
-          new Promise((resolve, reject) => {
-            const socket = connect(port, '127.0.0.1', () => socket.end(wire));
-            let head = '';
-            socket.on('data', (chunk) => (head += chunk.toString('latin1', 0, 16)));
-            socket.on('error', reject);
-            socket.on('close', () => resolve(Number(head.slice(9, 12))));
-          }),
-      ),
-    );
-  const memory = Object.fromEntries(CONTENDERS.map((n) => [n, []]));
-  const memoryRounds = rounds;
-  for (let round = 0; round < memoryRounds; round++) {
-    for (const name of shuffle(CONTENDERS)) {
-      const child = fork(new URL(import.meta.url), ['--serve', name], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-      const { port } = await new Promise((resolve) => child.once('message', resolve));
-      const ask1 = (message) => new Promise((resolve) => (child.once('message', resolve), child.send(message)));
-      const { headers, body } = requestFor(name, huge, false);
-      const head = Object.entries({ host: '127.0.0.1', 'content-length': Buffer.byteLength(body), connection: 'close', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
-      const wire = Buffer.concat([Buffer.from(`POST / HTTP/1.1\r\n${head.join('')}\r\n`, 'latin1'), Buffer.from(body)]);
-      const { baseline } = await ask1('baseline');
-      const statuses = await blast(port, wire);
-      const { peak } = await ask1('peak');
-      child.kill();
-      if (statuses.some((s) => s !== 200)) throw new Error(`${name}: 1 MiB push answered ${statuses.find((s) => s !== 200)}`);
-      memory[name].push({ rss: peak.rss - baseline.rss, buffers: peak.external - baseline.external, heap: peak.heap - baseline.heap });
+    // Memory: 100 concurrent 1 MiB pushes, all on the wire at once (100 raw sockets, one shared
+    // request buffer on the client side), against a FRESH server process each time (RSS does not
+    // shrink back between rounds); peak over that process's idle baseline after GC.
+    const huge = pushBody(Math.floor((1000 * 1024) / Buffer.byteLength(JSON.stringify(event) + ',')));
+    const { connect } = await import('node:net');
+    const blast = (port, wire) =>
+      Promise.all(
+        Array.from(
+          { length: 100 },
+          () =>
+            new Promise((resolve, reject) => {
+              const socket = connect(port, '127.0.0.1', () => socket.end(wire));
+              let head = '';
+              socket.on('data', (chunk) => (head += chunk.toString('latin1', 0, 16)));
+              socket.on('error', reject);
+              socket.on('close', () => resolve(Number(head.slice(9, 12))));
+            }),
+        ),
+      );
+    const memory = Object.fromEntries(CONTENDERS.map((n) => [n, []]));
+    const memoryRounds = rounds;
+    for (let round = 0; round < memoryRounds; round++) {
+      for (const name of shuffle(CONTENDERS)) {
+        const child = fork(new URL(import.meta.url), ['--serve', name], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        const { port } = await new Promise((resolve) => child.once('message', resolve));
+        const ask1 = (message) => new Promise((resolve) => (child.once('message', resolve), child.send(message)));
+        const { headers, body } = requestFor(name, huge, false);
+        const head = Object.entries({ host: '127.0.0.1', 'content-length': Buffer.byteLength(body), connection: 'close', ...headers }).map(
+          ([k, v]) => `${k}: ${v}\r\n`,
+        );
+        const wire = Buffer.concat([Buffer.from(`POST / HTTP/1.1\r\n${head.join('')}\r\n`, 'latin1'), Buffer.from(body)]);
+        const { baseline } = await ask1('baseline');
+        const statuses = await blast(port, wire);
+        const { peak } = await ask1('peak');
+        child.kill();
+        if (statuses.some((s) => s !== 200)) throw new Error(`${name}: 1 MiB push answered ${statuses.find((s) => s !== 200)}`);
+        memory[name].push({ rss: peak.rss - baseline.rss, buffers: peak.external - baseline.external, heap: peak.heap - baseline.heap });
+      }
     }
-  }
-  const ratio = (name, key) => fmt(median(memory[name].map((m) => m[key])) / median(memory.floor.map((m) => m[key])), 2);
-  table(
-    `100 concurrent ${(Buffer.byteLength(huge) / 1024 / 1024).toFixed(2)} MiB pushes: peak memory over an idle server's baseline`,
-    ['receiver', 'RSS growth MiB', '× floor', 'ArrayBuffers + external MiB', '× floor', 'JS heap growth MiB', '× floor', 'RSS growth range MiB'],
-    CONTENDERS.map((n) => {
-      const rss = memory[n].map((m) => m.rss);
-      return [n, mib(median(rss)), ratio(n, 'rss'), mib(median(memory[n].map((m) => m.buffers))), ratio(n, 'buffers'), mib(median(memory[n].map((m) => m.heap))), ratio(n, 'heap'), `${mib(Math.min(...rss))}–${mib(Math.max(...rss))}`];
-    }),
-    `Median of ${memoryRounds} rounds, contenders interleaved, a fresh server process each; sampled every 2 ms in the server.`,
-  );
+    const ratio = (name, key) => fmt(median(memory[name].map((m) => m[key])) / median(memory.floor.map((m) => m[key])), 2);
+    table(
+      `100 concurrent ${(Buffer.byteLength(huge) / 1024 / 1024).toFixed(2)} MiB pushes: peak memory over an idle server's baseline`,
+      ['receiver', 'RSS growth MiB', '× floor', 'ArrayBuffers + external MiB', '× floor', 'JS heap growth MiB', '× floor', 'RSS growth range MiB'],
+      CONTENDERS.map((n) => {
+        const rss = memory[n].map((m) => m.rss);
+        return [
+          n,
+          mib(median(rss)),
+          ratio(n, 'rss'),
+          mib(median(memory[n].map((m) => m.buffers))),
+          ratio(n, 'buffers'),
+          mib(median(memory[n].map((m) => m.heap))),
+          ratio(n, 'heap'),
+          `${mib(Math.min(...rss))}–${mib(Math.max(...rss))}`,
+        ];
+      }),
+      `Median of ${memoryRounds} rounds, contenders interleaved, a fresh server process each; sampled every 2 ms in the server.`,
+    );
   }
 }

@@ -21,9 +21,26 @@ async function startNode(nodeTimeoutMs) {
   const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-cluster-'));
   // The bus port is set (cluster-port, Redis 7 and Valkey) so that port + 10000 need not be free.
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
-    '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', String(nodeTimeoutMs),
-    '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-port',
+    String(busPort),
+    '--cluster-config-file',
+    join(dir, 'nodes.conf'),
+    '--cluster-node-timeout',
+    String(nodeTimeoutMs),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
   ];
   const child = await spawnServer(args).catch((error) => {
     rmSync(dir, { recursive: true, force: true });

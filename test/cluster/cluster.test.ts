@@ -49,7 +49,15 @@ describe.runIf(hasCluster)('a 3-master Redis Cluster', () => {
       const sizes = await cluster.sizes();
       // This test counts token calls: a generous cache bound, so that a shared machine's CPU
       // stalls do not open the breaker (the fault tests below check the default bound).
-      const instances = await startInstances(4, { client, clusterNodes: cluster.urls, baseUrl: sandbox.url, ...sandbox.credentials, latencyMs: 50, prefix, exchangeOptions: { cacheTimeout: 2000 } });
+      const instances = await startInstances(4, {
+        client,
+        clusterNodes: cluster.urls,
+        baseUrl: sandbox.url,
+        ...sandbox.credentials,
+        latencyMs: 50,
+        prefix,
+        exchangeOptions: { cacheTimeout: 2000 },
+      });
       try {
         const calls = sandbox.stats.tokenCalls;
         const results = await instances.run(users, 200);
@@ -91,7 +99,9 @@ describe.runIf(hasCluster)('a 3-master Redis Cluster', () => {
 /** Slowest call of each kind, and the errors, across instances. */
 function summary(results: StreamResult[]) {
   const calls = results.flatMap((r) => r.calls);
-  const slowest = Object.fromEntries(['new', 'cached', 'forced'].map((kind) => [kind, Math.round(Math.max(0, ...calls.filter((c) => c.kind === kind).map((c) => c.ms)))]));
+  const slowest = Object.fromEntries(
+    ['new', 'cached', 'forced'].map((kind) => [kind, Math.round(Math.max(0, ...calls.filter((c) => c.kind === kind).map((c) => c.ms)))]),
+  );
   return { calls: calls.length, errors: results.flatMap((r) => r.errors), slowest };
 }
 

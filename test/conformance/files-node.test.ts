@@ -15,7 +15,7 @@ filesSuite('fetch transport (ky) on Node globals', (options) => ({
 describe('browser entry download with raw: true', () => {
   const start = fakeServices();
 
-  test('resolves to the 2xx Response at its headers: timeout ends there, the body is the caller\'s to read at its pace; a 401 still refreshes once, a 404 is an HttpError', async () => {
+  test("resolves to the 2xx Response at its headers: timeout ends there, the body is the caller's to read at its pace; a 401 still refreshes once, a 404 is an HttpError", async () => {
     const service = await start();
     const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service), retry: 0 });
     await client.get('/warm');

@@ -32,8 +32,10 @@ export type FileClientFactory = (options: CoreClientOptions) => FileHarness;
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 type Uploaded = { path: string; fields: Record<string, string>; files: UploadedFile[] };
-const upload = (h: FileHarness, path: string, options: Record<string, unknown>) => (h.client.upload as (p: string, o: object) => Promise<unknown>)(path, options);
-const download = (h: FileHarness, path: string, options: Record<string, unknown> = {}) => (h.client.download as (p: string, o: object) => Promise<unknown>)(path, options);
+const upload = (h: FileHarness, path: string, options: Record<string, unknown>) =>
+  (h.client.upload as (p: string, o: object) => Promise<unknown>)(path, options);
+const download = (h: FileHarness, path: string, options: Record<string, unknown> = {}) =>
+  (h.client.download as (p: string, o: object) => Promise<unknown>)(path, options);
 
 /** Progress as the caller saw it: ky's shape, percent never decreasing, the last one exactly 1. */
 function expectProgress(seen: Progress[], bytes?: number) {
@@ -53,8 +55,19 @@ export function filesSuite(name: string, make: FileClientFactory): void {
       const service = await start();
       const h = make({ baseUrl: service.url, tokenProvider: providerFor(service), headers: { 'x-app': 'demo' } });
       const bytes = patternBytes(150_000);
-      const schema = z.object({ path: z.string(), fields: z.record(z.string(), z.string()), files: z.array(z.object({ field: z.string(), size: z.number(), sha256: z.string() })) });
-      const data = await upload(h, '/upload/photo', { ...h.source(bytes, 'photo.jpg'), name: 'file', formData: { orderNo: 'SO1', n: 2, ok: true }, searchParams: { v: 1 }, headers: { 'x-req': 'r1' }, schema });
+      const schema = z.object({
+        path: z.string(),
+        fields: z.record(z.string(), z.string()),
+        files: z.array(z.object({ field: z.string(), size: z.number(), sha256: z.string() })),
+      });
+      const data = await upload(h, '/upload/photo', {
+        ...h.source(bytes, 'photo.jpg'),
+        name: 'file',
+        formData: { orderNo: 'SO1', n: 2, ok: true },
+        searchParams: { v: 1 },
+        headers: { 'x-req': 'r1' },
+        schema,
+      });
       expect(data).toMatchObject({ path: '/upload/photo?v=1', fields: { orderNo: 'SO1', n: '2', ok: 'true' } });
       expect((data as Uploaded).files).toMatchObject([{ field: 'file', size: bytes.length, sha256: sha256(bytes) }]);
       const [hit] = service.hits;
@@ -137,23 +150,30 @@ export function filesSuite(name: string, make: FileClientFactory): void {
       const controller = new AbortController();
       let afterAbort = 0;
       let aborted = false;
-      const up = upload(h, '/upload', { ...h.source(bytes, 'huge.bin'), name: 'file', signal: controller.signal, onProgress: () => {
-        if (aborted) afterAbort++;
-        else if (!aborted) {
-          aborted = true;
-          controller.abort();
-        }
-      } });
+      const up = upload(h, '/upload', {
+        ...h.source(bytes, 'huge.bin'),
+        name: 'file',
+        signal: controller.signal,
+        onProgress: () => {
+          if (aborted) afterAbort++;
+          else if (!aborted) {
+            aborted = true;
+            controller.abort();
+          }
+        },
+      });
       await expect(up).rejects.toBeInstanceOf(AbortError);
       // clearToken() while a download is on the wire, with no signal of the caller's.
       let loggedOut = false;
-      const down = download(h, '/slow-download/300000/3', { onProgress: (p: Progress) => {
-        if (loggedOut) afterAbort++;
-        else if (p.transferredBytes > 0) {
-          loggedOut = true;
-          h.client.clearToken();
-        }
-      } });
+      const down = download(h, '/slow-download/300000/3', {
+        onProgress: (p: Progress) => {
+          if (loggedOut) afterAbort++;
+          else if (p.transferredBytes > 0) {
+            loggedOut = true;
+            h.client.clearToken();
+          }
+        },
+      });
       const error = await down.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AbortError);
       expect((error as Error).message).toMatch(/clearToken\(\) ran while this request was under way/);
@@ -245,12 +265,20 @@ export function filesSuite(name: string, make: FileClientFactory): void {
       const h = make({ baseUrl: service.url, tokenProvider: providerFor(service) });
       const cancel = createCancelToken();
       const bytes = patternBytes(4_000_000);
-      const pending = upload(h, '/upload', { ...h.source(bytes, 'huge.bin'), name: 'file', signal: cancel.signal, onProgress: (p: Progress) => p.percent > 0 && p.percent < 1 && cancel.cancel('user left') });
+      const pending = upload(h, '/upload', {
+        ...h.source(bytes, 'huge.bin'),
+        name: 'file',
+        signal: cancel.signal,
+        onProgress: (p: Progress) => p.percent > 0 && p.percent < 1 && cancel.cancel('user left'),
+      });
       const error = await pending.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AbortError);
       expect((error as AbortError).cause).toBe('user left');
       const controller = new AbortController();
-      const slow = download(h, '/slow-download/200000/5', { signal: controller.signal, onProgress: (p: Progress) => p.transferredBytes > 0 && controller.abort() });
+      const slow = download(h, '/slow-download/200000/5', {
+        signal: controller.signal,
+        onProgress: (p: Progress) => p.transferredBytes > 0 && controller.abort(),
+      });
       await expect(slow).rejects.toBeInstanceOf(AbortError);
       // Where there is a host, both tasks were aborted through task.abort().
       expect(h.aborted ? h.aborted() : 2).toBe(2);
@@ -291,13 +319,17 @@ export function filesSuite(name: string, make: FileClientFactory): void {
         await h.client.get('/warm');
         service.expireAll();
         const seen: Progress[] = [];
-        const pending = upload(h, '/upload', { ...h.source(patternBytes(3_000_000), 'big'), name: 'file', onProgress: (p: Progress) => {
-          seen.push(p);
-          if (seen.length === 1) {
-            h.client.clearToken();
-            user = 'bob';
-          }
-        } }).catch((e: unknown) => e);
+        const pending = upload(h, '/upload', {
+          ...h.source(patternBytes(3_000_000), 'big'),
+          name: 'file',
+          onProgress: (p: Progress) => {
+            seen.push(p);
+            if (seen.length === 1) {
+              h.client.clearToken();
+              user = 'bob';
+            }
+          },
+        }).catch((e: unknown) => e);
         const error = await pending;
         expect(error).toBeInstanceOf(AbortError);
         expect((error as Error).message).toMatch(/clearToken\(\) ran while this request was under way/);

@@ -227,7 +227,8 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         const token = makeJwt({ iat: 1, exp: 2e9, pad: 'x'.repeat(300) });
         const server = await startServer((req, res) => {
           const auth = String(req.headers.authorization);
-          if (req.url === '/envelope') return sendJson(res, 200, { code: 40001, message: 'bad credential ' + auth, data: { echoed: auth, nested: [auth.slice(7)] } });
+          if (req.url === '/envelope')
+            return sendJson(res, 200, { code: 40001, message: 'bad credential ' + auth, data: { echoed: auth, nested: [auth.slice(7)] } });
           // The token straddles the 1,000-character cut of HttpError.body.
           res.writeHead(400, { 'content-type': 'text/plain' }).end('x'.repeat(1000 - 100) + auth.slice(7) + 'y'.repeat(500));
         });
@@ -343,7 +344,11 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         ['retry.limit true', { retry: { limit: true } }, /retry\.limit must be a whole number/],
         ['retry.limit "2"', { retry: { limit: '2' } }, /retry\.limit must be a whole number/],
         ['string statusCodes', { retry: { statusCodes: ['503'] } }, /retry\.statusCodes must be an array of HTTP statuses/],
-        ['maxRetryAfter past the timer limit', { retry: { maxRetryAfter: 2 ** 31 } }, /retry\.maxRetryAfter must be a number of milliseconds from 0 to 2147483647/],
+        [
+          'maxRetryAfter past the timer limit',
+          { retry: { maxRetryAfter: 2 ** 31 } },
+          /retry\.maxRetryAfter must be a number of milliseconds from 0 to 2147483647/,
+        ],
       ])('%s', (_label, extra, message) => {
         expect(() => createClient({ ...base, ...extra } as never)).toThrow(message);
       });

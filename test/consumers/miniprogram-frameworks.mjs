@@ -55,7 +55,9 @@ const built = args.includes('--built') ? resolve(args[args.indexOf('--built') + 
 const tarball = args.find((arg) => arg.endsWith('.tgz'));
 const known = only === undefined || FRAMEWORKS.some((f) => f.id === only);
 if (!known || (built ? !only : !tarball || !existsSync(tarball))) {
-  process.stderr.write('usage: node test/consumers/miniprogram-frameworks.mjs <path-to-channel-sdk.tgz> [--keep] [--only taro|uniapp [--built DIR]]\n(make one with `npm run build && npm pack`)\n');
+  process.stderr.write(
+    'usage: node test/consumers/miniprogram-frameworks.mjs <path-to-channel-sdk.tgz> [--keep] [--only taro|uniapp [--built DIR]]\n(make one with `npm run build && npm pack`)\n',
+  );
   process.exit(2);
 }
 const tgz = tarball && resolve(tarball);
@@ -68,7 +70,15 @@ function run(cwd, command, commandArgs, log) {
     const child = spawn(command, commandArgs, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_loglevel: 'error', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', FORCE_COLOR: '0', NO_COLOR: '1' },
+      env: {
+        ...process.env,
+        npm_config_loglevel: 'error',
+        npm_config_audit: 'false',
+        npm_config_fund: 'false',
+        npm_config_update_notifier: 'false',
+        FORCE_COLOR: '0',
+        NO_COLOR: '1',
+      },
     });
     const chunks = [];
     child.stdout.on('data', (c) => chunks.push(c));
@@ -104,7 +114,14 @@ function lockDrift(locked, work) {
 
 /** The host emulator of the unit tests (test/helpers/hosts.ts), compiled for plain Node. */
 async function loadHostEmulator() {
-  const result = await esbuild({ entryPoints: [join(repo, 'test/helpers/hosts.ts')], bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'silent' });
+  const result = await esbuild({
+    entryPoints: [join(repo, 'test/helpers/hosts.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    logLevel: 'silent',
+  });
   return import(`data:text/javascript;base64,${Buffer.from(result.outputFiles[0].text).toString('base64')}`);
 }
 
@@ -116,7 +133,24 @@ async function loadHostEmulator() {
  */
 function createWx(host) {
   const storage = new Map();
-  const systemInfo = { brand: 'devtools', model: 'iPhone 12', pixelRatio: 3, screenWidth: 390, screenHeight: 844, windowWidth: 390, windowHeight: 844, statusBarHeight: 47, language: 'zh_CN', version: '8.0.50', system: 'iOS 16.0', platform: 'devtools', SDKVersion: '3.5.0', safeArea: { top: 47, left: 0, right: 390, bottom: 810, width: 390, height: 763 }, theme: 'light', enableDebug: false };
+  const systemInfo = {
+    brand: 'devtools',
+    model: 'iPhone 12',
+    pixelRatio: 3,
+    screenWidth: 390,
+    screenHeight: 844,
+    windowWidth: 390,
+    windowHeight: 844,
+    statusBarHeight: 47,
+    language: 'zh_CN',
+    version: '8.0.50',
+    system: 'iOS 16.0',
+    platform: 'devtools',
+    SDKVersion: '3.5.0',
+    safeArea: { top: 47, left: 0, right: 390, bottom: 810, width: 390, height: 763 },
+    theme: 'light',
+    enableDebug: false,
+  };
   const copy = (value) => (value === undefined ? '' : JSON.parse(JSON.stringify(value)));
   return {
     storage,
@@ -137,7 +171,10 @@ function createWx(host) {
 
 /** Captures what the built app logs, shown only when the run fails. */
 function captureConsole(lines) {
-  const record = (level) => (...parts) => lines.push(`${level}: ${parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p) ?? String(p))).join(' ')}`);
+  const record =
+    (level) =>
+    (...parts) =>
+      lines.push(`${level}: ${parts.map((p) => (typeof p === 'string' ? p : (JSON.stringify(p) ?? String(p)))).join(' ')}`);
   return { log: record('log'), info: record('info'), warn: record('warn'), error: record('error'), debug: record('debug') };
 }
 
@@ -154,7 +191,10 @@ async function waitFor(read, ms) {
 /** Runs the built app against the installed package's sandbox; resolves to a list of failures. */
 async function runBuilt(work, framework, emulator) {
   // channel-sdk/testing and /server as the project resolves them (import conditions).
-  writeFileSync(join(work, 'harness-imports.mjs'), "export { startSandbox, SANDBOX_PATHS } from 'channel-sdk/testing';\nexport { createTokenExchange } from 'channel-sdk/server';\n");
+  writeFileSync(
+    join(work, 'harness-imports.mjs'),
+    "export { startSandbox, SANDBOX_PATHS } from 'channel-sdk/testing';\nexport { createTokenExchange } from 'channel-sdk/server';\n",
+  );
   const { startSandbox, SANDBOX_PATHS, createTokenExchange } = await import(pathToFileURL(join(work, 'harness-imports.mjs')).href);
   const sandbox = await startSandbox();
   // forceRefreshWindow 0: the flows expire tokens again seconds after a forced refresh, which the
@@ -205,36 +245,77 @@ async function runBuilt(work, framework, emulator) {
     const sdkCalls = host.calls.filter((options) => options.url.startsWith(sandbox.url));
     const bearer = sdkCalls.map((options) => Object.entries(options.header ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1] ?? '');
     const check = (ok, what) => ok || failures.push(what);
-    check(app.errors.length === 0 && asyncErrors.length === 0, `no error while the app and page ran: ${[...app.errors, ...asyncErrors].map((e) => e?.stack ?? e).join('\n')}`);
+    check(
+      app.errors.length === 0 && asyncErrors.length === 0,
+      `no error while the app and page ran: ${[...app.errors, ...asyncErrors].map((e) => e?.stack ?? e).join('\n')}`,
+    );
     check(report !== undefined, 'the page wrote its report within 20 s');
     if (report) {
       check(report.error === undefined, `the page's calls succeeded: ${report.error}`);
-      check(report.first > 0 && report.afterExpiry === report.first, `the page's call returned the orders before and after expiry (${report.first}, ${report.afterExpiry})`);
-      check(JSON.stringify(report.provider) === '[false,true,true,true]', `tokenProvider ran once, then once forced after each 401 (the call, the upload, the download) (saw ${JSON.stringify(report.provider)})`);
+      check(
+        report.first > 0 && report.afterExpiry === report.first,
+        `the page's call returned the orders before and after expiry (${report.first}, ${report.afterExpiry})`,
+      );
+      check(
+        JSON.stringify(report.provider) === '[false,true,true,true]',
+        `tokenProvider ran once, then once forced after each 401 (the call, the upload, the download) (saw ${JSON.stringify(report.provider)})`,
+      );
       check(report.unauthorized === 3 && report.retries === 3, `three 401s, each sent once more (saw ${report.unauthorized} 401s, ${report.retries} retries)`);
     }
-    check(JSON.stringify(forced) === '[false,true,true,true]', `the backend saw one token request, then one ?force=1 per expiry (the call, the upload, the download) (saw ${JSON.stringify(forced)})`);
-    check(sandbox.stats.unauthorized === 3 && sandbox.stats.dataCalls === 7, `the sandbox saw 7 data calls (call, then 401 + retry for the call, the upload and the download) and three 401s (saw ${sandbox.stats.dataCalls}, ${sandbox.stats.unauthorized})`);
-    check(sdkCalls.length === 3 && bearer.every((value) => /^Bearer \S+$/.test(value)), `createClient found wx.request by itself: all 3 data calls went through it with a Bearer token (saw ${sdkCalls.length})`);
+    check(
+      JSON.stringify(forced) === '[false,true,true,true]',
+      `the backend saw one token request, then one ?force=1 per expiry (the call, the upload, the download) (saw ${JSON.stringify(forced)})`,
+    );
+    check(
+      sandbox.stats.unauthorized === 3 && sandbox.stats.dataCalls === 7,
+      `the sandbox saw 7 data calls (call, then 401 + retry for the call, the upload and the download) and three 401s (saw ${sandbox.stats.dataCalls}, ${sandbox.stats.unauthorized})`,
+    );
+    check(
+      sdkCalls.length === 3 && bearer.every((value) => /^Bearer \S+$/.test(value)),
+      `createClient found wx.request by itself: all 3 data calls went through it with a Bearer token (saw ${sdkCalls.length})`,
+    );
     check(bearer[0] === bearer[1] && bearer[1] !== bearer[2], 'the call after expiry went out with the old token, its retry with the refreshed one');
     // The files: through wx.uploadFile (reached by the framework's own uploadFile) and
     // wx.downloadFile (found by createClient), each sent twice: the 401, then the replay.
     const fileBearer = (calls) => calls.map((options) => options.header?.authorization ?? '');
     const [uploads, downloads] = [fileBearer(host.uploads), fileBearer(host.downloads)];
-    check(uploads.length === 2 && uploads[0] === bearer[2] && /^Bearer \S+$/.test(uploads[1]) && uploads[1] !== uploads[0], `the upload went through wx.uploadFile with the expired token, then once more with a refreshed one (saw ${uploads.length} uploads)`);
-    check(downloads.length === 2 && downloads[0] === uploads[1] && /^Bearer \S+$/.test(downloads[1]) && downloads[1] !== downloads[0], `the download went through wx.downloadFile with the expired token, then once more with a refreshed one (saw ${downloads.length} downloads)`);
-    check(host.uploads.every((options) => options.filePath === uploadFilePath && options.name === 'photo' && options.formData?.order_no === 'SO20240601001'), 'wx.uploadFile got the filePath, the field name and formData');
+    check(
+      uploads.length === 2 && uploads[0] === bearer[2] && /^Bearer \S+$/.test(uploads[1]) && uploads[1] !== uploads[0],
+      `the upload went through wx.uploadFile with the expired token, then once more with a refreshed one (saw ${uploads.length} uploads)`,
+    );
+    check(
+      downloads.length === 2 && downloads[0] === uploads[1] && /^Bearer \S+$/.test(downloads[1]) && downloads[1] !== downloads[0],
+      `the download went through wx.downloadFile with the expired token, then once more with a refreshed one (saw ${downloads.length} downloads)`,
+    );
+    check(
+      host.uploads.every((options) => options.filePath === uploadFilePath && options.name === 'photo' && options.formData?.order_no === 'SO20240601001'),
+      'wx.uploadFile got the filePath, the field name and formData',
+    );
     if (report?.upload) {
       const { method, body } = report.upload;
-      check(method === 'POST' && body.includes('name="photo"') && body.includes(photo) && /name="order_no"\r\n\r\nSO20240601001\r\n/.test(body), `the sandbox received the multipart upload, file bytes and field intact (saw ${method}, ${body.length} characters)`);
+      check(
+        method === 'POST' && body.includes('name="photo"') && body.includes(photo) && /name="order_no"\r\n\r\nSO20240601001\r\n/.test(body),
+        `the sandbox received the multipart upload, file bytes and field intact (saw ${method}, ${body.length} characters)`,
+      );
     }
     if (report?.download) {
       const { statusCode, tempFilePath } = report.download;
       const saved = tempFilePath && existsSync(tempFilePath) ? readFileSync(tempFilePath, 'utf8') : '';
-      check(statusCode === 200 && /"method":"GET"/.test(saved) && saved.startsWith('{"code":0,'), `the download resolved to the replay's file, never the 401's body (statusCode ${statusCode}, file ${JSON.stringify(saved.slice(0, 80))})`);
+      check(
+        statusCode === 200 && /"method":"GET"/.test(saved) && saved.startsWith('{"code":0,'),
+        `the download resolved to the replay's file, never the 401's body (statusCode ${statusCode}, file ${JSON.stringify(saved.slice(0, 80))})`,
+      );
     }
-    for (const [what, seen] of [['upload', report?.uploadProgress], ['download', report?.downloadProgress]]) {
-      const ok = Array.isArray(seen) && seen.length > 0 && seen.every((p, i) => i === 0 || p >= seen[i - 1]) && seen.at(-1) === 1 && seen.filter((p) => p === 1).length === 1;
+    for (const [what, seen] of [
+      ['upload', report?.uploadProgress],
+      ['download', report?.downloadProgress],
+    ]) {
+      const ok =
+        Array.isArray(seen) &&
+        seen.length > 0 &&
+        seen.every((p, i) => i === 0 || p >= seen[i - 1]) &&
+        seen.at(-1) === 1 &&
+        seen.filter((p) => p === 1).length === 1;
       check(ok, `the ${what}'s onProgress never went back across the replay and ended at 1 once (saw ${JSON.stringify(seen)})`);
     }
     check(Boolean(rendered), `the page rendered the result through setData (${page.setDataCalls} setData calls)`);
@@ -265,16 +346,16 @@ async function runFramework(framework, emulator) {
     progress(`${framework.id}: npm install (from package-lock.json) in ${work}`);
     const locked = JSON.parse(readFileSync(join(work, 'package-lock.json'), 'utf8'));
     const ci = await run(work, 'npm', ['install'], join(work, 'npm-install.log'));
-    if (ci.code !== 0) return fail('npm install', join(work, 'npm-install.log')), row;
+    if (ci.code !== 0) return (fail('npm install', join(work, 'npm-install.log')), row);
     const drift = lockDrift(locked, work);
-    if (drift.length > 0) return row.failures.push(`the install left package-lock.json: ${drift.slice(0, 10).join('; ')}`), row;
+    if (drift.length > 0) return (row.failures.push(`the install left package-lock.json: ${drift.slice(0, 10).join('; ')}`), row);
     row.install = ci.seconds.toFixed(0);
     row.size = (await diskMegabytes(join(work, 'node_modules'))).toFixed(0);
     row.version = framework.versions.map((name) => `${name} ${versionOf(work, name)}`).join(', ');
 
     progress(`${framework.id}: npm install ${tgz}`);
     const add = await run(work, 'npm', ['install', tgz], join(work, 'npm-install-tgz.log'));
-    if (add.code !== 0) return fail('npm install <tgz>', join(work, 'npm-install-tgz.log')), row;
+    if (add.code !== 0) return (fail('npm install <tgz>', join(work, 'npm-install-tgz.log')), row);
 
     progress(`${framework.id}: ${framework.command.join(' ')}`);
     const [bin, ...binArgs] = framework.command;
@@ -282,7 +363,7 @@ async function runFramework(framework, emulator) {
     row.buildSeconds = compiled.seconds.toFixed(1);
     if (compiled.code !== 0 || !existsSync(join(work, framework.output, 'app.js'))) {
       row.build = `failed (exit ${compiled.code})`;
-      return fail(framework.command.join(' '), join(work, 'build.log')), row;
+      return (fail(framework.command.join(' '), join(work, 'build.log')), row);
     }
     row.build = 'ok';
 
@@ -304,7 +385,11 @@ async function runFramework(framework, emulator) {
 
 const emulator = await loadHostEmulator();
 if (built) {
-  const failures = await runBuilt(built, FRAMEWORKS.find((f) => f.id === only), emulator);
+  const failures = await runBuilt(
+    built,
+    FRAMEWORKS.find((f) => f.id === only),
+    emulator,
+  );
   process.stdout.write(failures.length === 0 ? 'run: ok\n' : `run failed:\n${failures.join('\n')}\n`);
   process.exit(failures.length === 0 ? 0 : 1);
 }

@@ -14,11 +14,32 @@ import { join, posix } from 'node:path';
 import vm from 'node:vm';
 
 // What WeChat's module wrapper passes as undefined so that browser globals cannot leak in.
-const SHADOWED = ['window', 'document', 'frames', 'self', 'location', 'navigator', 'localStorage', 'history', 'Caches', 'screen', 'alert', 'confirm', 'prompt', 'XMLHttpRequest', 'WebSocket', 'webkit', 'WeixinJSCore'];
+const SHADOWED = [
+  'window',
+  'document',
+  'frames',
+  'self',
+  'location',
+  'navigator',
+  'localStorage',
+  'history',
+  'Caches',
+  'screen',
+  'alert',
+  'confirm',
+  'prompt',
+  'XMLHttpRequest',
+  'WebSocket',
+  'webkit',
+  'WeixinJSCore',
+];
 
 /** Sets `value` at a setData path such as `root.cn.[0].v` or `list[2].name`. */
 function setPath(target, path, value) {
-  const keys = path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean);
+  const keys = path
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .filter(Boolean);
   let node = target;
   keys.slice(0, -1).forEach((key, i) => {
     if (node[key] === null || typeof node[key] !== 'object') node[key] = /^\d+$/.test(keys[i + 1]) ? [] : {};
@@ -48,7 +69,13 @@ export function launch(root, { wx, console: logger = { log() {}, info() {}, warn
     clearTimeout,
     setInterval,
     clearInterval,
-    __wxConfig: { envVersion: 'develop', platform: 'devtools', pages: appJson.pages, global: { window: appJson.window ?? {} }, accountInfo: { miniProgram: { appId: 'touristappid' } } },
+    __wxConfig: {
+      envVersion: 'develop',
+      platform: 'devtools',
+      pages: appJson.pages,
+      global: { window: appJson.window ?? {} },
+      accountInfo: { miniProgram: { appId: 'touristappid' } },
+    },
     App: (options) => void (registered.app = options),
     Page: (options) => void registered.pages.set(loading, { kind: 'page', options }),
     Component: (options) => void registered.components.set(loading, { kind: 'component', options }),
@@ -74,7 +101,9 @@ export function launch(root, { wx, console: logger = { log() {}, info() {}, warn
     if (!existsSync(path)) throw new Error(`module "${file}" is not defined (no ${path})`);
     const module = { exports: {} };
     cache.set(file, module);
-    const wrapper = vm.runInContext(`(function (require, module, exports, ${SHADOWED.join(', ')}) {${readFileSync(path, 'utf8')}\n})`, context, { filename: path });
+    const wrapper = vm.runInContext(`(function (require, module, exports, ${SHADOWED.join(', ')}) {${readFileSync(path, 'utf8')}\n})`, context, {
+      filename: path,
+    });
     const previous = loading;
     loading = file.replace(/\.js$/, '');
     try {

@@ -35,7 +35,11 @@ function run(command, args, { cwd = tmp, env = {}, timeout = 300_000 } = {}) {
     execFile(command, args, { cwd, env: { ...userEnv, ...env }, timeout, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (!error) return resolvePromise({ stdout, stderr });
       const output = (stdout + '\n' + stderr).trim().split('\n').slice(-25).join('\n');
-      reject(new Error(`${command.startsWith(root) ? relative(root, command) : command} ${args.join(' ')} (in ${relative(tmp, cwd) || '.'}): ${error.killed ? 'timed out' : 'exit ' + error.code}\n${output}`));
+      reject(
+        new Error(
+          `${command.startsWith(root) ? relative(root, command) : command} ${args.join(' ')} (in ${relative(tmp, cwd) || '.'}): ${error.killed ? 'timed out' : 'exit ' + error.code}\n${output}`,
+        ),
+      );
     });
   });
 }
@@ -91,7 +95,14 @@ try {
     writeFileSync(stamp, hash);
   }
   const npmVersion = (await run('npm', ['--version'])).stdout.trim();
-  rows.push({ what: 'the tools of this stage, from test/consumers/package-lock.json', tool: 'npm install --no-save', version: npmVersion, ok: true, note: fresh ? 'installed' : 'up to date', seconds: (performance.now() - t0) / 1000 });
+  rows.push({
+    what: 'the tools of this stage, from test/consumers/package-lock.json',
+    tool: 'npm install --no-save',
+    version: npmVersion,
+    ok: true,
+    note: fresh ? 'installed' : 'up to date',
+    seconds: (performance.now() - t0) / 1000,
+  });
   // This Node (20), 22 and 24, and the oldest Node that package.json's `engines` admits
   // (20.3: AbortSignal.any, which the token exchange uses with a caller's signal).
   const withVersion = async (label, binary) => [label, binary, (await run(binary, ['--version'])).stdout.trim().slice(1)];
@@ -114,7 +125,14 @@ try {
     const { stdout: packed } = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: root });
     const [{ size, unpackedSize, ...info }] = JSON.parse(packed.slice(packed.indexOf('[')));
     filename = info.filename;
-    rows.push({ what: 'pack', tool: 'npm pack', version: npmVersion, ok: true, note: `${filename}: ${kb(size)} packed, ${kb(unpackedSize)} unpacked (prepack builds)`, seconds: (performance.now() - t1) / 1000 });
+    rows.push({
+      what: 'pack',
+      tool: 'npm pack',
+      version: npmVersion,
+      ok: true,
+      note: `${filename}: ${kb(size)} packed, ${kb(unpackedSize)} unpacked (prepack builds)`,
+      seconds: (performance.now() - t1) / 1000,
+    });
   }
   const tgz = join(tmp, filename);
 
@@ -143,7 +161,9 @@ try {
   });
   const pnpmProject = project('pnpm');
   await check('`pnpm add <tgz>` (isolated layout)', 'pnpm', versionOf('pnpm'), async () => {
-    await run(process.execPath, [join(tools, 'pnpm/bin/pnpm.cjs'), 'add', tgz, '--store-dir', join(tmp, 'pnpm-store'), '--config.confirmModulesPurge=false'], { cwd: pnpmProject });
+    await run(process.execPath, [join(tools, 'pnpm/bin/pnpm.cjs'), 'add', tgz, '--store-dir', join(tmp, 'pnpm-store'), '--config.confirmModulesPurge=false'], {
+      cwd: pnpmProject,
+    });
   });
 
   // --- loads --------------------------------------------------------------------------------
@@ -157,7 +177,10 @@ try {
       await run(binary, ['--input-type=module', '-e', importAll], { cwd: npmProject });
     });
   }
-  for (const [label, dir] of [['yarn', yarnProject], ['pnpm', pnpmProject]]) {
+  for (const [label, dir] of [
+    ['yarn', yarnProject],
+    ['pnpm', pnpmProject],
+  ]) {
     await check(`the ${label} install: \`require()\` (no require(esm)) and \`import\` every entry`, 'Node 20', process.version.slice(1), async () => {
       await node(['--no-experimental-require-module', '-e', requireAll], { cwd: dir });
       await node(['--input-type=module', '-e', importAll], { cwd: dir });
@@ -180,7 +203,9 @@ try {
     });
   }
   await check('Jest, default CommonJS mode: a test using channel-sdk and channel-sdk/testing', 'jest', versionOf('jest'), async () => {
-    const { stderr } = await node([join(tools, 'jest/bin/jest.js'), '--ci', '--rootDir', npmProject, '--testMatch', '**/quick-start.test.cjs'], { cwd: npmProject });
+    const { stderr } = await node([join(tools, 'jest/bin/jest.js'), '--ci', '--rootDir', npmProject, '--testMatch', '**/quick-start.test.cjs'], {
+      cwd: npmProject,
+    });
     if (!/Tests:\s+1 passed, 1 total/.test(stderr)) throw new Error(stderr);
   });
 
@@ -195,7 +220,11 @@ try {
   ];
   const typescripts = [
     ['TypeScript', join(tools, 'typescript/bin/tsc'), versionOf('typescript')],
-    ['TypeScript (native)', join(root, 'node_modules/typescript/bin/tsc'), JSON.parse(readFileSync(join(root, 'node_modules/typescript/package.json'), 'utf8')).version],
+    [
+      'TypeScript (native)',
+      join(root, 'node_modules/typescript/bin/tsc'),
+      JSON.parse(readFileSync(join(root, 'node_modules/typescript/package.json'), 'utf8')).version,
+    ],
   ];
   for (const [tool, tsc, version] of typescripts) {
     for (const [mode, options, type] of modes) {
@@ -210,14 +239,28 @@ try {
       });
     }
   }
-  await check('tsc --noEmit, a native mini-program project (miniprogram-api-typings, no DOM, no Node types), node10', 'TypeScript', versionOf('typescript'), async () => {
-    const dir = join(npmProject, 'ts-miniprogram');
-    mkdirSync(dir, { recursive: true });
-    cpSync(join(fixtures, 'miniprogram-host.ts'), join(dir, 'index.ts'));
-    const compilerOptions = { strict: true, skipLibCheck: false, noEmit: true, lib: ['ES2020'], module: 'commonjs', moduleResolution: 'node10', types: ['miniprogram-api-typings'], typeRoots: [tools] };
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
-    await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
-  });
+  await check(
+    'tsc --noEmit, a native mini-program project (miniprogram-api-typings, no DOM, no Node types), node10',
+    'TypeScript',
+    versionOf('typescript'),
+    async () => {
+      const dir = join(npmProject, 'ts-miniprogram');
+      mkdirSync(dir, { recursive: true });
+      cpSync(join(fixtures, 'miniprogram-host.ts'), join(dir, 'index.ts'));
+      const compilerOptions = {
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        lib: ['ES2020'],
+        module: 'commonjs',
+        moduleResolution: 'node10',
+        types: ['miniprogram-api-typings'],
+        typeRoots: [tools],
+      };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
+      await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
+    },
+  );
 
   // Issue #23: each host's own request/uploadFile/downloadFile, as its official typings declare
   // them, passed to createClient under strict TypeScript 5.9 (fixtures/host-types/), and a
@@ -232,15 +275,33 @@ try {
     ['wx, JavaScript with checkJs', 'wx-checkjs.js', ['miniprogram-api-typings'], 'miniprogram-api-typings'],
   ];
   for (const [host, file, types, typings] of hostTypings) {
-    await check(`tsc --noEmit, strict: request, uploadFile and downloadFile of ${host} ${versionOf(typings)} passed to createClient, upload/download typed`, 'TypeScript', versionOf('typescript'), async () => {
-      const dir = join(npmProject, 'ts-host-' + file.replace(/\W+/g, '-'));
-      mkdirSync(dir, { recursive: true });
-      cpSync(join(fixtures, 'host-types', file), join(dir, file));
-      const lib = /uni|taro/.test(file) ? ['ES2020', 'DOM'] : ['ES2020'];
-      const compilerOptions = { strict: true, skipLibCheck: true, noEmit: true, allowJs: true, checkJs: true, lib, module: 'esnext', moduleResolution: 'bundler', types, typeRoots: [tools], baseUrl: '.', paths: { '*': [join(tools, '*')] } };
-      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [file] }));
-      await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
-    });
+    await check(
+      `tsc --noEmit, strict: request, uploadFile and downloadFile of ${host} ${versionOf(typings)} passed to createClient, upload/download typed`,
+      'TypeScript',
+      versionOf('typescript'),
+      async () => {
+        const dir = join(npmProject, 'ts-host-' + file.replace(/\W+/g, '-'));
+        mkdirSync(dir, { recursive: true });
+        cpSync(join(fixtures, 'host-types', file), join(dir, file));
+        const lib = /uni|taro/.test(file) ? ['ES2020', 'DOM'] : ['ES2020'];
+        const compilerOptions = {
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          allowJs: true,
+          checkJs: true,
+          lib,
+          module: 'esnext',
+          moduleResolution: 'bundler',
+          types,
+          typeRoots: [tools],
+          baseUrl: '.',
+          paths: { '*': [join(tools, '*')] },
+        };
+        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [file] }));
+        await node([join(tools, 'typescript/bin/tsc'), '-p', dir], { cwd: dir });
+      },
+    );
   }
 
   // --- bundlers -------------------------------------------------------------------------------
@@ -263,7 +324,11 @@ try {
       // A page's <script>: webpack 5 finds where its lazy chunks live (crossTab's) from it.
       const sandbox = { document: { currentScript: { tagName: 'SCRIPT', src: 'https://app.example/static/main.js' }, getElementsByTagName: () => [] } };
       new Function('globalThis', 'self', 'window', code)(sandbox, sandbox, sandbox);
-      expectEqual(Object.values(sandbox.channelSdk ?? {}).map((f) => typeof f), Array(target === 'channel-sdk' ? 2 : 3).fill('function'), 'exports');
+      expectEqual(
+        Object.values(sandbox.channelSdk ?? {}).map((f) => typeof f),
+        Array(target === 'channel-sdk' ? 2 : 3).fill('function'),
+        'exports',
+      );
       const lazy = readdirSync(dirname(bundle)).length - 1;
       return `${kb(code.length)} min` + (lazy ? ` + ${lazy} lazy chunk${lazy > 1 ? 's' : ''}` : '');
     });
@@ -272,7 +337,7 @@ try {
   // finds the subpaths. Its own resolver, configured as webpack 4 does for target web.
   const resolverPath = createRequire(join(tools, 'webpack4/package.json')).resolve('enhanced-resolve');
   const resolverVersion = JSON.parse(readFileSync(join(dirname(resolverPath), '../package.json'), 'utf8')).version;
-  await check('webpack 4\'s resolver (no `exports`) finds every entry in dist/', 'enhanced-resolve (webpack 4.47)', resolverVersion, async () => {
+  await check("webpack 4's resolver (no `exports`) finds every entry in dist/", 'enhanced-resolve (webpack 4.47)', resolverVersion, async () => {
     const { ResolverFactory, CachedInputFileSystem, NodeJsInputFileSystem } = await import(resolverPath);
     const resolver = ResolverFactory.createResolver({
       fileSystem: new CachedInputFileSystem(new NodeJsInputFileSystem(), 4000),
@@ -286,58 +351,93 @@ try {
   });
   // The documented limit (docs/guide/compatibility.md): webpack 4's parser predates ES2022, so the
   // browser entry needs a transpiling loader there. If this ever builds, the doc is stale.
-  await check('production web build of `channel-sdk` without a loader: refused (ES2022 class fields), as documented', 'webpack', versionOf('webpack4'), async () => {
-    const { errors } = await webpack('webpack4', 'webpack-browser-entry.js');
-    if (!(errors.length === 1 && /Module parse failed/.test(errors[0]) && /channel-sdk\/dist\/index\.js/.test(errors[0]))) throw new Error('expected one parse error in dist/index.js, got: ' + JSON.stringify(errors));
-    return 'needs babel-loader (or similar) over node_modules/channel-sdk';
-  });
+  await check(
+    'production web build of `channel-sdk` without a loader: refused (ES2022 class fields), as documented',
+    'webpack',
+    versionOf('webpack4'),
+    async () => {
+      const { errors } = await webpack('webpack4', 'webpack-browser-entry.js');
+      if (!(errors.length === 1 && /Module parse failed/.test(errors[0]) && /channel-sdk\/dist\/index\.js/.test(errors[0])))
+        throw new Error('expected one parse error in dist/index.js, got: ' + JSON.stringify(errors));
+      return 'needs babel-loader (or similar) over node_modules/channel-sdk';
+    },
+  );
 
   // --- WeChat's npm build ---------------------------------------------------------------------
-  await check('`packNpm` of demo/miniprogram after a tarball install: one package, no warning, ES2017, the page runs; an upload and a download through what it wrote, each 401 → one refresh → sent again', 'miniprogram-ci', versionOf('miniprogram-ci'), async () => {
-    // The sample installs `file:../../channel-sdk-<version>.tgz` (`npm pack` at the repository
-    // root): the same layout here, then a plain `npm install` of the sample as it is.
-    const repo = join(tmp, 'repo');
-    const mp = join(repo, 'demo/miniprogram');
-    cpSync(join(root, 'demo/miniprogram'), mp, { recursive: true, filter: (source) => !/node_modules|miniprogram_npm/.test(source) });
-    cpSync(tgz, join(repo, filename));
-    await run('npm', ['install', '--no-audit', '--no-fund'], { cwd: mp });
-    const before = readdirSync(mp, { recursive: true }).filter((file) => !file.startsWith('node_modules'));
-    // packNpm wants an appid and a signing key (used by upload/preview, not by the npm build): a throwaway one.
-    const { generateKeyPairSync } = await import('node:crypto');
-    const key = join(tmp, 'private.key');
-    writeFileSync(key, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }));
-    const script = `const ci = require(${JSON.stringify(join(tools, 'miniprogram-ci'))});
+  await check(
+    '`packNpm` of demo/miniprogram after a tarball install: one package, no warning, ES2017, the page runs; an upload and a download through what it wrote, each 401 → one refresh → sent again',
+    'miniprogram-ci',
+    versionOf('miniprogram-ci'),
+    async () => {
+      // The sample installs `file:../../channel-sdk-<version>.tgz` (`npm pack` at the repository
+      // root): the same layout here, then a plain `npm install` of the sample as it is.
+      const repo = join(tmp, 'repo');
+      const mp = join(repo, 'demo/miniprogram');
+      cpSync(join(root, 'demo/miniprogram'), mp, { recursive: true, filter: (source) => !/node_modules|miniprogram_npm/.test(source) });
+      cpSync(tgz, join(repo, filename));
+      await run('npm', ['install', '--no-audit', '--no-fund'], { cwd: mp });
+      const before = readdirSync(mp, { recursive: true }).filter((file) => !file.startsWith('node_modules'));
+      // packNpm wants an appid and a signing key (used by upload/preview, not by the npm build): a throwaway one.
+      const { generateKeyPairSync } = await import('node:crypto');
+      const key = join(tmp, 'private.key');
+      writeFileSync(key, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }));
+      const script = `const ci = require(${JSON.stringify(join(tools, 'miniprogram-ci'))});
       const project = new ci.Project({ appid: 'wx0000000000000000', type: 'miniProgram', projectPath: ${JSON.stringify(mp)}, privateKeyPath: ${JSON.stringify(key)}, ignores: ['node_modules/**/*'] });
       const infos = [];
       ci.packNpm(project, { reporter: (info) => infos.push(info) }).then((warnings) => console.log(JSON.stringify({ warnings, infos })));`;
-    const { warnings, infos } = lastJson((await node(['-e', script], { cwd: mp })).stdout);
-    if (warnings.length) throw new Error('packNpm warnings: ' + JSON.stringify(warnings));
-    const info = infos.at(-1);
-    expectEqual([info.miniprogram_pack_num, info.other_pack_num, info.warn_not_found_num, info.warn_require_var_num, info.warn_require_rename_num], [1, 0, 0, 0, 0], 'packNpm report');
-    const written = readdirSync(mp, { recursive: true }).filter((file) => !file.startsWith('node_modules') && !before.includes(file));
-    const files = written.filter((file) => statSync(join(mp, file)).isFile());
-    if (!written.every((file) => file.startsWith('miniprogram_npm'))) throw new Error('packNpm wrote outside miniprogram_npm/: ' + written);
-    expectEqual(readdirSync(join(mp, 'miniprogram_npm')), ['channel-sdk'], 'miniprogram_npm/');
-    for (const file of files) parse(readFileSync(join(mp, file), 'utf8'), { ecmaVersion: 2017, sourceType: 'script' });
-    // The page's flows on what was written, with a faithful wx (test/helpers/hosts.ts) as the only host API.
-    const hosts = join(mp, 'hosts.mjs');
-    await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
-    cpSync(join(fixtures, 'miniprogram-flows.mjs'), join(mp, 'flows.mjs'));
-    const { realmHas, flows } = lastJson((await node(['flows.mjs', mp, hosts], { cwd: mp })).stdout);
-    expectEqual(realmHas, [], 'host APIs in the realm besides wx');
-    expectEqual(flows.call.counters, { provider: 1, unauthorized: 0, retries: 0, ok: 1, failed: 0 }, 'call');
-    expectEqual([flows.expire.counters, flows.expire.forced, flows.expire.unauthorized], [{ provider: 2, unauthorized: 1, retries: 1, ok: 2, failed: 0 }, [false, true], 1], 'expire → one forced refresh');
-    expectEqual([flows.burst.counters.ok, flows.burst.counters.provider, flows.burst.hostCalls - flows.expire.hostCalls], [7, 2, 5], 'burst of 5');
-    expectEqual([flows.cancel.counters.failed, flows.cancel.aborted, flows.cancel.lastLine.startsWith('ABORTED')], [1, 1, true], 'cancel on page unload');
-    const { files: f } = flows;
-    expectEqual([f.forced, f.dataCalls, f.unauthorized], [[false, true, true], 4, 2], 'files: an upload and a download on expired tokens → one forced refresh each');
-    expectEqual([f.uploads, f.uploadTokens, f.downloads, f.downloadTokens, f.echoed], [2, 2, 2, 2, true], 'files: wx.uploadFile and wx.downloadFile each called twice (old token, refreshed token), the multipart body intact');
-    expectEqual([f.download.statusCode, f.download.file.startsWith('{"code":0,"data":{"method":"GET"')], [200, true], 'files: the downloaded file is the replay\'s, never the 401 body (' + f.download.file + ')');
-    for (const seen of [f.progress.upload, f.progress.download]) {
-      expectEqual([seen.length > 0, seen.every((p, i) => i === 0 || p >= seen[i - 1]), seen.at(-1), seen.filter((p) => p === 1).length], [true, true, 1, 1], 'files: onProgress non-decreasing across the replay, 1 once at the end ' + JSON.stringify(seen));
-    }
-    return `wrote ${files.map((file) => `${file} (${kb(statSync(join(mp, file)).size)})`).join(', ')}`;
-  });
+      const { warnings, infos } = lastJson((await node(['-e', script], { cwd: mp })).stdout);
+      if (warnings.length) throw new Error('packNpm warnings: ' + JSON.stringify(warnings));
+      const info = infos.at(-1);
+      expectEqual(
+        [info.miniprogram_pack_num, info.other_pack_num, info.warn_not_found_num, info.warn_require_var_num, info.warn_require_rename_num],
+        [1, 0, 0, 0, 0],
+        'packNpm report',
+      );
+      const written = readdirSync(mp, { recursive: true }).filter((file) => !file.startsWith('node_modules') && !before.includes(file));
+      const files = written.filter((file) => statSync(join(mp, file)).isFile());
+      if (!written.every((file) => file.startsWith('miniprogram_npm'))) throw new Error('packNpm wrote outside miniprogram_npm/: ' + written);
+      expectEqual(readdirSync(join(mp, 'miniprogram_npm')), ['channel-sdk'], 'miniprogram_npm/');
+      for (const file of files) parse(readFileSync(join(mp, file), 'utf8'), { ecmaVersion: 2017, sourceType: 'script' });
+      // The page's flows on what was written, with a faithful wx (test/helpers/hosts.ts) as the only host API.
+      const hosts = join(mp, 'hosts.mjs');
+      await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
+      cpSync(join(fixtures, 'miniprogram-flows.mjs'), join(mp, 'flows.mjs'));
+      const { realmHas, flows } = lastJson((await node(['flows.mjs', mp, hosts], { cwd: mp })).stdout);
+      expectEqual(realmHas, [], 'host APIs in the realm besides wx');
+      expectEqual(flows.call.counters, { provider: 1, unauthorized: 0, retries: 0, ok: 1, failed: 0 }, 'call');
+      expectEqual(
+        [flows.expire.counters, flows.expire.forced, flows.expire.unauthorized],
+        [{ provider: 2, unauthorized: 1, retries: 1, ok: 2, failed: 0 }, [false, true], 1],
+        'expire → one forced refresh',
+      );
+      expectEqual([flows.burst.counters.ok, flows.burst.counters.provider, flows.burst.hostCalls - flows.expire.hostCalls], [7, 2, 5], 'burst of 5');
+      expectEqual([flows.cancel.counters.failed, flows.cancel.aborted, flows.cancel.lastLine.startsWith('ABORTED')], [1, 1, true], 'cancel on page unload');
+      const { files: f } = flows;
+      expectEqual(
+        [f.forced, f.dataCalls, f.unauthorized],
+        [[false, true, true], 4, 2],
+        'files: an upload and a download on expired tokens → one forced refresh each',
+      );
+      expectEqual(
+        [f.uploads, f.uploadTokens, f.downloads, f.downloadTokens, f.echoed],
+        [2, 2, 2, 2, true],
+        'files: wx.uploadFile and wx.downloadFile each called twice (old token, refreshed token), the multipart body intact',
+      );
+      expectEqual(
+        [f.download.statusCode, f.download.file.startsWith('{"code":0,"data":{"method":"GET"')],
+        [200, true],
+        "files: the downloaded file is the replay's, never the 401 body (" + f.download.file + ')',
+      );
+      for (const seen of [f.progress.upload, f.progress.download]) {
+        expectEqual(
+          [seen.length > 0, seen.every((p, i) => i === 0 || p >= seen[i - 1]), seen.at(-1), seen.filter((p) => p === 1).length],
+          [true, true, 1, 1],
+          'files: onProgress non-decreasing across the replay, 1 once at the end ' + JSON.stringify(seen),
+        );
+      }
+      return `wrote ${files.map((file) => `${file} (${kb(statSync(join(mp, file)).size)})`).join(', ')}`;
+    },
+  );
 
   // Taro 4 / uni-app builds, when that script is present (written separately).
   const frameworks = join(here, 'miniprogram-frameworks.mjs');
@@ -354,8 +454,14 @@ try {
 }
 
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', '<br>');
-const table = rows.map((row) => `| ${cell(row.what)} | ${cell(row.tool)} | ${cell(row.version)} | ${row.ok ? 'ok' : '**FAILED**'} | ${row.seconds.toFixed(1)} | ${cell(row.note.startsWith('\n') ? '' : row.note)} |`);
+const table = rows.map(
+  (row) =>
+    `| ${cell(row.what)} | ${cell(row.tool)} | ${cell(row.version)} | ${row.ok ? 'ok' : '**FAILED**'} | ${row.seconds.toFixed(1)} | ${cell(row.note.startsWith('\n') ? '' : row.note)} |`,
+);
 console.log('| check | tool | version | result | s | notes |\n|---|---|---|---|---|---|\n' + table.join('\n'));
 for (const row of rows.filter((r) => r.note.startsWith('\n'))) console.log(row.note);
-console.log(`\n${rows.filter((r) => r.ok).length} of ${rows.length} checks passed in ${((performance.now() - started) / 1000).toFixed(0)} s` + (process.env.KEEP_TMP ? ` (projects kept in ${tmp})` : ''));
+console.log(
+  `\n${rows.filter((r) => r.ok).length} of ${rows.length} checks passed in ${((performance.now() - started) / 1000).toFixed(0)} s` +
+    (process.env.KEEP_TMP ? ` (projects kept in ${tmp})` : ''),
+);
 if (rows.some((row) => !row.ok)) process.exit(1);

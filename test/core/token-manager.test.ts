@@ -162,7 +162,8 @@ describe('remaining life from the server clock, not the device clock or the rece
       advance: (ms: number) => void (server += ms),
       /** A response arrived: its Date header is the server clock (plus a gateway's error). */
       // (observe() is optional here so that this file also runs against main, which lacks it.)
-      respond: () => (manager as Partial<typeof manager>).observe?.(new Date(server + (options.dateSkew ?? 0)).toUTCString(), server + options.skew, server + options.skew),
+      respond: () =>
+        (manager as Partial<typeof manager>).observe?.(new Date(server + (options.dateSkew ?? 0)).toUTCString(), server + options.skew, server + options.skew),
       /** Seconds the held token really has left, by the server clock. */
       left: (held: HeldToken) => (JSON.parse(Buffer.from(held.token.split('.')[1], 'base64url').toString()).exp * 1000 - server) / 1000,
     };
@@ -246,7 +247,7 @@ describe('remaining life from the server clock, not the device clock or the rece
     expect(w.reasons).toEqual(['initial', 'expired']);
   });
 
-  test.each([2 * hour, -2 * hour, 10 * 24 * hour])('a Date header off by %i ms (a gateway\'s clock) never causes a refresh loop', async (dateSkew) => {
+  test.each([2 * hour, -2 * hour, 10 * 24 * hour])("a Date header off by %i ms (a gateway's clock) never causes a refresh loop", async (dateSkew) => {
     const w = world({ skew: 0, dateSkew });
     const sent = await traffic(w, 40);
     expect(sent.filter((left) => left <= 0)).toEqual([]);

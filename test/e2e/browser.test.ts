@@ -86,7 +86,12 @@ describe.runIf(hasChromium)('browser entry in Chromium', () => {
     const message = await browser.page.evaluate(async (jwt) => {
       const w = window as unknown as { createClient: (o: object) => { get(p: string): Promise<unknown> } };
       // The service on the page's own origin, its fetch failing: CORS cannot be the cause.
-      const client = w.createClient({ baseUrl: location.origin, tokenProvider: () => jwt, retry: 0, fetch: () => Promise.reject(new TypeError('Failed to fetch')) });
+      const client = w.createClient({
+        baseUrl: location.origin,
+        tokenProvider: () => jwt,
+        retry: 0,
+        fetch: () => Promise.reject(new TypeError('Failed to fetch')),
+      });
       return client.get('/x').then(
         () => 'resolved',
         (e: Error) => e.message,

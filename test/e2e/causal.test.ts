@@ -64,7 +64,11 @@ describe('causalViolations', () => {
   });
 
   test('the token issued shown above the exchange that asked for it (QA report, issue #26: the exchange was stamped at its end)', () => {
-    const rows = move(firstCall(), (x) => x.kind === 'exchange', (x) => x.kind === 'token-issued');
+    const rows = move(
+      firstCall(),
+      (x) => x.kind === 'exchange',
+      (x) => x.kind === 'token-issued',
+    );
     expect(causalViolations(rows)).toEqual([
       'an exchange above each token the service issued: "service token-issued" (row 3) has none',
       'call 1.1/1: the exchange that asked for token #1 before the service issued it: "backend exchange" (row 4) should be above "service token-issued" (row 3)',
@@ -72,19 +76,35 @@ describe('causalViolations', () => {
   });
 
   test('the token exchange shown after the new token and the first attempt (QA report, flow 1)', () => {
-    const rows = move(firstCall(), (x) => x.kind === 'exchange', (x) => x.kind === 'request');
-    expect(causalViolations(rows)).toContain("the backend's exchange above the SDK's new token: \"sdk token\" (row 4) has none");
+    const rows = move(
+      firstCall(),
+      (x) => x.kind === 'exchange',
+      (x) => x.kind === 'request',
+    );
+    expect(causalViolations(rows)).toContain('the backend\'s exchange above the SDK\'s new token: "sdk token" (row 4) has none');
   });
 
   test('the one forced exchange shown after every replay (QA report, flow 2)', () => {
-    const rows = move(burst(), (x) => x.kind === 'exchange-forced', (x) => x.kind === 'request' && x.attempt === 2 && x.call === '2.2/2');
+    const rows = move(
+      burst(),
+      (x) => x.kind === 'exchange-forced',
+      (x) => x.kind === 'request' && x.attempt === 2 && x.call === '2.2/2',
+    );
     expect(causalViolations(rows).filter((v) => v.includes("token #2's exchange"))).toHaveLength(2);
   });
 
   test("the service's 200 shown after the page's result (QA report), and a replay above its own 401", () => {
-    const late = move(firstCall(), (x) => x.kind === 'data-ok', (x) => x.kind === 'call-ok');
+    const late = move(
+      firstCall(),
+      (x) => x.kind === 'data-ok',
+      (x) => x.kind === 'call-ok',
+    );
     expect(causalViolations(late).some((v) => v.startsWith("the service's 200 above the SDK's"))).toBe(true);
-    const early = move(burst(), (x) => x.kind === 'unauthorized' && x.call === '2.2/2', (x) => x.kind === 'request' && x.attempt === 2 && x.call === '2.2/2');
+    const early = move(
+      burst(),
+      (x) => x.kind === 'unauthorized' && x.call === '2.2/2',
+      (x) => x.kind === 'request' && x.attempt === 2 && x.call === '2.2/2',
+    );
     expect(causalViolations(early).some((v) => v.startsWith('call 2.2/2: the replay follows its own 401'))).toBe(true);
   });
 

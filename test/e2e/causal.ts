@@ -16,7 +16,10 @@ export interface Row {
   text: string;
 }
 
-const is = (lane: Row['lane'], ...kinds: string[]) => (r: Row) => r.lane === lane && kinds.includes(r.kind);
+const is =
+  (lane: Row['lane'], ...kinds: string[]) =>
+  (r: Row) =>
+    r.lane === lane && kinds.includes(r.kind);
 const exchanged = is('backend', 'exchange', 'exchange-forced', 'exchange-cached');
 /** The backend's token route asked the service (rather than answering from its cache). */
 const asked = is('backend', 'exchange', 'exchange-forced');
@@ -66,7 +69,8 @@ export function causalViolations(rows: Row[]): string[] {
   // Per call: its attempts, their 401s and replays, and the token each attempt carried.
   const calls = [...new Set(rows.filter((r) => r.call).map((r) => r.call as string))];
   for (const call of calls) {
-    const of = (lane: Row['lane'], kind: string, attempt?: number) => rows.find((r) => r.call === call && r.lane === lane && r.kind === kind && (attempt === undefined || r.attempt === attempt));
+    const of = (lane: Row['lane'], kind: string, attempt?: number) =>
+      rows.find((r) => r.call === call && r.lane === lane && r.kind === kind && (attempt === undefined || r.attempt === attempt));
     const answers = rows.filter((r) => r.call === call && r.lane === 'service' && r.kind.startsWith('data-'));
     const requests = rows.filter((r) => r.call === call && r.lane === 'sdk' && r.kind === 'request');
     for (const request of requests) {
@@ -91,7 +95,13 @@ export function causalViolations(rows: Row[]): string[] {
         above(exchange, request, `call ${call}: token #${answer.jti}'s exchange before attempt ${attempt}, which carried it`);
         above(issued, request, `call ${call}: token #${answer.jti} issued before attempt ${attempt}`);
         if (exchange && asked(exchange)) above(exchange, issued, `call ${call}: the exchange that asked for token #${answer.jti} before the service issued it`);
-        if (attempt > 1 && of('sdk', 'retry', attempt)?.reason === 'unauthorized' && exchange && exchange.kind !== 'exchange-forced' && exchange.kind !== 'exchange-cached') {
+        if (
+          attempt > 1 &&
+          of('sdk', 'retry', attempt)?.reason === 'unauthorized' &&
+          exchange &&
+          exchange.kind !== 'exchange-forced' &&
+          exchange.kind !== 'exchange-cached'
+        ) {
           problems.push(`call ${call}: the replay carried token #${answer.jti}, which came from ${where(exchange)}, not a forced exchange`);
         }
       }
@@ -99,7 +109,9 @@ export function causalViolations(rows: Row[]): string[] {
     const ids = new Set(rows.filter((r) => r.call === call && r.lane === 'sdk').map((r) => r.requestId));
     if (ids.size !== 1 || ids.has(undefined)) problems.push(`call ${call}: its SDK rows carry requestIds ${[...ids].join(', ')}, not one`);
     const result = rows.find((r) => r.call === call && r.lane === 'page' && (r.kind === 'call-ok' || r.kind === 'call-failed'));
-    if (result) for (const r of rows.filter((x) => x.call === call && x !== result && x.lane !== 'page')) above(r, result, `call ${call}: everything about it before the page's result`);
+    if (result)
+      for (const r of rows.filter((x) => x.call === call && x !== result && x.lane !== 'page'))
+        above(r, result, `call ${call}: everything about it before the page's result`);
   }
   return problems;
 }

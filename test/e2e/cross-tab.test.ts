@@ -125,7 +125,9 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     hang.add('A');
     const holder = await openTab('A', 'user-1', 3000);
     const waiter = await openTab('B', 'user-1', 3000);
-    void holder.evaluate(() => (window as unknown as { client: { get(p: string): Promise<unknown> } }).client.get('/stuck').catch(() => 'failed')).catch(() => 'tab closed');
+    void holder
+      .evaluate(() => (window as unknown as { client: { get(p: string): Promise<unknown> } }).client.get('/stuck').catch(() => 'failed'))
+      .catch(() => 'tab closed');
     await expect.poll(() => routeCalls.map((c) => c.tab)).toEqual(['A']);
     const pending = burst(waiter, 5);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -138,7 +140,9 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     hang.add('A');
     const holder = await openTab('A', 'user-1', 1500);
     const waiter = await openTab('B', 'user-1', 1500);
-    void holder.evaluate(() => (window as unknown as { client: { get(p: string): Promise<unknown> } }).client.get('/stuck').catch(() => 'failed')).catch(() => 'tab closed');
+    void holder
+      .evaluate(() => (window as unknown as { client: { get(p: string): Promise<unknown> } }).client.get('/stuck').catch(() => 'failed'))
+      .catch(() => 'tab closed');
     await expect.poll(() => routeCalls.length).toBe(1);
     expect(await burst(waiter, 3)).toEqual({ ok: 3, failed: [] });
     expect(routeCalls.map((c) => c.tab)).toEqual(['A', 'B']);
@@ -183,7 +187,8 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
       await burst(later, 1, `/r${round}/d-later`);
       await burst(b, 1, `/r${round}/b-after`);
       for (const who of ['a-after', 'd-later', 'b-after']) {
-        if (sentTo(`/r${round}/${who}`).some((token) => token && beforeClear.has(token))) violations.push(`round ${round}: ${who} sent a token obtained before the clear`);
+        if (sentTo(`/r${round}/${who}`).some((token) => token && beforeClear.has(token)))
+          violations.push(`round ${round}: ${who} sent a token obtained before the clear`);
       }
       for (const page of [a, b, later]) await page.close();
     }

@@ -20,16 +20,24 @@ describe('demo server', () => {
   });
   afterAll(() => demo.close());
 
-  test.each(['/vendor/__proto__/x', '/vendor/constructor/x', '/vendor/toString/', '/constructor/', '/toString/', '/__proto__', '/vendor/channel-sdk/../../package.json', '/vendor/channel-sdk/', '/missing.js'])(
-    'GET %s -> 404 with no internals',
-    async (path) => {
-      const response = await fetch(demo.url + path);
-      expect([response.status, await response.text()]).toEqual([404, '']);
-    },
-  );
+  test.each([
+    '/vendor/__proto__/x',
+    '/vendor/constructor/x',
+    '/vendor/toString/',
+    '/constructor/',
+    '/toString/',
+    '/__proto__',
+    '/vendor/channel-sdk/../../package.json',
+    '/vendor/channel-sdk/',
+    '/missing.js',
+  ])('GET %s -> 404 with no internals', async (path) => {
+    const response = await fetch(demo.url + path);
+    expect([response.status, await response.text()]).toEqual([404, '']);
+  });
 
   test('the page, its modules and the package it imports by name are served', async () => {
-    for (const path of ['/', '/app.js', '/style.css', '/vendor/channel-sdk/index.js']) expect({ path, status: (await fetch(demo.url + path)).status }).toEqual({ path, status: 200 });
+    for (const path of ['/', '/app.js', '/style.css', '/vendor/channel-sdk/index.js'])
+      expect({ path, status: (await fetch(demo.url + path)).status }).toEqual({ path, status: 200 });
   });
 
   test('a browser asking for /favicon.ico gets "no icon" (204), not a 404 (the page has its icon inline)', async () => {
@@ -107,7 +115,11 @@ describe('starting on a busy port', { timeout: 60_000 }, () => {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const code = await new Promise((r) => child.on('close', r));
-    expect({ code, stdout, stderr }).toEqual({ code: 1, stdout: '', stderr: `channel-sdk demo: port ${port} is in use; pick another with PORT=…, or PORT=0 for any free port\n` });
+    expect({ code, stdout, stderr }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `channel-sdk demo: port ${port} is in use; pick another with PORT=…, or PORT=0 for any free port\n`,
+    });
   });
 
   test('without PORT it moves on to the next free port', async () => {

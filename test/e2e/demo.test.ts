@@ -45,7 +45,8 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
     page.on('pageerror', (error) => pageErrors.push(error.message));
     browser.context.on('response', (response) => {
       const url = new URL(response.url());
-      if (response.status() >= 400 && !(response.status() === 401 && url.pathname.startsWith('/open/api/v1/sdk/'))) failedLoads.push(`${response.status()} ${url.pathname}`);
+      if (response.status() >= 400 && !(response.status() === 401 && url.pathname.startsWith('/open/api/v1/sdk/')))
+        failedLoads.push(`${response.status()} ${url.pathname}`);
     });
     await page.goto(demo.url);
     await page.waitForSelector('body[data-ready="true"]');
@@ -60,7 +61,10 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
   });
 
   const counters = () =>
-    page.evaluate((names) => Object.fromEntries(names.map((n) => [n, Number(document.querySelector(`[data-testid="count-${n}"]`)?.textContent)])), [...counterNames]) as Promise<Counts>;
+    page.evaluate(
+      (names) => Object.fromEntries(names.map((n) => [n, Number(document.querySelector(`[data-testid="count-${n}"]`)?.textContent)])),
+      [...counterNames],
+    ) as Promise<Counts>;
   /** The timeline as shown, top to bottom (`run` set: only that run's rows). */
   const rows = (run?: number) =>
     page.$$eval(
@@ -71,7 +75,19 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
           .map((li) => {
             const d = (li as HTMLElement).dataset;
             const number = (v?: string) => (v === undefined ? undefined : Number(v));
-            return { lane: d.lane, kind: d.kind, at: Number(d.at), call: d.call, requestId: number(d.requestId), attempt: number(d.attempt), jti: d.jti, status: number(d.status), reason: d.reason, forced: d.forced, text: li.querySelector('.entry')?.textContent ?? '' };
+            return {
+              lane: d.lane,
+              kind: d.kind,
+              at: Number(d.at),
+              call: d.call,
+              requestId: number(d.requestId),
+              attempt: number(d.attempt),
+              jti: d.jti,
+              status: number(d.status),
+              reason: d.reason,
+              forced: d.forced,
+              text: li.querySelector('.entry')?.textContent ?? '',
+            };
           }),
       run,
     ) as Promise<Array<Row & { forced?: string }>>;
@@ -156,7 +172,12 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
       result: /^call 1\/1 failed: UNAUTHORIZED: [^[]+$/,
       authFailed: 1,
     },
-    1: { verdict: '1 call · 1 × 401 · 1 forced refresh · 1 replay · 1 ok ✓', counts: { ...zero, calls: 1, 401: 1, forced: 1, replay: 1, ok: 1 }, result: /^call 1\/1 result: 2 orders$/, authFailed: 0 },
+    1: {
+      verdict: '1 call · 1 × 401 · 1 forced refresh · 1 replay · 1 ok ✓',
+      counts: { ...zero, calls: 1, 401: 1, forced: 1, replay: 1, ok: 1 },
+      result: /^call 1\/1 result: 2 orders$/,
+      authFailed: 0,
+    },
   };
   async function failNext(k: 1 | 2) {
     const claim = failNextClaims[k];
@@ -178,7 +199,9 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
     const tampered = await runFlow('push-tampered');
     expect(tampered.verdict).toMatch(/^push #\d+ · failed: HTTP 401 ✓$/);
     expect(tampered.counts).toEqual({ ...zero, 'push-failed': 1 });
-    await expect.poll(async () => (await rows(tampered.run)).map((r) => r.kind)).toEqual(expect.arrayContaining(['push-rejected', 'push-answer-bad', 'push-failed']));
+    await expect
+      .poll(async () => (await rows(tampered.run)).map((r) => r.kind))
+      .toEqual(expect.arrayContaining(['push-rejected', 'push-answer-bad', 'push-failed']));
 
     const failing = await runFlow('push-fail');
     expect(failing.verdict).toMatch(/^push #\d+ · failed: HTTP 500 ✓$/);
@@ -198,8 +221,14 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
     await page.getByTestId('push-slow').click();
     await page.waitForFunction(() => document.querySelector('[data-testid="status"]')?.getAttribute('data-state') !== 'busy');
     const seen = (await page.evaluate(() => (window as unknown as { seen: string[] }).seen)) as string[];
-    expect(seen).toEqual([expect.stringMatching(/^busy \(buttons disabled\): run \d+ · flow 4 in flight: push \(slow\)/), expect.stringMatching(/^ok: run \d+ · flow 4: push #\d+ · failed: timeout after 250 ms ✓$/)]);
-    const slow = await page.$$eval('#timeline li[data-lane="run"]', (lis) => ({ run: Number((lis[lis.length - 1] as HTMLElement).dataset.run), verdict: (lis[lis.length - 1] as HTMLElement).dataset.verdict }));
+    expect(seen).toEqual([
+      expect.stringMatching(/^busy \(buttons disabled\): run \d+ · flow 4 in flight: push \(slow\)/),
+      expect.stringMatching(/^ok: run \d+ · flow 4: push #\d+ · failed: timeout after 250 ms ✓$/),
+    ]);
+    const slow = await page.$$eval('#timeline li[data-lane="run"]', (lis) => ({
+      run: Number((lis[lis.length - 1] as HTMLElement).dataset.run),
+      verdict: (lis[lis.length - 1] as HTMLElement).dataset.verdict,
+    }));
     expect(slow.verdict).toMatch(/^push #\d+ · failed: timeout after 250 ms ✓$/);
     expect(await counters()).toEqual({ ...zero, 'push-failed': 1 });
     await settled();
@@ -234,7 +263,10 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
     expect(served).toEqual([...Array(switched).fill(first.jti), ...Array(served.length - switched).fill(second.jti)]);
     expect(served.length - switched).toBeGreaterThanOrEqual(2);
     // The service issues the short tokens only during the run.
-    expect(shown.filter((r) => r.lane === 'service' && r.kind === 'control').map((r) => r.text)).toEqual([`tokens issued from now on live ${AHEAD_TTL} s`, 'tokens issued from now on live 900 s']);
+    expect(shown.filter((r) => r.lane === 'service' && r.kind === 'control').map((r) => r.text)).toEqual([
+      `tokens issued from now on live ${AHEAD_TTL} s`,
+      'tokens issued from now on live 900 s',
+    ]);
   }
 
   test('an empty user id is refused in the form, with the reason, and no run starts', async () => {
@@ -268,7 +300,9 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
       await refreshAhead();
       // After the short tokens the next flow still proves its claim by itself (it gets a fresh token first).
       const shown = await burstAfterExpiry(3);
-      expect(shown.filter((r) => r.kind === 'setup').map((r) => r.text)).toEqual([expect.stringMatching(/^set-up: token #\d+ has \d+ s left: getToken\(\{ forceRefresh: true \}\) for a fresh one$/)]);
+      expect(shown.filter((r) => r.kind === 'setup').map((r) => r.text)).toEqual([
+        expect.stringMatching(/^set-up: token #\d+ has \d+ s left: getToken\(\{ forceRefresh: true \}\) for a fresh one$/),
+      ]);
       expect(pageErrors).toEqual([]);
     });
   }
@@ -298,23 +332,37 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
       // The refresh-ahead flow lasts a few seconds: while the page follows its newest rows, the
       // status line says what is in flight, with its spinner, in view and not covered.
       await page.getByTestId('flow-5').click();
-      await page.waitForFunction(() => window.scrollY > 0 && document.querySelectorAll('#timeline li[data-kind="call-ok"]').length > 0 && document.querySelector('[data-testid="status"]')?.getAttribute('data-state') === 'busy');
-      const inFlight = () => page.evaluate(() => {
-        const status = document.querySelector('[data-testid="status"]') as HTMLElement;
-        const box = status.getBoundingClientRect();
-        const newest = document.querySelector('#timeline li:last-child') as HTMLElement;
-        const n = newest.getBoundingClientRect();
-        const sticky = (document.querySelector('.sticky') as HTMLElement).getBoundingClientRect();
-        const hit = document.elementFromPoint(box.left + 10, box.top + box.height / 2);
-        return {
-          text: status.textContent,
-          inView: box.top >= 0 && box.bottom <= innerHeight,
-          uncovered: !!hit && status.contains(hit),
-          spinner: getComputedStyle(status, '::before').animationName,
-          newestInView: n.bottom > sticky.bottom && n.top < innerHeight,
-        };
-      });
-      await expect.poll(inFlight, { timeout: 10_000 }).toEqual({ text: expect.stringMatching(/^run \d+ · flow 5 in flight: refresh ahead/), inView: true, uncovered: true, spinner: 'spin', newestInView: true });
+      await page.waitForFunction(
+        () =>
+          window.scrollY > 0 &&
+          document.querySelectorAll('#timeline li[data-kind="call-ok"]').length > 0 &&
+          document.querySelector('[data-testid="status"]')?.getAttribute('data-state') === 'busy',
+      );
+      const inFlight = () =>
+        page.evaluate(() => {
+          const status = document.querySelector('[data-testid="status"]') as HTMLElement;
+          const box = status.getBoundingClientRect();
+          const newest = document.querySelector('#timeline li:last-child') as HTMLElement;
+          const n = newest.getBoundingClientRect();
+          const sticky = (document.querySelector('.sticky') as HTMLElement).getBoundingClientRect();
+          const hit = document.elementFromPoint(box.left + 10, box.top + box.height / 2);
+          return {
+            text: status.textContent,
+            inView: box.top >= 0 && box.bottom <= innerHeight,
+            uncovered: !!hit && status.contains(hit),
+            spinner: getComputedStyle(status, '::before').animationName,
+            newestInView: n.bottom > sticky.bottom && n.top < innerHeight,
+          };
+        });
+      await expect
+        .poll(inFlight, { timeout: 10_000 })
+        .toEqual({
+          text: expect.stringMatching(/^run \d+ · flow 5 in flight: refresh ahead/),
+          inView: true,
+          uncovered: true,
+          spinner: 'spin',
+          newestInView: true,
+        });
       await page.waitForFunction(() => document.querySelector('[data-testid="status"]')?.getAttribute('data-state') !== 'busy');
       await settled();
       expect({ width, problems: await layoutProblems(page) }).toEqual({ width, problems: [] });
@@ -363,10 +411,14 @@ function layoutProblems(page: Page): Promise<string[]> {
       const e = entry.getBoundingClientRect();
       const t = time.getBoundingClientRect();
       const lane = li.dataset.lane === 'run' || !grid ? li.getBoundingClientRect() : (lanes.get(li.dataset.lane) as DOMRect);
-      if (e.left < lane.left - 0.5 || e.right > lane.right + 0.5) problems.push(`"${text}" leaves the ${li.dataset.lane} lane (${Math.round(e.left)}–${Math.round(e.right)} vs ${Math.round(lane.left)}–${Math.round(lane.right)})`);
+      if (e.left < lane.left - 0.5 || e.right > lane.right + 0.5)
+        problems.push(
+          `"${text}" leaves the ${li.dataset.lane} lane (${Math.round(e.left)}–${Math.round(e.right)} vs ${Math.round(lane.left)}–${Math.round(lane.right)})`,
+        );
       if (entry.scrollWidth > entry.clientWidth + 1 || entry.scrollHeight > entry.clientHeight + 1) problems.push(`"${text}" overflows its own box`);
       if (t.width === 0) return [{ text, r: e }]; // a run's header on a phone shows no time
-      if ((grid && t.right > timeColumn.right + 0.5) || time.scrollWidth > time.clientWidth + 1) problems.push(`the time of "${text}" overflows the time column`);
+      if ((grid && t.right > timeColumn.right + 0.5) || time.scrollWidth > time.clientWidth + 1)
+        problems.push(`the time of "${text}" overflows the time column`);
       return [
         { text, r: e },
         { text: 'time of ' + text, r: t },
@@ -376,7 +428,8 @@ function layoutProblems(page: Page): Promise<string[]> {
       for (let j = i + 1; j < boxes.length; j++) {
         const a = boxes[i].r;
         const b = boxes[j].r;
-        if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5) problems.push(`"${boxes[i].text}" overlaps "${boxes[j].text}"`);
+        if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5)
+          problems.push(`"${boxes[i].text}" overlaps "${boxes[j].text}"`);
       }
     }
 
@@ -418,10 +471,14 @@ function layoutProblems(page: Page): Promise<string[]> {
       }
     }
 
-    if (document.documentElement.scrollWidth > innerWidth) problems.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${innerWidth} px window`);
+    if (document.documentElement.scrollWidth > innerWidth)
+      problems.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${innerWidth} px window`);
     for (const el of document.querySelectorAll<HTMLElement>('main *, header *')) {
       const r = el.getBoundingClientRect();
-      if (r.width > 0 && (r.right > innerWidth + 0.5 || r.left < -0.5)) problems.push(`<${el.tagName.toLowerCase()}> "${(el.textContent ?? '').slice(0, 40)}" sticks out of the window (${Math.round(r.left)}–${Math.round(r.right)})`);
+      if (r.width > 0 && (r.right > innerWidth + 0.5 || r.left < -0.5))
+        problems.push(
+          `<${el.tagName.toLowerCase()}> "${(el.textContent ?? '').slice(0, 40)}" sticks out of the window (${Math.round(r.left)}–${Math.round(r.right)})`,
+        );
     }
 
     let before = -Infinity;

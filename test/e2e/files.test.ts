@@ -39,7 +39,9 @@ describe.runIf(hasChromium)('browser entry files in Chromium', () => {
           const bytes = Buffer.from(await file.arrayBuffer());
           const sha256 = createHash('sha256').update(bytes).digest('hex');
           hits.push({ path, status: 200, bytes: raw.length, sha256 });
-          return void res.writeHead(200, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify({ code: 0, data: { name: file.name, size: bytes.length, sha256, note: form.get('note') } }));
+          return void res
+            .writeHead(200, { ...cors, 'content-type': 'application/json' })
+            .end(JSON.stringify({ code: 0, data: { name: file.name, size: bytes.length, sha256, note: form.get('note') } }));
         }
         if (path.startsWith('/download')) {
           const n = Number(path.split('/')[2]);
@@ -70,16 +72,33 @@ describe.runIf(hasChromium)('browser entry files in Chromium', () => {
     const size = 1_500_000;
     const result = await browser.page.evaluate(
       async ([baseUrl, jwts, n]) => {
-        const w = window as unknown as { createClient: (o: object) => { upload(p: string, o: object): Promise<unknown>; download(p: string, o?: object): Promise<Blob>; getToken(): Promise<string> } };
+        const w = window as unknown as {
+          createClient: (o: object) => {
+            upload(p: string, o: object): Promise<unknown>;
+            download(p: string, o?: object): Promise<Blob>;
+            getToken(): Promise<string>;
+          };
+        };
         const forced: boolean[] = [];
-        const client = w.createClient({ baseUrl, tokenProvider: ({ forceRefresh }: { forceRefresh: boolean }) => (forced.push(forceRefresh), jwts[forced.length - 1]) });
+        const client = w.createClient({
+          baseUrl,
+          tokenProvider: ({ forceRefresh }: { forceRefresh: boolean }) => (forced.push(forceRefresh), jwts[forced.length - 1]),
+        });
         const bytes = new Uint8Array(n).map((_, i) => i % 251);
         const progress: Array<{ percent: number; transferredBytes: number; totalBytes: number }> = [];
-        const uploaded = await client.upload('/upload', { file: new File([bytes], 'photo.jpg', { type: 'image/jpeg' }), name: 'photo', formData: { note: 'hi' }, onProgress: (p: (typeof progress)[0]) => progress.push(p) });
+        const uploaded = await client.upload('/upload', {
+          file: new File([bytes], 'photo.jpg', { type: 'image/jpeg' }),
+          name: 'photo',
+          formData: { note: 'hi' },
+          onProgress: (p: (typeof progress)[0]) => progress.push(p),
+        });
         const downProgress: number[] = [];
         const blob = await client.download('/download/300000', { onProgress: (p: { percent: number }) => downProgress.push(p.percent) });
         const head = Array.from(new Uint8Array(await blob.arrayBuffer()).slice(0, 260));
-        const missing = await client.download('/download/0').then(() => 'resolved', (e: { code: string; status: number }) => e.code + ' ' + e.status);
+        const missing = await client.download('/download/0').then(
+          () => 'resolved',
+          (e: { code: string; status: number }) => e.code + ' ' + e.status,
+        );
         return { uploaded, forced, progress, blobSize: blob.size, head, downProgress, missing };
       },
       [api.url, tokens, size] as const,

@@ -36,7 +36,10 @@ describe.runIf(hasChromium)('the service clock from the Date header, across orig
     await page.exposeFunction('provide', () => (given ? fresh() : ((given = true), first)));
     return page.evaluate(
       async ([base, p]) => {
-        const w = window as unknown as { createClient(o: object): { get(p: string): Promise<unknown>; on(t: string, l: (e: { reason: string }) => void): void }; provide(): Promise<string> };
+        const w = window as unknown as {
+          createClient(o: object): { get(p: string): Promise<unknown>; on(t: string, l: (e: { reason: string }) => void): void };
+          provide(): Promise<string>;
+        };
         const reasons: string[] = [];
         const client = w.createClient({ baseUrl: base, tokenProvider: () => w.provide() });
         client.on('token', (e) => reasons.push(e.reason));

@@ -27,9 +27,11 @@ const servers: ChildProcess[] = [];
 
 const testOnlyRoutes: Record<string, string> = {
   // The webhook route without `config.api.bodyParser = false`: Next parses the body first.
-  'pages/api/webhooks/parsed.ts': "import { toNodeHandler } from 'channel-sdk/server';\nimport { webhook } from '@/channel';\n\nexport default toNodeHandler(webhook);\n",
+  'pages/api/webhooks/parsed.ts':
+    "import { toNodeHandler } from 'channel-sdk/server';\nimport { webhook } from '@/channel';\n\nexport default toNodeHandler(webhook);\n",
   // Plain JSON routes of the same app.
-  'pages/api/orders.ts': "import type { NextApiRequest, NextApiResponse } from 'next';\n\nexport default function orders(req: NextApiRequest, res: NextApiResponse) {\n  res.json({ received: req.body });\n}\n",
+  'pages/api/orders.ts':
+    "import type { NextApiRequest, NextApiResponse } from 'next';\n\nexport default function orders(req: NextApiRequest, res: NextApiResponse) {\n  res.json({ received: req.body });\n}\n",
   'app/api/echo/route.ts': 'export async function POST(request: Request) {\n  return Response.json({ received: await request.json() });\n}\n',
   // TypeScript 7 in this repository has no JS API for Next's own type check; tsconfig.examples
   // and examples/backend/nextjs/tsconfig.json type-check these files in `npm test` instead.
@@ -57,7 +59,11 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 function start(extra: Record<string, string>): Promise<string> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [nextBin, 'start', '-p', '0', '-H', '127.0.0.1'], { cwd: project, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [nextBin, 'start', '-p', '0', '-H', '127.0.0.1'], {
+      cwd: project,
+      env: env(extra),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     servers.push(child);
     let output = '';
     const timer = setTimeout(() => fail(new Error('next start did not come up:\n' + output)), 60_000);

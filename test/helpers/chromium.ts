@@ -22,7 +22,15 @@ export async function launchChromium(viewport = { width: 1400, height: 1000 }): 
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+    ],
     viewport,
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -49,7 +57,11 @@ export async function listen(handler: (req: IncomingMessage, res: ServerResponse
  */
 export async function servePackagePage(names: string[]): Promise<{ server: Server; url: string }> {
   const bundle = await build({
-    stdin: { contents: `import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`, resolveDir: process.cwd(), loader: 'js' },
+    stdin: {
+      contents: `import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`,
+      resolveDir: process.cwd(),
+      loader: 'js',
+    },
     bundle: true,
     format: 'esm',
     platform: 'browser',

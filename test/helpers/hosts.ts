@@ -111,7 +111,8 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
     }),
     uploadFile: (options) => transfer('upload', options),
     downloadFile: (options) => transfer('download', options),
-    interruptNext: () => void (injected = kind === 'my' ? { error: 12, errorMessage: 'network interrupted' } : { errMsg: 'request:fail interrupted', errno: 600003 }),
+    interruptNext: () =>
+      void (injected = kind === 'my' ? { error: 12, errorMessage: 'network interrupted' } : { errMsg: 'request:fail interrupted', errno: 600003 }),
     failNextWith: (result) => void (injected = result),
     request: (options) => {
       host.calls.push(options);
@@ -154,7 +155,13 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         const url = new URL(options.url);
         const body = options.data;
         const req = httpRequest(
-          { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: options.method ?? 'GET', headers: { 'content-type': 'application/json', ...headersIn } },
+          {
+            hostname: url.hostname,
+            port: url.port,
+            path: url.pathname + url.search,
+            method: options.method ?? 'GET',
+            headers: { 'content-type': 'application/json', ...headersIn },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
@@ -218,11 +225,15 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       filesActive[which]--;
       callBack(options, quirks, kindOf, result, { errMsg: api[which] + ':fail late duplicate', error: 12 }, { tempFilePath: '/duplicate' });
     };
-    const fail = (errMsg: string, errno: number, myError: number) => deliver('fail', wxFamily(kind) ? { errMsg: api[which] + ':fail ' + errMsg, errno } : { error: myError, errorMessage: api[which] + ':fail ' + errMsg });
+    const fail = (errMsg: string, errno: number, myError: number) =>
+      deliver('fail', wxFamily(kind) ? { errMsg: api[which] + ':fail ' + errMsg, errno } : { error: myError, errorMessage: api[which] + ':fail ' + errMsg });
     const progress = (sent: number, total: number) => {
       const percent = total ? Math.floor((sent / total) * 100) : 0;
       // Uploads count sent bytes; downloads (and all of Alipay's) written ones.
-      const update: HostProgressUpdate = which === 'upload' && kind !== 'my' ? { progress: percent, totalBytesSent: sent, totalBytesExpectedToSend: total } : { progress: percent, totalBytesWritten: sent, totalBytesExpectedToWrite: total };
+      const update: HostProgressUpdate =
+        which === 'upload' && kind !== 'my'
+          ? { progress: percent, totalBytesSent: sent, totalBytesExpectedToSend: total }
+          : { progress: percent, totalBytesWritten: sent, totalBytesExpectedToWrite: total };
       host.progress[which].push(update);
       for (const listener of listeners.slice()) listener(update);
     };
@@ -248,14 +259,15 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       const origin = options.url.replace(/^(https?:\/\/[^/]+).*$/, '$1');
       if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) return fail('url not in domain list', 600002, 11);
       const url = new URL(options.url);
-      const headersIn = { ...(wxFamily(kind) ? options.header : options.headers ?? options.header) } as Record<string, string>;
+      const headersIn = { ...(wxFamily(kind) ? options.header : (options.headers ?? options.header)) } as Record<string, string>;
       let body: Buffer | undefined;
       if (which === 'upload') {
         const o = options as HostUploadOptions;
         // Alipay: the field name may come as fileName (older clients), fileType is required.
-        const field = kind === 'my' ? o.name ?? o.fileName : o.name;
+        const field = kind === 'my' ? (o.name ?? o.fileName) : o.name;
         if (!o.filePath || !field) return fail('parameter error: filePath and name are required', 2, 2);
-        if (kind === 'my' && ['image', 'video', 'audio'].indexOf(String(o.fileType)) < 0) return fail('parameter error: fileType must be image, video or audio', 2, 2);
+        if (kind === 'my' && ['image', 'video', 'audio'].indexOf(String(o.fileType)) < 0)
+          return fail('parameter error: fileType must be image, video or audio', 2, 2);
         let bytes: Buffer;
         try {
           bytes = readFileSync(o.filePath);
@@ -268,43 +280,54 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           if (typeof value !== 'string') return fail('parameter error: formData.' + key + ' must be a string', 2, 2);
           parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`));
         }
-        parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${basename(o.filePath)}"\r\nContent-Type: application/octet-stream\r\n\r\n`), bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
+        parts.push(
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${basename(o.filePath)}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          ),
+          bytes,
+          Buffer.from(`\r\n--${boundary}--\r\n`),
+        );
         body = Buffer.concat(parts);
         headersIn['content-type'] = 'multipart/form-data; boundary=' + boundary;
         headersIn['content-length'] = String(body.length);
       }
-      req = httpRequest({ hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: which === 'upload' ? 'POST' : 'GET', headers: headersIn }, (res) => {
-        const status = res.statusCode ?? 0;
-        const headers = shapeHeaders(res.headers, res.rawHeaders, quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed'));
-        if (which === 'upload') {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const result = { statusCode: status, data: Buffer.concat(chunks).toString('utf8'), header: headers, errMsg: 'uploadFile:ok' };
-            if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'uploadFile:fail http status error' });
+      req = httpRequest(
+        { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: which === 'upload' ? 'POST' : 'GET', headers: headersIn },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          const headers = shapeHeaders(res.headers, res.rawHeaders, quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed'));
+          if (which === 'upload') {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const result = { statusCode: status, data: Buffer.concat(chunks).toString('utf8'), header: headers, errMsg: 'uploadFile:ok' };
+              if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'uploadFile:fail http status error' });
+              deliver('success', result);
+            });
+            return;
+          }
+          // Any status is written to the file, as the hosts do: the caller must look at statusCode.
+          const o = options as HostDownloadOptions;
+          const target = o.filePath ?? tempFile(kind);
+          const total = Number(res.headers['content-length']) || 0;
+          let written = 0;
+          const out = createWriteStream(target);
+          res.on('data', (c: Buffer) => {
+            written += c.length;
+            progress(written, total);
+          });
+          res.pipe(out);
+          out.on('finish', () => {
+            const result: HostResult = o.filePath
+              ? { filePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' }
+              : { tempFilePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' };
+            if (kind === 'my') Object.assign(result, { apFilePath: result.tempFilePath, headers }, quirks.noDownloadStatus ? { statusCode: undefined } : {});
+            if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'downloadFile:fail http status error' });
             deliver('success', result);
           });
-          return;
-        }
-        // Any status is written to the file, as the hosts do: the caller must look at statusCode.
-        const o = options as HostDownloadOptions;
-        const target = o.filePath ?? tempFile(kind);
-        const total = Number(res.headers['content-length']) || 0;
-        let written = 0;
-        const out = createWriteStream(target);
-        res.on('data', (c: Buffer) => {
-          written += c.length;
-          progress(written, total);
-        });
-        res.pipe(out);
-        out.on('finish', () => {
-          const result: HostResult = o.filePath ? { filePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' } : { tempFilePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' };
-          if (kind === 'my') Object.assign(result, { apFilePath: result.tempFilePath, headers }, quirks.noDownloadStatus ? { statusCode: undefined } : {});
-          if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'downloadFile:fail http status error' });
-          deliver('success', result);
-        });
-        res.on('error', () => fail('network interrupted', 600003, 12));
-      });
+          res.on('error', () => fail('network interrupted', 600003, 12));
+        },
+      );
       req.setTimeout(options.timeout ?? 60000, () => {
         req?.destroy();
         fail('timeout', 5, 13);
@@ -353,7 +376,8 @@ function callBack(
   if (quirks.completeFirst) options.complete?.(result);
   first(result);
   if (!quirks.completeFirst) options.complete?.(result);
-  if (quirks.doubleCallback) setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
+  if (quirks.doubleCallback)
+    setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
 }
 
 /** Taro's way: a Promise that settles with the callbacks (which it still calls), carrying the task's methods. */

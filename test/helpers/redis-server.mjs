@@ -21,7 +21,8 @@ export function freePort() {
 }
 
 /** Resolves once `child` has exited. */
-export const exited = (child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())));
+export const exited = (child) =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
 
 /**
  * Spawns the server with `args` and waits for "Ready to accept connections": the child, or

@@ -36,7 +36,10 @@ test.each([
   ['eval', /\beval\(/],
   ['the Function constructor / regenerator', /\bnew Function\b|\bFunction\(|regeneratorRuntime/],
   ['require (every dependency inlined)', /\brequire\(/],
-  ['fetch / XMLHttpRequest / AbortController / TextDecoder / URL', /\b(fetch|XMLHttpRequest|AbortController|TextDecoder|TextEncoder|URLSearchParams)\b|\bnew URL\b/],
+  [
+    'fetch / XMLHttpRequest / AbortController / TextDecoder / URL',
+    /\b(fetch|XMLHttpRequest|AbortController|TextDecoder|TextEncoder|URLSearchParams)\b|\bnew URL\b/,
+  ],
 ])('uses no %s', (_label, pattern) => {
   expect(code.match(pattern)?.[0]).toBeUndefined();
 });
@@ -44,7 +47,10 @@ test.each([
 test('exports exactly what the channel-sdk/miniprogram entry exports, as plain values', () => {
   const module = { exports: {} as Record<string, unknown> };
   new Function('module', 'exports', code)(module, module.exports);
-  const kinds = (exports: Record<string, unknown>) => Object.keys(exports).toSorted().map((name) => name + ': ' + typeof exports[name]);
+  const kinds = (exports: Record<string, unknown>) =>
+    Object.keys(exports)
+      .toSorted()
+      .map((name) => name + ': ' + typeof exports[name]);
   expect(kinds(module.exports)).toEqual(kinds(source));
 });
 

@@ -28,7 +28,9 @@ test('examples/miniprogram-files.js: the photo goes up after one refresh, the in
     if (req.url === '/open/api/v1/sdk/photos') {
       const form = await new Response(new Uint8Array(req.raw), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
       const file = form.get('file') as File;
-      const sha = createHash('sha256').update(Buffer.from(await file.arrayBuffer())).digest('hex');
+      const sha = createHash('sha256')
+        .update(Buffer.from(await file.arrayBuffer()))
+        .digest('hex');
       return sendJson(res, 200, { code: 0, data: { url: 'https://cdn.example/' + sha.slice(0, 12), order: form.get('order_no') } });
     }
     res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': 5000 }).end(patternBytes(5000));
@@ -40,13 +42,24 @@ test('examples/miniprogram-files.js: the photo goes up after one refresh, the in
   try {
     const chosen = join(dir, 'photo.jpg');
     writeFileSync(chosen, photo);
-    const wx = { ...createHost('wx'), chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1) };
+    const wx = {
+      ...createHost('wx'),
+      chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1),
+    };
     const updates: Array<Record<string, unknown>> = [];
     let page: { onChoose(): void; onUnload(): void } | undefined;
-    const context = vm.createContext({ setTimeout, clearTimeout, wx, getApp: () => ({ globalData: { session: 'demo-session' } }), Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })) });
+    const context = vm.createContext({
+      setTimeout,
+      clearTimeout,
+      wx,
+      getApp: () => ({ globalData: { session: 'demo-session' } }),
+      Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })),
+    });
     const sdk = { exports: {} };
     vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
-    const code = readFileSync('examples/miniprogram-files.js', 'utf8').replaceAll('https://channel.example.com', service.url).replaceAll('https://partner.example.com', route.url);
+    const code = readFileSync('examples/miniprogram-files.js', 'utf8')
+      .replaceAll('https://channel.example.com', service.url)
+      .replaceAll('https://partner.example.com', route.url);
     vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
     page!.onChoose();
     await expect.poll(() => updates.find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();

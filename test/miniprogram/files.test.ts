@@ -54,7 +54,15 @@ describe('mini-program files: host specifics', () => {
     service = await startFakeService();
     const host = createHost(kind, quirks);
     (globalThis as Record<string, unknown>)[kind] = host;
-    const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: host.request, uploadFile: host.uploadFile, downloadFile: host.downloadFile, retry: { delay: () => 1 }, ...options });
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: providerFor(service),
+      request: host.request,
+      uploadFile: host.uploadFile,
+      downloadFile: host.downloadFile,
+      retry: { delay: () => 1 },
+      ...options,
+    });
     return { host, client };
   };
 
@@ -80,15 +88,22 @@ describe('mini-program files: host specifics', () => {
     expect(readFileSync(target).equals(patternBytes(777))).toBe(true);
   });
 
-  test("Alipay: the field name also as fileName, fileType from the extension (image, video, audio) or hostOptions", async () => {
+  test('Alipay: the field name also as fileName, fileType from the extension (image, video, audio) or hostOptions', async () => {
     const { host, client } = await setup('my');
-    for (const [name, type] of [['a.PNG', 'image'], ['clip.mp4', 'video'], ['voice.m4a', 'audio'], ['notes.pdf', 'image']]) {
+    for (const [name, type] of [
+      ['a.PNG', 'image'],
+      ['clip.mp4', 'video'],
+      ['voice.m4a', 'audio'],
+      ['notes.pdf', 'image'],
+    ]) {
       await client.upload('/upload', { filePath: localFile(patternBytes(5), name), name: 'doc' });
       expect(host.uploads.at(-1)).toMatchObject({ name: 'doc', fileName: 'doc', fileType: type });
     }
     await client.upload('/upload', { filePath: localFile(patternBytes(5), 'x.bin'), name: 'doc', hostOptions: { fileType: 'video' } });
     expect(host.uploads.at(-1)?.fileType).toBe('video');
-    await expect(client.upload('/upload', { filePath: localFile(patternBytes(5), 'x.bin'), name: 'doc', hostOptions: { fileType: 'pdf' } })).rejects.toThrow(/fileType must be one of "image", "video", "audio" on my/);
+    await expect(client.upload('/upload', { filePath: localFile(patternBytes(5), 'x.bin'), name: 'doc', hostOptions: { fileType: 'pdf' } })).rejects.toThrow(
+      /fileType must be one of "image", "video", "audio" on my/,
+    );
   });
 
   test("the body of a 401 or 404 download is removed where the host wrote it (a temp file, or the caller's filePath), never reported", async () => {
@@ -119,7 +134,10 @@ describe('mini-program files: host specifics', () => {
     const alipay = createClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: host.request, uploadFile: host.uploadFile });
     await alipay.upload('/upload', { filePath: localFile(patternBytes(5), 'clip.mov'), name: 'doc', hostOptions: { fileType: 'video' } });
     await alipay.upload('/upload', { filePath: localFile(patternBytes(5), 'scan.png'), name: 'doc' });
-    expect(host.uploads.map((u) => [u.fileName, u.fileType])).toEqual([['doc', 'video'], ['doc', 'image']]);
+    expect(host.uploads.map((u) => [u.fileName, u.fileType])).toEqual([
+      ['doc', 'video'],
+      ['doc', 'image'],
+    ]);
     // Without my (WeChat under Taro), neither is sent.
     delete (globalThis as Record<string, unknown>).my;
     await client.upload('/upload', { filePath: localFile(patternBytes(5), 'scan.png'), name: 'doc' });
@@ -129,7 +147,9 @@ describe('mini-program files: host specifics', () => {
 
   test('WeChat queue: clearToken() while 10 uploads are on the wire and 15 wait ends all 25 with AbortError; the waiting ones never reach the host', async () => {
     const { host, client } = await setup('wx');
-    const pending = Array.from({ length: 25 }, (_, i) => client.upload('/slow/400', { filePath: localFile(patternBytes(1000), i + '.bin'), name: 'file' }).catch((e: unknown) => e));
+    const pending = Array.from({ length: 25 }, (_, i) =>
+      client.upload('/slow/400', { filePath: localFile(patternBytes(1000), i + '.bin'), name: 'file' }).catch((e: unknown) => e),
+    );
     await new Promise((r) => setTimeout(r, 100));
     expect(host.uploads).toHaveLength(10);
     client.clearToken();
@@ -139,7 +159,9 @@ describe('mini-program files: host specifics', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(service.hits.filter((hit) => hit.path === '/slow/400' && hit.status === 200).length).toBeLessThanOrEqual(10);
     // Every slot was given back: the next 10 run at once.
-    const again = await Promise.all(Array.from({ length: 10 }, (_, i) => client.upload('/upload', { filePath: localFile(patternBytes(10), 'n' + i), name: 'file' })));
+    const again = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => client.upload('/upload', { filePath: localFile(patternBytes(10), 'n' + i), name: 'file' })),
+    );
     expect(again).toHaveLength(10);
     expect(host.maxSeenFiles.upload).toBe(10);
   });
@@ -165,7 +187,9 @@ describe('mini-program files: host specifics', () => {
     ['complete before success', { completeFirst: true }],
   ] as const)('a host that calls %s: one result per transfer, the queue slot released once', async (_label, quirks) => {
     const { client } = await setup('wx', quirks, { concurrency: 1 });
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => client.upload('/upload/' + i, { filePath: localFile(patternBytes(100), 'f'), name: 'file' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => client.upload('/upload/' + i, { filePath: localFile(patternBytes(100), 'f'), name: 'file' })),
+    );
     expect(results.map((r) => (r as { path: string }).path)).toEqual(Array.from({ length: 6 }, (_, i) => '/upload/' + i));
     const downloads = await Promise.all(Array.from({ length: 4 }, () => client.download('/download/64')));
     for (const d of downloads) expect(readFileSync(d.tempFilePath).equals(patternBytes(64))).toBe(true);
@@ -175,15 +199,22 @@ describe('mini-program files: host specifics', () => {
 
   test('a host that never calls back: the timeout ends the upload and aborts its task', async () => {
     const { host, client } = await setup('wx', { neverCallBack: true }, { retry: 0 });
-    await expect(client.upload('/upload', { filePath: localFile(patternBytes(10), 'h'), name: 'file', timeout: 80 })).rejects.toThrow(/no response within 80 ms/);
+    await expect(client.upload('/upload', { filePath: localFile(patternBytes(10), 'h'), name: 'file', timeout: 80 })).rejects.toThrow(
+      /no response within 80 ms/,
+    );
     expect(host.aborted).toBe(1);
   });
 
   test('a server refusing an oversize upload (413) is an HttpError, not retried (POST); a missing local file is a NetworkError naming it', async () => {
     const { host, client } = await setup('wx');
-    await expect(client.upload('/status/413', { filePath: localFile(patternBytes(10), 'i'), name: 'file' })).rejects.toMatchObject({ code: 'HTTP_ERROR', status: 413 });
+    await expect(client.upload('/status/413', { filePath: localFile(patternBytes(10), 'i'), name: 'file' })).rejects.toMatchObject({
+      code: 'HTTP_ERROR',
+      status: 413,
+    });
     expect(host.uploads).toHaveLength(1);
-    await expect(client.upload('/upload', { filePath: join(dir, 'missing.jpg'), name: 'file' })).rejects.toThrow(/uploadFile failed: uploadFile:fail file not found/);
+    await expect(client.upload('/upload', { filePath: join(dir, 'missing.jpg'), name: 'file' })).rejects.toThrow(
+      /uploadFile failed: uploadFile:fail file not found/,
+    );
   });
 
   test('uploadFile and downloadFile are found on the host request came from; a host without them fails at the call, with what to pass', async () => {
@@ -196,7 +227,11 @@ describe('mini-program files: host specifics', () => {
     expect([tt.uploads.length, tt.downloads.length]).toEqual([1, 1]);
     const bare = createClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: tt.request, uploadFile: undefined });
     delete (globalThis as Record<string, unknown>).tt;
-    await expect(bare.upload('/upload', { filePath: 'x', name: 'file' })).rejects.toThrow(/no mini-program uploadFile\(\) found.*pass uploadFile \(e\.g\. uploadFile: wx\.uploadFile\)/);
-    expect(() => createClient({ baseUrl: service.url, tokenProvider: () => '', request: tt.request, downloadFile: 'wx.downloadFile' as never })).toThrow(/downloadFile must be the host downloadFile function/);
+    await expect(bare.upload('/upload', { filePath: 'x', name: 'file' })).rejects.toThrow(
+      /no mini-program uploadFile\(\) found.*pass uploadFile \(e\.g\. uploadFile: wx\.uploadFile\)/,
+    );
+    expect(() => createClient({ baseUrl: service.url, tokenProvider: () => '', request: tt.request, downloadFile: 'wx.downloadFile' as never })).toThrow(
+      /downloadFile must be the host downloadFile function/,
+    );
   });
 });

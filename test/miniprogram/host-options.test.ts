@@ -23,7 +23,14 @@ async function setup(kind: HostKind, hostOptions?: Record<string, unknown>) {
   service = await startFakeService();
   const host = createHost(kind);
   (globalThis as Record<string, unknown>)[kind] = host;
-  const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: host.request, uploadFile: host.uploadFile, downloadFile: host.downloadFile, ...(hostOptions ? { hostOptions } : {}) });
+  const client = createClient({
+    baseUrl: service.url,
+    tokenProvider: providerFor(service),
+    request: host.request,
+    uploadFile: host.uploadFile,
+    downloadFile: host.downloadFile,
+    ...(hostOptions ? { hostOptions } : {}),
+  });
   return { host, client };
 }
 
@@ -42,8 +49,12 @@ test("the client's hostOptions reach each API that takes them; a call's own are 
 
 test('an unknown key is a ConfigError with "did you mean", per host and per API; the SDK\'s own keys say which option to use', async () => {
   const { client } = await setup('wx');
-  expect(() => createClient({ baseUrl: service.url, tokenProvider: () => '', request: createHost('wx').request, hostOptions: { enableHttp3: true } })).toThrow(/unknown hostOptions key "enableHttp3"; did you mean "enableHttp2"\?/);
-  await expect(client.get('/x', { hostOptions: { enableCach: true } })).rejects.toThrow(/unknown wx hostOptions key "enableCach"; did you mean "enableCache"\?/);
+  expect(() => createClient({ baseUrl: service.url, tokenProvider: () => '', request: createHost('wx').request, hostOptions: { enableHttp3: true } })).toThrow(
+    /unknown hostOptions key "enableHttp3"; did you mean "enableHttp2"\?/,
+  );
+  await expect(client.get('/x', { hostOptions: { enableCach: true } })).rejects.toThrow(
+    /unknown wx hostOptions key "enableCach"; did you mean "enableCache"\?/,
+  );
   await expect(client.upload('/upload', { filePath: file, name: 'file', hostOptions: { enableCache: true } })).rejects.toThrow(ConfigError);
   await expect(client.get('/x', { hostOptions: { header: {} } })).rejects.toThrow(/hostOptions\.header is set by channel-sdk; use headers instead/);
   await expect(client.get('/x', { hostOptions: { success: () => {} } })).rejects.toThrow(/is set by channel-sdk; use the returned promise/);
@@ -59,7 +70,9 @@ test("each host's list: Douyin's dataType is json or string; Alipay's upload tak
   const my = await setup('my');
   await my.client.upload('/upload', { filePath: file, name: 'file', hostOptions: { fileType: 'image', hideLoading: true } });
   expect(my.host.uploads[0]).toMatchObject({ fileType: 'image', hideLoading: true });
-  await expect(my.client.download('/download/1', { hostOptions: { fileType: 'image' } })).rejects.toThrow(/my's download takes no options beyond what channel-sdk sets/);
+  await expect(my.client.download('/download/1', { hostOptions: { fileType: 'image' } })).rejects.toThrow(
+    /my's download takes no options beyond what channel-sdk sets/,
+  );
   await service.close();
   const uni = await setup('uni', { sslVerify: false });
   await uni.client.get('/x');

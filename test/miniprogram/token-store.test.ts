@@ -66,7 +66,8 @@ function launch(kind: HostKind, storage: object, key: string, now: () => number)
 }
 
 /** Whose token a request carried (the fake service puts the user in `sub`). */
-const subOf = (token: string | undefined) => (token ? (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sub: string }).sub : undefined);
+const subOf = (token: string | undefined) =>
+  token ? (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sub: string }).sub : undefined;
 
 const families: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
 
@@ -153,13 +154,37 @@ describe('a stored token is bound to the user it was obtained for (#20 item 1)',
   type Step = 'login:alice' | 'login:bob' | 'logout' | 'logout:user-first' | 'create' | 'get' | 'relaunch';
   const scenarios: Array<[string, 'function' | 'string', Step[]]> = [
     // The README pattern of main: a fixed key, the client kept across the logout.
-    ['fixed key, clearToken() then Bob signs in; Alice relaunches', 'string', ['login:alice', 'create', 'get', 'logout', 'login:bob', 'get', 'relaunch', 'login:alice', 'create', 'get']],
-    ['fixed key, the user forgotten before clearToken()', 'string', ['login:alice', 'create', 'get', 'logout:user-first', 'login:bob', 'get', 'relaunch', 'login:alice', 'create', 'get']],
+    [
+      'fixed key, clearToken() then Bob signs in; Alice relaunches',
+      'string',
+      ['login:alice', 'create', 'get', 'logout', 'login:bob', 'get', 'relaunch', 'login:alice', 'create', 'get'],
+    ],
+    [
+      'fixed key, the user forgotten before clearToken()',
+      'string',
+      ['login:alice', 'create', 'get', 'logout:user-first', 'login:bob', 'get', 'relaunch', 'login:alice', 'create', 'get'],
+    ],
     // key: () => userId, the client made before anyone signs in.
-    ['key() read at each use, client made before sign-in', 'function', ['create', 'login:alice', 'get', 'logout', 'login:bob', 'get', 'relaunch', 'create', 'login:alice', 'get', 'relaunch', 'create', 'login:bob', 'get']],
-    ['key(), the user forgotten before clearToken()', 'function', ['create', 'login:alice', 'get', 'logout:user-first', 'login:bob', 'get', 'relaunch', 'login:alice', 'create', 'get']],
-    ['key(), Bob signs in without any logout', 'function', ['create', 'login:alice', 'get', 'login:bob', 'get', 'login:alice', 'get', 'relaunch', 'create', 'login:bob', 'get']],
-    ['key(), Alice logs out and back in', 'function', ['login:alice', 'create', 'get', 'logout', 'login:alice', 'get', 'relaunch', 'login:alice', 'create', 'get']],
+    [
+      'key() read at each use, client made before sign-in',
+      'function',
+      ['create', 'login:alice', 'get', 'logout', 'login:bob', 'get', 'relaunch', 'create', 'login:alice', 'get', 'relaunch', 'create', 'login:bob', 'get'],
+    ],
+    [
+      'key(), the user forgotten before clearToken()',
+      'function',
+      ['create', 'login:alice', 'get', 'logout:user-first', 'login:bob', 'get', 'relaunch', 'login:alice', 'create', 'get'],
+    ],
+    [
+      'key(), Bob signs in without any logout',
+      'function',
+      ['create', 'login:alice', 'get', 'login:bob', 'get', 'login:alice', 'get', 'relaunch', 'create', 'login:bob', 'get'],
+    ],
+    [
+      'key(), Alice logs out and back in',
+      'function',
+      ['login:alice', 'create', 'get', 'logout', 'login:alice', 'get', 'relaunch', 'login:alice', 'create', 'get'],
+    ],
   ];
 
   describe.each(['wx', 'my'] as HostKind[])('%s storage', (kind) => {
@@ -212,7 +237,12 @@ describe('a stored token is bound to the user it was obtained for (#20 item 1)',
     const make = () => {
       const sdk = realm('wx', api);
       const calls: number[] = [];
-      const client = sdk.createClient({ baseUrl: service.url, now: clock.now, tokenProvider: () => (calls.push(1), service.issue(String(user))), tokenStore: sdk.hostTokenStore({ key: () => user }) });
+      const client = sdk.createClient({
+        baseUrl: service.url,
+        now: clock.now,
+        tokenProvider: () => (calls.push(1), service.issue(String(user))),
+        tokenStore: sdk.hostTokenStore({ key: () => user }),
+      });
       return { client, calls };
     };
     await make().client.get('/a');

@@ -333,6 +333,8 @@ describe('host detection', () => {
     expect(() => createClient({ baseUrl: 'https://api.example.com', tokenProvider: () => '' })).toThrow(
       /no mini-program request\(\) found: looked for wx, my, tt, swan, qq, uni and Taro; pass request/,
     );
-    expect(() => createClient({ baseUrl: 'https://api.example.com', tokenProvider: () => '', request: 'wx.request' as never })).toThrow(/request must be the host request function/);
+    expect(() => createClient({ baseUrl: 'https://api.example.com', tokenProvider: () => '', request: 'wx.request' as never })).toThrow(
+      /request must be the host request function/,
+    );
   });
 });

@@ -116,7 +116,23 @@ export interface Coverage {
   rejected: number;
 }
 
-const noCoverage = (): Coverage => ({ sends: 0, switches: 0, restored: 0, cachedTokens: 0, storeWrites: 0, fresh401: 0, stale401: 0, replays: 0, transientRetries: 0, providerFailures: 0, clearsWithOpenRequests: 0, abortsOfOpenRequests: 0, refreshesAhead: 0, resolved: 0, rejected: 0 });
+const noCoverage = (): Coverage => ({
+  sends: 0,
+  switches: 0,
+  restored: 0,
+  cachedTokens: 0,
+  storeWrites: 0,
+  fresh401: 0,
+  stale401: 0,
+  replays: 0,
+  transientRetries: 0,
+  providerFailures: 0,
+  clearsWithOpenRequests: 0,
+  abortsOfOpenRequests: 0,
+  refreshesAhead: 0,
+  resolved: 0,
+  rejected: 0,
+});
 
 /** The reference model: what the commands may act on. It mirrors the real world's queues. */
 export interface Model {
@@ -153,7 +169,28 @@ const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'b
 
 export async function createWorld(factory: ModelClientFactory, skew = 0): Promise<World> {
   const world = {} as World;
-  Object.assign(world, { held: [], calls: [], requests: new Map(), tokens: new Map(), users: new Map(), epoch: 0, user: 0, clock: Date.UTC(2026, 0, 1), skew, clearedAt: 0, dateSeen: false, aheadSinceTick: 0, nextId: 0, sent: 0, arrived: 0, version: 0, installs: [], payloads: [], violations: [], seen: noCoverage() });
+  Object.assign(world, {
+    held: [],
+    calls: [],
+    requests: new Map(),
+    tokens: new Map(),
+    users: new Map(),
+    epoch: 0,
+    user: 0,
+    clock: Date.UTC(2026, 0, 1),
+    skew,
+    clearedAt: 0,
+    dateSeen: false,
+    aheadSinceTick: 0,
+    nextId: 0,
+    sent: 0,
+    arrived: 0,
+    version: 0,
+    installs: [],
+    payloads: [],
+    violations: [],
+    seen: noCoverage(),
+  });
   // A previous launch of user 0 left a token 100 s old in the store: the session goes on.
   const previous = issue(world, 100);
   world.store = { data: { token: previous, receivedAt: world.clock + skew - 100_000, expiresAt: world.clock + skew + 800_000, key: 'user-0' }, pending: [] };
@@ -194,7 +231,8 @@ export async function createWorld(factory: ModelClientFactory, skew = 0): Promis
       world.seen.storeWrites++;
       const epoch = world.tokens.get(value.token) ?? -1;
       if (epoch < world.clearedAt) world.violations.push('a token obtained before clearToken() was written to the store after it');
-      if (value.key !== 'user-' + world.users.get(value.token)) world.violations.push(`user-${world.users.get(value.token)}'s token was stored under ${value.key}`);
+      if (value.key !== 'user-' + world.users.get(value.token))
+        world.violations.push(`user-${world.users.get(value.token)}'s token was stored under ${value.key}`);
       return later(() => void (world.store.data = value));
     },
     remove: () => later(() => void (world.store.data = undefined)),
@@ -227,7 +265,8 @@ export async function createWorld(factory: ModelClientFactory, skew = 0): Promis
       // Refreshes ahead need time to pass. One, and one more when the provider call that
       // brought the token spanned time passing (the token is timed from when it was asked):
       // a third is a refresh loop.
-      if ((e.reason === 'proactive' || e.reason === 'expired') && ++world.aheadSinceTick > 2) world.violations.push('refreshed ahead again without time passing (a refresh loop)');
+      if ((e.reason === 'proactive' || e.reason === 'expired') && ++world.aheadSinceTick > 2)
+        world.violations.push('refreshed ahead again without time passing (a refresh loop)');
       world.installs.push({ reason: e.reason, replaced: world.version });
       world.version = e.version;
     }
@@ -246,7 +285,7 @@ export async function finish(world: World): Promise<void> {
   // At rest the store holds nothing from before the last logout, and only a token of the user it names.
   const kept = world.store.data;
   if (kept && (world.tokens.get(kept.token) ?? 0) < world.clearedAt) world.violations.push('the store still holds a token obtained before clearToken()');
-  if (kept && kept.key !== 'user-' + world.users.get(kept.token)) world.violations.push('the store holds a token under another user\'s key');
+  if (kept && kept.key !== 'user-' + world.users.get(kept.token)) world.violations.push("the store holds a token under another user's key");
   for (const r of world.requests.values()) {
     if (!r.outcome) world.violations.push(`request ${r.id} never settled`);
     else if (r.cancelled && r.outcome.ok) world.violations.push(`request ${r.id} was cancelled but resolved`);
@@ -254,7 +293,8 @@ export async function finish(world: World): Promise<void> {
   }
   // One successful forced provider call per rejected token version.
   const perVersion = new Map<number, number>();
-  for (const install of world.installs.filter((i) => i.reason === 'unauthorized')) perVersion.set(install.replaced, (perVersion.get(install.replaced) ?? 0) + 1);
+  for (const install of world.installs.filter((i) => i.reason === 'unauthorized'))
+    perVersion.set(install.replaced, (perVersion.get(install.replaced) ?? 0) + 1);
   for (const [version, count] of perVersion) if (count > 1) world.violations.push(`${count} forced refreshes replaced token version ${version}`);
   const strings = collectStrings([world.payloads, [...world.requests.values()].map((r) => r.outcome?.error)]);
   for (const token of world.tokens.keys()) if (strings.some((s) => s.includes(token))) world.violations.push('a token appears in an event payload or an error');
@@ -280,7 +320,10 @@ type Cmd = fc.AsyncCommand<Model, World, false>;
 const nth = <T>(list: T[], k: number): T => list[k % list.length];
 
 class StartRequest implements Cmd {
-  constructor(readonly method: 'GET' | 'POST', readonly signalKind: 'none' | 'controller' | 'cancel-token') {}
+  constructor(
+    readonly method: 'GET' | 'POST',
+    readonly signalKind: 'none' | 'controller' | 'cancel-token',
+  ) {}
   check = () => true;
   async run(_m: Model, world: World) {
     const id = ++world.nextId;
@@ -295,10 +338,23 @@ class StartRequest implements Cmd {
       signal = c.signal;
       abort = () => c.cancel();
     }
-    const state: RequestState = { id, method: this.method, epoch: world.epoch, sends: 0, replays: 0, after401: false, got401: false, cancelled: false, awaitingReaction: false, awaitingRetry: false, abort };
+    const state: RequestState = {
+      id,
+      method: this.method,
+      epoch: world.epoch,
+      sends: 0,
+      replays: 0,
+      after401: false,
+      got401: false,
+      cancelled: false,
+      awaitingReaction: false,
+      awaitingRetry: false,
+      abort,
+    };
     world.requests.set(id, state);
     const options = { headers: { 'x-req': String(id) }, ...(signal ? { signal } : {}) };
-    const promise = this.method === 'GET' ? world.client.get('/r/' + id, options) : world.client.post('/r/' + id, { ...options, json: { id, body: 'payload-' + id } });
+    const promise =
+      this.method === 'GET' ? world.client.get('/r/' + id, options) : world.client.post('/r/' + id, { ...options, json: { id, body: 'payload-' + id } });
     promise.then(
       () => {
         state.outcome = { ok: true };
@@ -315,7 +371,10 @@ class StartRequest implements Cmd {
 }
 
 class Answer implements Cmd {
-  constructor(readonly k: number, readonly kind: 'ok' | '401' | '503' | 'drop') {}
+  constructor(
+    readonly k: number,
+    readonly kind: 'ok' | '401' | '503' | 'drop',
+  ) {}
   check = (m: Model) => m.world.held.length > 0;
   async run(_m: Model, world: World) {
     const held = nth(world.held, this.k);
@@ -356,7 +415,11 @@ const stale = (world: World) => {
 
 class Provide implements Cmd {
   /** `age`: how old the token a plain call gets from the backend cache is (a forced call's is new). */
-  constructor(readonly k: number, readonly ok: boolean, readonly age = 0) {}
+  constructor(
+    readonly k: number,
+    readonly ok: boolean,
+    readonly age = 0,
+  ) {}
   check = (m: Model) => m.world.calls.length > 0;
   async run(_m: Model, world: World) {
     const call = nth(world.calls, this.k);
@@ -447,8 +510,12 @@ class Advance implements Cmd {
   toString = () => `time passes ${this.seconds} s`;
 }
 
-const start = fc.tuple(fc.constantFrom('GET' as const, 'POST' as const), fc.constantFrom('none' as const, 'controller' as const, 'cancel-token' as const)).map(([m, s]) => new StartRequest(m, s));
-const answer = fc.tuple(fc.nat(20), fc.constantFrom('ok' as const, 'ok' as const, '401' as const, '401' as const, '503' as const, 'drop' as const)).map(([k, kind]) => new Answer(k, kind));
+const start = fc
+  .tuple(fc.constantFrom('GET' as const, 'POST' as const), fc.constantFrom('none' as const, 'controller' as const, 'cancel-token' as const))
+  .map(([m, s]) => new StartRequest(m, s));
+const answer = fc
+  .tuple(fc.nat(20), fc.constantFrom('ok' as const, 'ok' as const, '401' as const, '401' as const, '503' as const, 'drop' as const))
+  .map(([k, kind]) => new Answer(k, kind));
 const provide = fc.tuple(fc.nat(20), fc.nat(5), fc.constantFrom(0, 0, 300, 840, 890, 950)).map(([k, n, age]) => new Provide(k, n !== 0, age));
 
 /** Weighted by repetition (fc.commands draws uniformly from the list): mostly traffic, now and then a logout. */
@@ -477,16 +544,20 @@ export async function checkModel(factory: ModelClientFactory, runs: number, seed
   const total = noCoverage();
   await fc.assert(
     // The device clock: right, or wrong by hours either way.
-    fc.asyncProperty(fc.constantFrom(0, 3 * 3_600_000, -3 * 3_600_000, 12 * 3_600_000, -12 * 3_600_000), fc.commands(commandArbitraries, { maxCommands: 60, size: 'max' }), async (skew, cmds) => {
-      const world = await createWorld(factory, skew);
-      try {
-        await fc.asyncModelRun(() => ({ model: { world }, real: world }), cmds);
-      } finally {
-        await finish(world);
-      }
-      for (const key of Object.keys(total) as Array<keyof Coverage>) total[key] += world.seen[key];
-      if (world.violations.length) throw new Error('violated: ' + [...new Set(world.violations)].join('; '));
-    }),
+    fc.asyncProperty(
+      fc.constantFrom(0, 3 * 3_600_000, -3 * 3_600_000, 12 * 3_600_000, -12 * 3_600_000),
+      fc.commands(commandArbitraries, { maxCommands: 60, size: 'max' }),
+      async (skew, cmds) => {
+        const world = await createWorld(factory, skew);
+        try {
+          await fc.asyncModelRun(() => ({ model: { world }, real: world }), cmds);
+        } finally {
+          await finish(world);
+        }
+        for (const key of Object.keys(total) as Array<keyof Coverage>) total[key] += world.seen[key];
+        if (world.violations.length) throw new Error('violated: ' + [...new Set(world.violations)].join('; '));
+      },
+    ),
     { numRuns: runs, ...(seed === undefined ? {} : { seed }) },
   );
   return total;

@@ -52,9 +52,10 @@ function problems(seen: Coverage): string[] {
   return out;
 }
 
-test(`model: fetch transport, ${runs} random interleavings keep every promise`, async () => {
-  const seen = await explore(
-    (options, record) =>
+test(
+  `model: fetch transport, ${runs} random interleavings keep every promise`,
+  async () => {
+    const seen = await explore((options, record) =>
       createFetchClient({
         ...options,
         fetch: (input, init) => {
@@ -63,20 +64,26 @@ test(`model: fetch transport, ${runs} random interleavings keep every promise`, 
           return fetch(input, init);
         },
       }),
-  );
-  expect(problems(seen)).toEqual([]);
-}, timeout);
+    );
+    expect(problems(seen)).toEqual([]);
+  },
+  timeout,
+);
 
-test(`model: mini-program transport over wx.request, ${runs} random interleavings keep every promise`, async () => {
-  const seen = await explore((options, record) => {
-    const host = createHost('wx');
-    return createMiniClient({
-      ...options,
-      request: (o: HostRequestOptions) => {
-        record(o.header);
-        return host.request(o);
-      },
+test(
+  `model: mini-program transport over wx.request, ${runs} random interleavings keep every promise`,
+  async () => {
+    const seen = await explore((options, record) => {
+      const host = createHost('wx');
+      return createMiniClient({
+        ...options,
+        request: (o: HostRequestOptions) => {
+          record(o.header);
+          return host.request(o);
+        },
+      });
     });
-  });
-  expect(problems(seen)).toEqual([]);
-}, timeout);
+    expect(problems(seen)).toEqual([]);
+  },
+  timeout,
+);

@@ -22,9 +22,27 @@ type Make = (typo: Record<string, unknown>) => unknown;
 const table: Array<[string, string, (m: Record<string, (...args: unknown[]) => unknown>) => Make, string, string]> = [
   ['server', 'createWebhookHandler', (m) => (t) => m.createWebhookHandler({ secret: 's', onLogisticsUpdated: () => {}, ...t }), 'maxBodySize', 'maxBodyBytes'],
   ['server', 'createWebhookHandler', (m) => (t) => m.createWebhookHandler({ secret: 's', onLogisticsUpdated: () => {}, ...t }), 'bodyTimeout', 'bodyTimeoutMs'],
-  ['server', 'createWebhookHandler', (m) => (t) => m.createWebhookHandler({ secret: 's', onLogisticsUpdated: () => {}, ...t }), 'onLogisticUpdated', 'onLogisticsUpdated'],
-  ['server', 'createTokenExchange', (m) => (t) => m.createTokenExchange({ baseUrl: 'https://channel.example.com', accessKey: 'ak', secretKey: 'sk', ...t }), 'cacheTimout', 'cacheTimeout'],
-  ['server', 'createTokenExchange', (m) => (t) => m.createTokenExchange({ baseUrl: 'https://channel.example.com', accessKey: 'ak', secretKey: 'sk', ...t }), 'secretkey', 'secretKey'],
+  [
+    'server',
+    'createWebhookHandler',
+    (m) => (t) => m.createWebhookHandler({ secret: 's', onLogisticsUpdated: () => {}, ...t }),
+    'onLogisticUpdated',
+    'onLogisticsUpdated',
+  ],
+  [
+    'server',
+    'createTokenExchange',
+    (m) => (t) => m.createTokenExchange({ baseUrl: 'https://channel.example.com', accessKey: 'ak', secretKey: 'sk', ...t }),
+    'cacheTimout',
+    'cacheTimeout',
+  ],
+  [
+    'server',
+    'createTokenExchange',
+    (m) => (t) => m.createTokenExchange({ baseUrl: 'https://channel.example.com', accessKey: 'ak', secretKey: 'sk', ...t }),
+    'secretkey',
+    'secretKey',
+  ],
   ['server', 'createTokenRoute', (m) => (t) => m.createTokenRoute({ exchange: okExchange, resolveUser: () => 'u1', ...t }), 'resolveUsr', 'resolveUser'],
   ['server', 'createTokenRoute', (m) => (t) => m.createTokenRoute({ exchange: okExchange, resolveUser: () => 'u1', ...t }), 'allowedOrigin', 'allowedOrigins'],
   ['server', 'createMemoryDedupStore', (m) => (t) => m.createMemoryDedupStore({ ...t }), 'ttlSecond', 'ttlSeconds'],
@@ -32,11 +50,29 @@ const table: Array<[string, string, (m: Record<string, (...args: unknown[]) => u
   ['server', 'createRedisTokenCache', (m) => (t) => m.createRedisTokenCache(idleRedis, { ...t }), 'prefx', 'prefix'],
   ['server', 'createRedisTokenCache', (m) => (t) => m.createRedisTokenCache(idleRedis, { ...t }), 'keyPrefix', 'prefix'],
   ['testing', 'startSandbox', (m) => (t) => m.startSandbox({ ...t }), 'tokenTtl', 'tokenTtlSeconds'],
-  ['testing', 'checkTokenRoute', (m) => (t) => m.checkTokenRoute({ url: 'http://127.0.0.1:9/token', sandbox: 'http://127.0.0.1:9', ...t }), 'header', 'headers'],
+  [
+    'testing',
+    'checkTokenRoute',
+    (m) => (t) => m.checkTokenRoute({ url: 'http://127.0.0.1:9/token', sandbox: 'http://127.0.0.1:9', ...t }),
+    'header',
+    'headers',
+  ],
   ['testing', 'checkWebhook', (m) => (t) => m.checkWebhook({ url: 'http://127.0.0.1:9/hook', secret: 's', ...t }), 'secrets', 'secret'],
   ['miniprogram', 'hostTokenStore', (m) => (t) => m.hostTokenStore({ key: () => 'u1', storage, ...t }), 'storge', 'storage'],
-  ['miniprogram', 'createClient', (m) => (t) => m.createClient({ baseUrl: 'https://channel.example.com', tokenProvider: async () => 'x', request: () => ({}), ...t }), 'tokenTimout', 'tokenTimeout'],
-  ['browser', 'createClient', (m) => (t) => m.createClient({ baseUrl: 'https://channel.example.com', tokenProvider: async () => 'x', ...t }), 'retries', 'retry'],
+  [
+    'miniprogram',
+    'createClient',
+    (m) => (t) => m.createClient({ baseUrl: 'https://channel.example.com', tokenProvider: async () => 'x', request: () => ({}), ...t }),
+    'tokenTimout',
+    'tokenTimeout',
+  ],
+  [
+    'browser',
+    'createClient',
+    (m) => (t) => m.createClient({ baseUrl: 'https://channel.example.com', tokenProvider: async () => 'x', ...t }),
+    'retries',
+    'retry',
+  ],
 ];
 
 const builds: Record<string, Array<[string, () => Promise<Record<string, (...args: unknown[]) => unknown>>]>> = {

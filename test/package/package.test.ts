@@ -81,7 +81,9 @@ describe('built package', () => {
       const text = readFileSync(file, 'utf8');
       // What the file exports (`export { local as alias }`); the declarations inlined from bundled
       // libraries (ky's, zod's) that only support those types are not exported and not checked.
-      const exported = new Set([...text.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) => m[1].split(',').map((part) => part.trim().split(/\s+/)[0])));
+      const exported = new Set(
+        [...text.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) => m[1].split(',').map((part) => part.trim().split(/\s+/)[0])),
+      );
       const lines = text.split('\n');
       lines.forEach((line, i) => {
         const [, exportKeyword, name] = /^(export )?declare (?:const|function|class) (\w+)/.exec(line) ?? [];
@@ -174,7 +176,8 @@ describe('built package', () => {
     for (const file of reachableFromEntries()) {
       if (!/\.c?js$/.test(file)) continue;
       const code = readFileSync(file, 'utf8');
-      for (const match of code.matchAll(/^(?:import|export)\b[^'"\n]*?['"]([^'"]+)['"];?$|\b(?:require|import)\(['"]([^'"]+)['"]\)/gm)) bare.add(match[1] ?? match[2]);
+      for (const match of code.matchAll(/^(?:import|export)\b[^'"\n]*?['"]([^'"]+)['"];?$|\b(?:require|import)\(['"]([^'"]+)['"]\)/gm))
+        bare.add(match[1] ?? match[2]);
     }
     expect([...bare].filter((id) => !id.startsWith('.') && !id.startsWith('node:'))).toEqual([]);
     expect(bare).toContain('node:crypto');
@@ -188,21 +191,24 @@ describe('built package', () => {
     expect(notices.match(/Permission is hereby granted/g)).toHaveLength(3);
   });
 
-  test.each(SUBPATHS)('channel-sdk/%s has a folder for resolvers without `exports` (webpack 4, TypeScript node10), pointing where `exports` does', (subpath) => {
-    const target = pkg.exports['./' + subpath];
-    // The universal build for the `main` field: `node` is a condition only `exports` knows.
-    const universal = { import: target.import, require: target.require };
-    expect(stub(subpath)).toEqual({
-      main: '.' + universal.require.default,
-      module: '.' + universal.import.default,
-      types: '.' + universal.require.types,
-    });
-    expect(pkg.files).toContain(subpath);
-    // Generated, so never edited by hand or committed.
-    expect(readFileSync('.gitignore', 'utf8').split('\n')).toContain(`/${subpath}/`);
-  });
+  test.each(SUBPATHS)(
+    'channel-sdk/%s has a folder for resolvers without `exports` (webpack 4, TypeScript node10), pointing where `exports` does',
+    (subpath) => {
+      const target = pkg.exports['./' + subpath];
+      // The universal build for the `main` field: `node` is a condition only `exports` knows.
+      const universal = { import: target.import, require: target.require };
+      expect(stub(subpath)).toEqual({
+        main: '.' + universal.require.default,
+        module: '.' + universal.import.default,
+        types: '.' + universal.require.types,
+      });
+      expect(pkg.files).toContain(subpath);
+      // Generated, so never edited by hand or committed.
+      expect(readFileSync('.gitignore', 'utf8').split('\n')).toContain(`/${subpath}/`);
+    },
+  );
 
-  test('each built file parses at its entry\'s syntax level: ES2017 for the mini-program entries, ES2022 for the others', () => {
+  test("each built file parses at its entry's syntax level: ES2017 for the mini-program entries, ES2022 for the others", () => {
     const levels: Record<string, number> = {};
     const failures: string[] = [];
     for (const file of reachableFromEntries()) {

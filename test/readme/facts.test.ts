@@ -35,7 +35,13 @@ function table(doc: string, heading: string): Array<Record<string, string>> {
   expect(at, `a table under "${heading}"`).toBeGreaterThan(-1);
   const first = lines[at].startsWith('|') ? at : lines.findIndex((line, i) => i > at && line.startsWith('|'));
   const rows: string[][] = [];
-  for (let i = first; lines[i]?.startsWith('|'); i++) rows.push(lines[i].slice(1, -1).split('|').map((cell) => cell.trim()));
+  for (let i = first; lines[i]?.startsWith('|'); i++)
+    rows.push(
+      lines[i]
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
   const [header, , ...body] = rows;
   return body.map((cells) => Object.fromEntries(header.map((name, i) => [name, cells[i]])));
 }
@@ -63,8 +69,15 @@ describe('sizes', () => {
       return Number(/\| ([\d.]+) KB \| ([\d.]+) KB \|/.exec(row!)![2]);
     };
     const measured = { browser: gz('channel-sdk (browser entry, all exports)'), ky: gz('ky alone'), wechat: gz('miniprogram_dist/index.js') };
-    const [browser, ky, wechat] = figures('Performance and size', /Min\+gz, all-in: ([\d.]+) KB browser entry \(([\d.]+) KB of it ky\), ([\d.]+) KB WeChat bundle/).map(Number);
-    for (const [what, said, real] of [['browser entry', browser, measured.browser], ['ky', ky, measured.ky], ['WeChat bundle', wechat, measured.wechat]] as const) {
+    const [browser, ky, wechat] = figures(
+      'Performance and size',
+      /Min\+gz, all-in: ([\d.]+) KB browser entry \(([\d.]+) KB of it ky\), ([\d.]+) KB WeChat bundle/,
+    ).map(Number);
+    for (const [what, said, real] of [
+      ['browser entry', browser, measured.browser],
+      ['ky', ky, measured.ky],
+      ['WeChat bundle', wechat, measured.wechat],
+    ] as const) {
       expect(Math.abs(said - real), `README: ${said} KB ${what}; npm run size: ${real} KB`).toBeLessThanOrEqual(0.1);
     }
     const sizes = table(readFileSync('docs/maintainers/size.md', 'utf8'), '| bundle | min | min+gz | budget |');
@@ -89,7 +102,9 @@ test('the ratios of "Performance and size" are the ones docs/maintainers/perform
   });
 
   const storm = table(performance, 'Storm: 500 GET + 500 POST at once on an expired token');
-  const [fewest, most] = figures('Performance and size', /costs one provider call with every POST body intact \(the hook patterns: ([\d,]+) to ([\d,]+)\)/).map(number);
+  const [fewest, most] = figures('Performance and size', /costs one provider call with every POST body intact \(the hook patterns: ([\d,]+) to ([\d,]+)\)/).map(
+    number,
+  );
   expect([row(storm, 'channel-sdk')['provider calls'], row(storm, 'channel-sdk')['POST bodies intact']]).toEqual(['1', '500 / 500']);
   const hookCalls = storm.filter((r) => r.contender.startsWith('ky hook')).map((r) => number(r['provider calls']));
   expect([fewest, most]).toEqual([Math.min(...hookCalls), Math.max(...hookCalls)]);
@@ -97,8 +112,16 @@ test('the ratios of "Performance and size" are the ones docs/maintainers/perform
   const ratio = '× floor (median of per-round ratios)';
   const small = table(performance, '**Signed push, ~1 KB**');
   const large = table(performance, '**Signed push, ~100 KB');
-  const webhooks = figures('Performance and size', /Webhooks on node:http: ([\d.]+)× a bare receiver at 1 KB, ([\d.]+)× at 100 KB \(@octokit\/webhooks ([\d.]+)×, ([\d.]+)×\)/);
-  expect(webhooks).toEqual([row(small, 'channel-sdk')[ratio], row(large, 'channel-sdk')[ratio], row(small, '@octokit/webhooks')[ratio], row(large, '@octokit/webhooks')[ratio]]);
+  const webhooks = figures(
+    'Performance and size',
+    /Webhooks on node:http: ([\d.]+)× a bare receiver at 1 KB, ([\d.]+)× at 100 KB \(@octokit\/webhooks ([\d.]+)×, ([\d.]+)×\)/,
+  );
+  expect(webhooks).toEqual([
+    row(small, 'channel-sdk')[ratio],
+    row(large, 'channel-sdk')[ratio],
+    row(small, '@octokit/webhooks')[ratio],
+    row(large, '@octokit/webhooks')[ratio],
+  ]);
 });
 
 /**
@@ -126,12 +149,20 @@ async function messages(): Promise<string[]> {
   const out: string[] = [];
   for (const value of wrongTokens) {
     const client = createClient({ baseUrl, fetch, tokenProvider: async () => value as string });
-    out.push(await client.get('/orders').then(() => 'resolved', (error: Error) => error.message));
+    out.push(
+      await client.get('/orders').then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      ),
+    );
   }
   const fail = (fn: () => unknown) =>
     Promise.resolve()
       .then(fn)
-      .then(() => 'accepted', (error: Error) => error.message);
+      .then(
+        () => 'accepted',
+        (error: Error) => error.message,
+      );
   out.push(await fail(() => createClient({ baseUrl, fetch, tokenProvider: async () => 'a.b.c', tokenprovider: 1 } as never)));
   const client = createClient({ baseUrl, fetch, tokenProvider: async () => 'a.b.c' });
   out.push(await fail(() => client.post('/orders', { data: {} } as never)));
@@ -149,7 +180,11 @@ test('every message "The tokenProvider contract" and "Options" quote is one the 
 });
 
 test('no paragraph ends in a colon right before a heading (README.md, CONTRIBUTING.md, docs/)', () => {
-  const documents = ['README.md', 'CONTRIBUTING.md', ...(readdirSync('docs', { recursive: true }) as string[]).filter((f) => f.endsWith('.md')).map((f) => 'docs/' + f)];
+  const documents = [
+    'README.md',
+    'CONTRIBUTING.md',
+    ...(readdirSync('docs', { recursive: true }) as string[]).filter((f) => f.endsWith('.md')).map((f) => 'docs/' + f),
+  ];
   const hanging: string[] = [];
   for (const file of documents) {
     let fenced = false;

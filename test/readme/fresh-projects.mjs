@@ -84,7 +84,10 @@ function start(command, args, { cwd, env = {}, ready, timeout = 60_000 }) {
   background.push(child);
   let output = '';
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} ${args.join(' ')}: nothing matching ${ready} within ${timeout / 1000} s:\n${output.slice(-2000)}`)), timeout);
+    const timer = setTimeout(
+      () => reject(new Error(`${command} ${args.join(' ')}: nothing matching ${ready} within ${timeout / 1000} s:\n${output.slice(-2000)}`)),
+      timeout,
+    );
     const onData = (chunk) => {
       output += chunk;
       const match = ready.exec(output);
@@ -189,14 +192,17 @@ function shell(cwd, tgz) {
     }
     if (inBackground) {
       // It says where it listens; README_BACKEND is that address.
-      const expected = prints ? new RegExp(prints.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(README_BACKEND.replaceAll('.', '\\.'), '(http://127\\.0\\.0\\.1:\\d+)')) : /(http:\/\/127\.0\.0\.1:\d+)/;
+      const expected = prints
+        ? new RegExp(prints.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(README_BACKEND.replaceAll('.', '\\.'), '(http://127\\.0\\.0\\.1:\\d+)'))
+        : /(http:\/\/127\.0\.0\.1:\d+)/;
       const match = await start('npx', npx, { cwd, env: { ...env, ...own, PORT: '0', ...serverEnv }, ready: expected });
       urls.set(README_BACKEND, match[1]);
       return;
     }
     const stdout = await run('npx', npx, { cwd, env: { ...env, ...own } });
     printed.push(stdout);
-    if (prints && stdout.trim() !== real(prints)) fail(`\`${words.join(' ')}\` printed ${JSON.stringify(stdout.trim())}, the README says ${JSON.stringify(prints)}`);
+    if (prints && stdout.trim() !== real(prints))
+      fail(`\`${words.join(' ')}\` printed ${JSON.stringify(stdout.trim())}, the README says ${JSON.stringify(prints)}`);
   }
 
   return {
@@ -264,7 +270,8 @@ try {
     const missing = [...shown.values()].map((e) => e.path).filter((path) => !ranByTry.has(path) && !ranHere.includes(path));
     if (missing.length) fail('no fresh-project run for ' + missing.join(', ') + ': add a <!-- try: … --> block after it');
     if (tries[0]?.argument) fail('the first try block must set the folder up (<!-- try --> with no examples)');
-    for (const url of [README_SANDBOX, README_BACKEND]) if (!readme.includes(url)) fail(`the README no longer mentions ${url}: update README_SANDBOX / README_BACKEND here`);
+    for (const url of [README_SANDBOX, README_BACKEND])
+      if (!readme.includes(url)) fail(`the README no longer mentions ${url}: update README_SANDBOX / README_BACKEND here`);
     return `${ranByTry.size} by try blocks, ${ranHere.length} here`;
   });
 
@@ -277,35 +284,49 @@ try {
   sh.serverEnv.EXAMPLES_SAVED_FILE = savedFile;
   for (const block of tries) {
     const names = (block.argument ?? '').split(/\s+/).filter(Boolean);
-    await check(`README.md:${block.line} \`try${names.length ? ': ' + names.map((n) => basename(n)).join(', ') : ''}\`: ${block.code.trim().split('\n').length} line(s) as written`, async () => {
-      // The README asks the reader trying the page to set baseUrl to the sandbox's URL.
-      writeExamples(folder, names, (name, code) => (name.startsWith('browser-') ? code.replaceAll('https://channel.example.com', sh.real(README_SANDBOX)) : code));
-      for (const text of block.code.split('\n')) await sh.line(text);
-      const pkg = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
-      return Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).map(([name, spec]) => (name === 'channel-sdk' ? 'channel-sdk (.tgz)' : `${name}@${spec}`)).join(', ');
-    });
+    await check(
+      `README.md:${block.line} \`try${names.length ? ': ' + names.map((n) => basename(n)).join(', ') : ''}\`: ${block.code.trim().split('\n').length} line(s) as written`,
+      async () => {
+        // The README asks the reader trying the page to set baseUrl to the sandbox's URL.
+        writeExamples(folder, names, (name, code) =>
+          name.startsWith('browser-') ? code.replaceAll('https://channel.example.com', sh.real(README_SANDBOX)) : code,
+        );
+        for (const text of block.code.split('\n')) await sh.line(text);
+        const pkg = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
+        return Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })
+          .map(([name, spec]) => (name === 'channel-sdk' ? 'channel-sdk (.tgz)' : `${name}@${spec}`))
+          .join(', ');
+      },
+    );
   }
   const sandboxUrl = sh.urls.get(README_SANDBOX);
   const backendUrl = sh.urls.get(README_BACKEND);
   /** The checks below need what the try blocks started. */
   const running = () => {
-    if (!sandboxUrl || !backendUrl) fail(`nothing to check: the try blocks must start the sandbox (\`npx channel-sandbox start … &\`) and the backend (\`npx tsx server.ts &\`); running: ${[...sh.urls.values()].join(', ') || 'neither'}`);
+    if (!sandboxUrl || !backendUrl)
+      fail(
+        `nothing to check: the try blocks must start the sandbox (\`npx channel-sandbox start … &\`) and the backend (\`npx tsx server.ts &\`); running: ${[...sh.urls.values()].join(', ') || 'neither'}`,
+      );
   };
   const cli = async (...args) => JSON.parse(await run('npx', ['--no', 'channel-sandbox', ...args, '--sandbox', sandboxUrl, '--json'], { cwd: folder }));
 
   await check("the backend's token route: a page's session cookie, a mini-program's x-session; 401 without", async () => {
     running();
-    const status = (headers) => fetch(backendUrl + '/channel-token', { headers }).then(async (r) => [r.status, r.status === 200 ? typeof (await r.json()).access_token : await r.text()]);
+    const status = (headers) =>
+      fetch(backendUrl + '/channel-token', { headers }).then(async (r) => [r.status, r.status === 200 ? typeof (await r.json()).access_token : await r.text()]);
     expectEqual(await status({ cookie: 'session=demo-session' }), [200, 'string'], 'cookie');
     expectEqual(await status({ 'x-session': 'demo-session' }), [200, 'string'], 'x-session');
     expectEqual((await status({}))[0], 401, 'nobody signed in');
   });
 
-  await check('the backend\'s webhook: `channel-sandbox push --to` it → 200, saveLogistics got the push', async () => {
+  await check("the backend's webhook: `channel-sandbox push --to` it → 200, saveLogistics got the push", async () => {
     running();
     const result = await cli('push', '--order', 'SO20240601001', '--to', backendUrl + '/webhooks/channel');
     expectEqual([result.ok, result.status], [true, 200], 'push');
-    const saved = readFileSync(savedFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line).order_no);
+    const saved = readFileSync(savedFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).order_no);
     expectEqual(saved, ['SO20240601001'], 'saved');
   });
 
@@ -348,124 +369,157 @@ try {
     return `package.json type: ${JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).type ?? '(none)'}`;
   });
 
-  await check('examples/redis-token-cache.ts, imported by two processes of your backend: one token call, the token shared through a real redis-server', async () => {
-    running();
-    const redis = await startRedis();
-    try {
-      writeExamples(folder, ['examples/redis-token-cache.ts']);
-      await run('npm', ['install', '--no-audit', '--no-fund', `ioredis@${pins.ioredis}`], { cwd: folder });
-      writeFileSync(
-        join(folder, 'redis-instance.ts'),
-        "import { exchange, redis } from './redis-token-cache.js';\n" +
-          "const { accessToken } = await exchange.getToken('user-1');\n" +
-          "console.log(JSON.stringify({ accessToken, keys: await redis.keys('myapp:channel:*') }));\n" +
-          'await redis.quit();\n',
-      );
-      const before = await cli('stats');
-      const instance = async () => JSON.parse((await run('npx', ['--no', 'tsx', 'redis-instance.ts'], { cwd: folder, env: { ...sh.env, REDIS_URL: redis.url } })).trim().split('\n').at(-1));
-      const [first, second] = [await instance(), await instance()];
-      const after = await cli('stats');
-      expectEqual(second.accessToken, first.accessToken, 'the second instance got the first one\'s token');
-      if (!first.keys.some((key) => !key.includes(':lock:'))) fail('no token under myapp:channel: in Redis: ' + first.keys.join(', '));
-      expectEqual(after.tokenCalls - before.tokenCalls, 1, 'token calls to the sandbox');
-      return `keys: ${first.keys.join(', ')}`;
-    } finally {
-      await redis.stop();
-    }
-  });
-
-  await check('the mini-program page: `npm install` in a fresh project, WeChat\'s npm build, the page against the backend; a relaunch asks the token route nothing', async () => {
-    running();
-    const dir = join(tmp, 'miniprogram');
-    mkdirSync(join(dir, 'pages/orders'), { recursive: true });
-    await run('npm', ['init', '-y'], { cwd: dir });
-    await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: dir });
-    // The README: baseUrl the sandbox's URL, the token route your backend's. Your app: its login.
-    const page = shown.get('miniprogram-page.js').code.replaceAll('https://channel.example.com', sandboxUrl).replaceAll('https://partner.example.com', backendUrl);
-    writeFileSync(join(dir, 'pages/orders/orders.js'), page);
-    writeFileSync(join(dir, 'app.js'), "App({ globalData: { session: 'demo-session', userId: 'user-1' } });\n");
-    writeFileSync(join(dir, 'app.json'), JSON.stringify({ pages: ['pages/orders/orders'] }));
-    writeFileSync(join(dir, 'project.config.json'), JSON.stringify({ appid: 'touristappid', compileType: 'miniprogram', miniprogramRoot: './', setting: { es6: true, urlCheck: false } }));
-    const packNpm = await packNpmTool();
-    const { warnings } = JSON.parse((await run(process.execPath, [packNpm, dir, join(tmp, 'private.key')], { cwd: dir })).trim().split('\n').at(-1));
-    if (warnings.length) fail('packNpm warnings: ' + JSON.stringify(warnings));
-    const hosts = join(tmp, 'hosts.mjs');
-    await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
-    const { createHost } = await import(pathToFileURL(hosts).href);
-    const storage = new Map();
-    const tokenRoute = (wx) => wx.calls.filter((call) => call.url.startsWith(backendUrl)).length;
-    const first = launch(dir, createHost, storage, [sandboxUrl, backendUrl]);
-    await first.settled;
-    expectEqual(Object.keys(first.page.data), ['orders', 'error'], 'page data');
-    if (!first.page.data.orders.some((order) => order.order_no === 'SO20240601001')) fail('orders shown: ' + JSON.stringify(first.page.data));
-    expectEqual(tokenRoute(first.wx), 1, 'token route calls, first launch');
-    const second = launch(dir, createHost, storage, [sandboxUrl, backendUrl]);
-    await second.settled;
-    expectEqual([second.page.data.orders.length, second.page.data.error, tokenRoute(second.wx)], [first.page.data.orders.length, '', 0], 'relaunch: orders, error, token route calls');
-    second.page.onUnload();
-    return `${first.page.data.orders.length} orders shown; host calls: ${first.wx.calls.length}, then ${second.wx.calls.length}`;
-  });
-
-  await check('the files page: the same project and WeChat npm build, a photo up and an invoice down after `channel-sandbox expire`: one 401 each way, one forced refresh, the file sent again', async () => {
-    running();
-    const dir = join(tmp, 'miniprogram');
-    if (!existsSync(join(dir, 'miniprogram_npm'))) fail('the mini-program page check did not build the project');
-    // The service's file endpoints are not published: a stand-in that takes a token the sandbox
-    // takes (it asks the sandbox with it) and answers the example's two paths.
-    const photoBytes = Buffer.from(Array.from({ length: 150_000 }, (_, i) => (i * 31) & 255));
-    const invoiceBytes = Buffer.from('%PDF-1.4 invoice SO20240601001\n'.repeat(200));
-    const hits = [];
-    const files = createServer(async (req, res) => {
-      const chunks = [];
-      for await (const chunk of req) chunks.push(chunk);
-      const accepted = (await fetch(sandboxUrl + '/open/api/v1/sdk/orders', { headers: { authorization: String(req.headers.authorization) } })).status === 200;
-      hits.push(`${req.method} ${req.url} ${accepted ? 200 : 401}`);
-      const json = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      if (!accepted) return json(401, { code: 401, message: 'token expired' });
-      if (req.method === 'POST' && req.url === '/open/api/v1/sdk/photos') {
-        const form = await new Response(Buffer.concat(chunks), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
-        const file = form.get('file');
-        const same = file && Buffer.from(await file.arrayBuffer()).equals(photoBytes);
-        return json(200, { code: 0, data: { url: same ? 'https://cdn.example/photo-ok' : 'https://cdn.example/photo-corrupt', order: form.get('order_no') } });
+  await check(
+    'examples/redis-token-cache.ts, imported by two processes of your backend: one token call, the token shared through a real redis-server',
+    async () => {
+      running();
+      const redis = await startRedis();
+      try {
+        writeExamples(folder, ['examples/redis-token-cache.ts']);
+        await run('npm', ['install', '--no-audit', '--no-fund', `ioredis@${pins.ioredis}`], { cwd: folder });
+        writeFileSync(
+          join(folder, 'redis-instance.ts'),
+          "import { exchange, redis } from './redis-token-cache.js';\n" +
+            "const { accessToken } = await exchange.getToken('user-1');\n" +
+            "console.log(JSON.stringify({ accessToken, keys: await redis.keys('myapp:channel:*') }));\n" +
+            'await redis.quit();\n',
+        );
+        const before = await cli('stats');
+        const instance = async () =>
+          JSON.parse(
+            (await run('npx', ['--no', 'tsx', 'redis-instance.ts'], { cwd: folder, env: { ...sh.env, REDIS_URL: redis.url } })).trim().split('\n').at(-1),
+          );
+        const [first, second] = [await instance(), await instance()];
+        const after = await cli('stats');
+        expectEqual(second.accessToken, first.accessToken, "the second instance got the first one's token");
+        if (!first.keys.some((key) => !key.includes(':lock:'))) fail('no token under myapp:channel: in Redis: ' + first.keys.join(', '));
+        expectEqual(after.tokenCalls - before.tokenCalls, 1, 'token calls to the sandbox');
+        return `keys: ${first.keys.join(', ')}`;
+      } finally {
+        await redis.stop();
       }
-      if (req.url === '/open/api/v1/sdk/invoices/SO20240601001') return res.writeHead(200, { 'content-type': 'application/pdf' }).end(invoiceBytes);
-      json(404, { code: 404, message: 'no such path' });
-    });
-    await new Promise((ok) => files.listen(0, '127.0.0.1', ok));
-    const filesUrl = 'http://127.0.0.1:' + files.address().port;
-    try {
-      const code = shown.get('miniprogram-files.js').code.replaceAll('https://channel.example.com', filesUrl).replaceAll('https://partner.example.com', backendUrl);
-      mkdirSync(join(dir, 'pages/photo'), { recursive: true });
-      writeFileSync(join(dir, 'pages/photo/photo.js'), code);
-      const chosen = join(tmp, 'photo.jpg');
-      writeFileSync(chosen, photoBytes);
+    },
+  );
+
+  await check(
+    "the mini-program page: `npm install` in a fresh project, WeChat's npm build, the page against the backend; a relaunch asks the token route nothing",
+    async () => {
+      running();
+      const dir = join(tmp, 'miniprogram');
+      mkdirSync(join(dir, 'pages/orders'), { recursive: true });
+      await run('npm', ['init', '-y'], { cwd: dir });
+      await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: dir });
+      // The README: baseUrl the sandbox's URL, the token route your backend's. Your app: its login.
+      const page = shown
+        .get('miniprogram-page.js')
+        .code.replaceAll('https://channel.example.com', sandboxUrl)
+        .replaceAll('https://partner.example.com', backendUrl);
+      writeFileSync(join(dir, 'pages/orders/orders.js'), page);
+      writeFileSync(join(dir, 'app.js'), "App({ globalData: { session: 'demo-session', userId: 'user-1' } });\n");
+      writeFileSync(join(dir, 'app.json'), JSON.stringify({ pages: ['pages/orders/orders'] }));
+      writeFileSync(
+        join(dir, 'project.config.json'),
+        JSON.stringify({ appid: 'touristappid', compileType: 'miniprogram', miniprogramRoot: './', setting: { es6: true, urlCheck: false } }),
+      );
+      const packNpm = await packNpmTool();
+      const { warnings } = JSON.parse((await run(process.execPath, [packNpm, dir, join(tmp, 'private.key')], { cwd: dir })).trim().split('\n').at(-1));
+      if (warnings.length) fail('packNpm warnings: ' + JSON.stringify(warnings));
       const hosts = join(tmp, 'hosts.mjs');
+      await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
       const { createHost } = await import(pathToFileURL(hosts).href);
-      const launched = launch(dir, createHost, new Map(), [filesUrl, backendUrl], 'pages/photo/photo', (wx) => {
-        wx.chooseMedia = (o) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1);
+      const storage = new Map();
+      const tokenRoute = (wx) => wx.calls.filter((call) => call.url.startsWith(backendUrl)).length;
+      const first = launch(dir, createHost, storage, [sandboxUrl, backendUrl]);
+      await first.settled;
+      expectEqual(Object.keys(first.page.data), ['orders', 'error'], 'page data');
+      if (!first.page.data.orders.some((order) => order.order_no === 'SO20240601001')) fail('orders shown: ' + JSON.stringify(first.page.data));
+      expectEqual(tokenRoute(first.wx), 1, 'token route calls, first launch');
+      const second = launch(dir, createHost, storage, [sandboxUrl, backendUrl]);
+      await second.settled;
+      expectEqual(
+        [second.page.data.orders.length, second.page.data.error, tokenRoute(second.wx)],
+        [first.page.data.orders.length, '', 0],
+        'relaunch: orders, error, token route calls',
+      );
+      second.page.onUnload();
+      return `${first.page.data.orders.length} orders shown; host calls: ${first.wx.calls.length}, then ${second.wx.calls.length}`;
+    },
+  );
+
+  await check(
+    'the files page: the same project and WeChat npm build, a photo up and an invoice down after `channel-sandbox expire`: one 401 each way, one forced refresh, the file sent again',
+    async () => {
+      running();
+      const dir = join(tmp, 'miniprogram');
+      if (!existsSync(join(dir, 'miniprogram_npm'))) fail('the mini-program page check did not build the project');
+      // The service's file endpoints are not published: a stand-in that takes a token the sandbox
+      // takes (it asks the sandbox with it) and answers the example's two paths.
+      const photoBytes = Buffer.from(Array.from({ length: 150_000 }, (_, i) => (i * 31) & 255));
+      const invoiceBytes = Buffer.from('%PDF-1.4 invoice SO20240601001\n'.repeat(200));
+      const hits = [];
+      const files = createServer(async (req, res) => {
+        const chunks = [];
+        for await (const chunk of req) chunks.push(chunk);
+        const accepted =
+          (await fetch(sandboxUrl + '/open/api/v1/sdk/orders', { headers: { authorization: String(req.headers.authorization) } })).status === 200;
+        hits.push(`${req.method} ${req.url} ${accepted ? 200 : 401}`);
+        const json = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (!accepted) return json(401, { code: 401, message: 'token expired' });
+        if (req.method === 'POST' && req.url === '/open/api/v1/sdk/photos') {
+          const form = await new Response(Buffer.concat(chunks), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+          const file = form.get('file');
+          const same = file && Buffer.from(await file.arrayBuffer()).equals(photoBytes);
+          return json(200, {
+            code: 0,
+            data: { url: same ? 'https://cdn.example/photo-ok' : 'https://cdn.example/photo-corrupt', order: form.get('order_no') },
+          });
+        }
+        if (req.url === '/open/api/v1/sdk/invoices/SO20240601001') return res.writeHead(200, { 'content-type': 'application/pdf' }).end(invoiceBytes);
+        json(404, { code: 404, message: 'no such path' });
       });
-      const done = (patch) => 'invoice' in patch || 'error' in patch;
-      // Once with a fresh token, then the sandbox ends it: the next upload meets a 401, as after 15 minutes.
-      let finished = launched.until(done);
-      launched.page.onChoose();
-      await finished;
-      await cli('expire');
-      finished = launched.until(done);
-      launched.page.onChoose();
-      await finished;
-      const { data } = launched.page;
-      if (data.error) fail('the page shows an error: ' + data.error);
-      expectEqual(data.photo, 'https://cdn.example/photo-ok', 'the photo the stand-in received (bytes intact)');
-      if (!readFileSync(String(data.invoice)).equals(invoiceBytes)) fail('the invoice file is not the bytes served');
-      const uploads = hits.filter((hit) => hit.startsWith('POST'));
-      expectEqual(uploads, ['POST /open/api/v1/sdk/photos 200', 'POST /open/api/v1/sdk/photos 401', 'POST /open/api/v1/sdk/photos 200'], 'uploads (fresh token; after expire: the expired one, then the refreshed one)');
-      const forced = launched.wx.calls.filter((call) => call.url.startsWith(backendUrl + '/channel-token?force=1')).length;
-      expectEqual(forced, 1, 'forced token-route calls');
-      return `${hits.join(', ')}; progress ${data.percent}%`;
-    } finally {
-      await new Promise((ok) => files.close(ok));
-    }
-  });
+      await new Promise((ok) => files.listen(0, '127.0.0.1', ok));
+      const filesUrl = 'http://127.0.0.1:' + files.address().port;
+      try {
+        const code = shown
+          .get('miniprogram-files.js')
+          .code.replaceAll('https://channel.example.com', filesUrl)
+          .replaceAll('https://partner.example.com', backendUrl);
+        mkdirSync(join(dir, 'pages/photo'), { recursive: true });
+        writeFileSync(join(dir, 'pages/photo/photo.js'), code);
+        const chosen = join(tmp, 'photo.jpg');
+        writeFileSync(chosen, photoBytes);
+        const hosts = join(tmp, 'hosts.mjs');
+        const { createHost } = await import(pathToFileURL(hosts).href);
+        const launched = launch(dir, createHost, new Map(), [filesUrl, backendUrl], 'pages/photo/photo', (wx) => {
+          wx.chooseMedia = (o) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1);
+        });
+        const done = (patch) => 'invoice' in patch || 'error' in patch;
+        // Once with a fresh token, then the sandbox ends it: the next upload meets a 401, as after 15 minutes.
+        let finished = launched.until(done);
+        launched.page.onChoose();
+        await finished;
+        await cli('expire');
+        finished = launched.until(done);
+        launched.page.onChoose();
+        await finished;
+        const { data } = launched.page;
+        if (data.error) fail('the page shows an error: ' + data.error);
+        expectEqual(data.photo, 'https://cdn.example/photo-ok', 'the photo the stand-in received (bytes intact)');
+        if (!readFileSync(String(data.invoice)).equals(invoiceBytes)) fail('the invoice file is not the bytes served');
+        const uploads = hits.filter((hit) => hit.startsWith('POST'));
+        expectEqual(
+          uploads,
+          ['POST /open/api/v1/sdk/photos 200', 'POST /open/api/v1/sdk/photos 401', 'POST /open/api/v1/sdk/photos 200'],
+          'uploads (fresh token; after expire: the expired one, then the refreshed one)',
+        );
+        const forced = launched.wx.calls.filter((call) => call.url.startsWith(backendUrl + '/channel-token?force=1')).length;
+        expectEqual(forced, 1, 'forced token-route calls');
+        return `${hits.join(', ')}; progress ${data.percent}%`;
+      } finally {
+        await new Promise((ok) => files.close(ok));
+      }
+    },
+  );
 } catch (error) {
   rows.push({ what: 'stage set-up', ok: false, note: error.message, seconds: 0 });
 } finally {
@@ -512,7 +566,15 @@ function launch(dir, createHost, storage, allowedOrigins, pagePath = 'pages/orde
   extend(wx);
   let app;
   let definition;
-  const context = vm.createContext({ wx, App: (options) => void (app = options), getApp: () => app, Page: (options) => void (definition = options), setTimeout, clearTimeout, console });
+  const context = vm.createContext({
+    wx,
+    App: (options) => void (app = options),
+    getApp: () => app,
+    Page: (options) => void (definition = options),
+    setTimeout,
+    clearTimeout,
+    console,
+  });
   const cache = new Map();
   const load = (file) => {
     if (cache.has(file)) return cache.get(file).exports;
@@ -551,7 +613,10 @@ function launch(dir, createHost, storage, allowedOrigins, pagePath = 'pages/orde
   const until = (test) => {
     const from = patches.length;
     return new Promise((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error('the page showed nothing matching within 30 s; it showed ' + JSON.stringify(patches.slice(from)))), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error('the page showed nothing matching within 30 s; it showed ' + JSON.stringify(patches.slice(from)))),
+        30_000,
+      );
       const look = () => (patches.slice(from).some(test) ? (clearTimeout(timer), resolvePromise()) : waiters.push(look));
       look();
     });
@@ -561,6 +626,13 @@ function launch(dir, createHost, storage, allowedOrigins, pagePath = 'pages/orde
 }
 
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', '<br>');
-process.stdout.write('| check | result | s | notes |\n|---|---|---|---|\n' + rows.map((row) => `| ${cell(row.what)} | ${row.ok ? 'ok' : '**FAILED**'} | ${row.seconds.toFixed(1)} | ${cell(row.note)} |\n`).join(''));
-process.stdout.write(`\n${rows.filter((r) => r.ok).length} of ${rows.length} checks passed in ${((performance.now() - started) / 1000).toFixed(0)} s` + (process.env.KEEP_TMP ? ` (projects kept in ${tmp})` : '') + '\n');
+process.stdout.write(
+  '| check | result | s | notes |\n|---|---|---|---|\n' +
+    rows.map((row) => `| ${cell(row.what)} | ${row.ok ? 'ok' : '**FAILED**'} | ${row.seconds.toFixed(1)} | ${cell(row.note)} |\n`).join(''),
+);
+process.stdout.write(
+  `\n${rows.filter((r) => r.ok).length} of ${rows.length} checks passed in ${((performance.now() - started) / 1000).toFixed(0)} s` +
+    (process.env.KEEP_TMP ? ` (projects kept in ${tmp})` : '') +
+    '\n',
+);
 process.exit(rows.some((row) => !row.ok) ? 1 : 0);

@@ -35,7 +35,10 @@ function anchors(file: string): Set<string> {
   const result = new Set<string>();
   for (const [, heading] of prose(readFileSync(file, 'utf8')).matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
-    const slug = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     result.add(count === 0 ? slug : `${slug}-${count}`);
@@ -46,7 +49,9 @@ function anchors(file: string): Set<string> {
 /** The broken relative links of one Markdown file, as `file: target (why)`. */
 function brokenLinks(file: string): string[] {
   const text = prose(readFileSync(file, 'utf8')).replace(/`[^`\n]*`/g, '');
-  const targets = [...text.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g), ...text.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map((m) => m[1]);
+  const targets = [...text.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g), ...text.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map(
+    (m) => m[1],
+  );
   const broken: string[] = [];
   for (const target of targets) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:

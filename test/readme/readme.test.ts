@@ -68,9 +68,26 @@ function writeProjects(): Record<string, string> {
   // A mini-program's page files are CommonJS: .cjs keeps them so inside this ESM package.
   for (const f of mini) writeFileSync(join(dir, 'mini', f.replace(/\.js$/, '.cjs')), readFileSync(join('examples', f)));
   const projects = {
-    web: { compilerOptions: { ...strict, module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] }, include: ['web/*.ts', ...examples.filter((f) => f.startsWith('browser-')).map((f) => '../examples/' + f)] },
-    node: { compilerOptions: { ...strict, module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022'], types: ['node'] }, include: ['node/*.ts', ...examples.filter((f) => !/^(browser|miniprogram)-/.test(f)).map((f) => '../examples/' + f)] },
-    mini: { compilerOptions: { ...strict, module: 'Node16', moduleResolution: 'Node16', allowJs: true, checkJs: true, lib: ['ES2017'], types: ['miniprogram-api-typings'] }, include: ['mini/*.cjs'] },
+    web: {
+      compilerOptions: { ...strict, module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] },
+      include: ['web/*.ts', ...examples.filter((f) => f.startsWith('browser-')).map((f) => '../examples/' + f)],
+    },
+    node: {
+      compilerOptions: { ...strict, module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022'], types: ['node'] },
+      include: ['node/*.ts', ...examples.filter((f) => !/^(browser|miniprogram)-/.test(f)).map((f) => '../examples/' + f)],
+    },
+    mini: {
+      compilerOptions: {
+        ...strict,
+        module: 'Node16',
+        moduleResolution: 'Node16',
+        allowJs: true,
+        checkJs: true,
+        lib: ['ES2017'],
+        types: ['miniprogram-api-typings'],
+      },
+      include: ['mini/*.cjs'],
+    },
   };
   const paths: Record<string, string> = {};
   for (const [name, config] of Object.entries(projects)) {

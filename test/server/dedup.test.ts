@@ -115,7 +115,9 @@ describe('a custom dedup store', () => {
 
   test('anything else without the four methods -> ConfigError naming the missing ones', () => {
     expect(() => createWebhookHandler({ secret, dedup: {} as never, onLogisticsUpdated: () => {} })).toThrow(/has no claim, renew, complete, release/);
-    expect(() => createWebhookHandler({ secret, dedup: { claim() {}, release() {}, renew() {} } as never, onLogisticsUpdated: () => {} })).toThrow(/has no complete$/);
+    expect(() => createWebhookHandler({ secret, dedup: { claim() {}, release() {}, renew() {} } as never, onLogisticsUpdated: () => {} })).toThrow(
+      /has no complete$/,
+    );
   });
 
   test('a store written to the interface in a few lines (a Map here; a SQL table the same way) works', async () => {
@@ -181,7 +183,11 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
     const first = doorA.send(await push());
     await vi.waitFor(() => expect(a.calls).toHaveLength(1));
     const during = await doorB.send(await push());
-    expect([during.status, during.headers['retry-after'], during.json]).toEqual([503, '30', { error: 'this push is being processed by another delivery; retry later' }]);
+    expect([during.status, during.headers['retry-after'], during.json]).toEqual([
+      503,
+      '30',
+      { error: 'this push is being processed by another delivery; retry later' },
+    ]);
     finish();
     expect((await first).status).toBe(200);
     const after = await doorB.send(await push());
@@ -229,7 +235,13 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
 
 describe('webhook dedup', () => {
   const request = async () => new Request('http://partner.example/hook', { method: 'POST', ...(await push()) });
-  const store = (claim: WebhookDedupStore['claim'], more: Partial<WebhookDedupStore> = {}): WebhookDedupStore => ({ claim, renew: () => true, complete: () => {}, release: () => {}, ...more });
+  const store = (claim: WebhookDedupStore['claim'], more: Partial<WebhookDedupStore> = {}): WebhookDedupStore => ({
+    claim,
+    renew: () => true,
+    complete: () => {},
+    release: () => {},
+    ...more,
+  });
 
   test('a store that throws: the push is processed anyway (fail open) and the failure reported', async () => {
     const route = setup(
@@ -326,8 +338,12 @@ describe('webhook dedup', () => {
 
   test('options: an unknown key or a lease shorter than two dedup timeouts -> ConfigError', () => {
     const base = { secret, dedup: createMemoryDedupStore(), onLogisticsUpdated: () => {} };
-    expect(() => createWebhookHandler({ ...base, dedupLease: 5000 } as never)).toThrow(/unknown createWebhookHandler option "dedupLease"; did you mean "dedupLeaseMs"\?/);
-    expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 1500, dedupTimeoutMs: 1000 })).toThrow(/dedupLeaseMs \(1500\) must be at least twice dedupTimeoutMs \(1000\)/);
+    expect(() => createWebhookHandler({ ...base, dedupLease: 5000 } as never)).toThrow(
+      /unknown createWebhookHandler option "dedupLease"; did you mean "dedupLeaseMs"\?/,
+    );
+    expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 1500, dedupTimeoutMs: 1000 })).toThrow(
+      /dedupLeaseMs \(1500\) must be at least twice dedupTimeoutMs \(1000\)/,
+    );
     expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 0 })).toThrow(/dedupLeaseMs must be a whole number from 1/);
   });
 

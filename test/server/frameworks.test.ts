@@ -147,7 +147,9 @@ describe.each(Object.entries(frameworks))('%s recipe', (name, framework) => {
     output.restore();
     expect(result.status).toBe(401);
     expect(saved).toEqual([]);
-    expect(output.lines).toEqual([expect.stringMatching(/^warn \[channel-sdk\] webhook signature -> 401: the x-channel-webhook-signature header does not match the body/)]);
+    expect(output.lines).toEqual([
+      expect.stringMatching(/^warn \[channel-sdk\] webhook signature -> 401: the x-channel-webhook-signature header does not match the body/),
+    ]);
   });
 
   test('a push near 1 MiB -> 200 (no 100 KB parser limit in the way); over 1 MiB -> 413', async () => {
@@ -162,7 +164,11 @@ describe.each(Object.entries(frameworks))('%s recipe', (name, framework) => {
   });
 
   test('another JSON route in the same app is unaffected', async () => {
-    const response = await fetch(app.url + '/api/orders', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order_no":"SO1","n":1}' });
+    const response = await fetch(app.url + '/api/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"order_no":"SO1","n":1}',
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ received: { order_no: 'SO1', n: 1 } });
   });

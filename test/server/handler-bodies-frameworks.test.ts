@@ -62,7 +62,10 @@ async function stall(port: number): Promise<Stalled> {
 }
 
 const closed = (clients: Stalled[], timeout: number) =>
-  vi.waitFor(() => expect(clients.map((c) => (c.closed ? 'closed' : 'open, answered ' + (c.status ?? 'nothing')))).toEqual(clients.map(() => 'closed')), { timeout, interval: 100 });
+  vi.waitFor(() => expect(clients.map((c) => (c.closed ? 'closed' : 'open, answered ' + (c.status ?? 'nothing')))).toEqual(clients.map(() => 'closed')), {
+    timeout,
+    interval: 100,
+  });
 
 test('Express, Fastify, Koa and Hono recipes: a stalled body -> 408 at the default 8 s and the connection closed; a push meanwhile -> 200', async () => {
   const ports = {
@@ -74,7 +77,9 @@ test('Express, Fastify, Koa and Hono recipes: a stalled body -> 408 at the defau
   const output = captureConsole();
   try {
     const clients = await Promise.all(Object.values(ports).map((port) => stall(port)));
-    const pushed = await Promise.all(Object.values(ports).map((port) => sandbox.pushLogistics(sampleLogistics, { url: `http://127.0.0.1:${port}/webhooks/channel` })));
+    const pushed = await Promise.all(
+      Object.values(ports).map((port) => sandbox.pushLogistics(sampleLogistics, { url: `http://127.0.0.1:${port}/webhooks/channel` })),
+    );
     expect(pushed.map((p) => p.status)).toEqual([200, 200, 200, 200]);
     await closed(clients, 30_000);
     expect(Object.fromEntries(Object.keys(ports).map((name, i) => [name, clients[i].status]))).toEqual({ express: 408, fastify: 408, koa: 408, hono: 408 });

@@ -139,7 +139,11 @@ describe('a bound on bytes in flight (maxBufferedBytes)', () => {
     await vi.waitFor(() => expect(server.accepted.length).toBe(2));
     await serverRead(server, 0, Buffer.byteLength(body));
     await serverRead(server, 1, Buffer.byteLength(body));
-    const refused = await fetch(server.url + '/hook', { method: 'POST', headers: { 'x-channel-webhook-signature': await signWebhookBody(body, secret) }, body });
+    const refused = await fetch(server.url + '/hook', {
+      method: 'POST',
+      headers: { 'x-channel-webhook-signature': await signWebhookBody(body, secret) },
+      body,
+    });
     expect([refused.status, refused.headers.get('retry-after'), refused.headers.get('connection')]).toEqual([503, '8', 'close']);
     release();
     expect(await Promise.all(held)).toEqual([200, 200]);
@@ -163,12 +167,18 @@ describe('a bound on bytes in flight (maxBufferedBytes)', () => {
 describe('options', () => {
   test('unknown keys and wrong values -> ConfigError naming the option', () => {
     const base = { secret, onLogisticsUpdated: () => {} };
-    expect(() => createWebhookHandler({ ...base, bodyTimeout: 5000 } as never)).toThrow(/unknown createWebhookHandler option "bodyTimeout"; did you mean "bodyTimeoutMs"\?/);
+    expect(() => createWebhookHandler({ ...base, bodyTimeout: 5000 } as never)).toThrow(
+      /unknown createWebhookHandler option "bodyTimeout"; did you mean "bodyTimeoutMs"\?/,
+    );
     expect(() => createWebhookHandler({ ...base, timeout: 5000 } as never)).toThrow(/did you mean "bodyTimeoutMs"\?/);
     expect(() => createWebhookHandler({ ...base, limit: '1mb' } as never)).toThrow(/did you mean "maxBodyBytes"\?/);
     expect(() => createWebhookHandler({ ...base, maxBufferBytes: 1 } as never)).toThrow(/did you mean "maxBufferedBytes"\?/);
-    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 0 })).toThrow(/bodyTimeoutMs must be a whole number from 1 to 2147483647 \(e\.g\. 8000\); got 0/);
+    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 0 })).toThrow(
+      /bodyTimeoutMs must be a whole number from 1 to 2147483647 \(e\.g\. 8000\); got 0/,
+    );
     expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: '8s' as never })).toThrow(/got "8s"/);
-    expect(() => createWebhookHandler({ ...base, maxBufferedBytes: 1000, maxBodyBytes: 2000 })).toThrow(/maxBufferedBytes \(1000\) must be at least maxBodyBytes \(2000\)/);
+    expect(() => createWebhookHandler({ ...base, maxBufferedBytes: 1000, maxBodyBytes: 2000 })).toThrow(
+      /maxBufferedBytes \(1000\) must be at least maxBodyBytes \(2000\)/,
+    );
   });
 });

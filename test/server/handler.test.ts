@@ -40,11 +40,39 @@ describe.each(doors)('webhook status matrix through %s', (_door, open) => {
   describe.each(cryptos)('%s', (_crypto, create) => {
     const cases: Array<[string, number, () => Promise<Sent>, unknown, string[], unknown[], Partial<WebhookHandlerOptions>?]> = [
       ['signed push', 200, () => signed(PROJECT_BODY), { ok: true }, [], ['SO20240601001']],
-      ['upper-case signature', 200, async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': (await sign(PROJECT_BODY)).toUpperCase() } }), { ok: true }, [], ['SO20240601001']],
+      [
+        'upper-case signature',
+        200,
+        async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': (await sign(PROJECT_BODY)).toUpperCase() } }),
+        { ok: true },
+        [],
+        ['SO20240601001'],
+      ],
       ['missing signature', 401, async () => ({ body: PROJECT_BODY }), { error: 'invalid signature' }, ['signature'], []],
-      ['signature not 64 hex', 401, async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': 'sha256=' + (await sign(PROJECT_BODY)) } }), { error: 'invalid signature' }, ['signature'], []],
-      ['wrong signature', 401, async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) } }), { error: 'invalid signature' }, ['signature'], []],
-      ['tampered body', 401, async () => ({ body: PROJECT_BODY.replace('SF', 'YT'), headers: { 'x-channel-webhook-signature': await sign(PROJECT_BODY) } }), { error: 'invalid signature' }, ['signature'], []],
+      [
+        'signature not 64 hex',
+        401,
+        async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': 'sha256=' + (await sign(PROJECT_BODY)) } }),
+        { error: 'invalid signature' },
+        ['signature'],
+        [],
+      ],
+      [
+        'wrong signature',
+        401,
+        async () => ({ body: PROJECT_BODY, headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) } }),
+        { error: 'invalid signature' },
+        ['signature'],
+        [],
+      ],
+      [
+        'tampered body',
+        401,
+        async () => ({ body: PROJECT_BODY.replace('SF', 'YT'), headers: { 'x-channel-webhook-signature': await sign(PROJECT_BODY) } }),
+        { error: 'invalid signature' },
+        ['signature'],
+        [],
+      ],
       ['signed, not JSON', 400, () => signed('{"event":'), { error: 'invalid payload' }, ['payload'], []],
       ['signed, not UTF-8', 400, () => signed(bytes('{"event":"logistics.updated","x":"', [0xc3, 0x28], '"}')), { error: 'invalid payload' }, ['payload'], []],
       ['signed, UTF-8 BOM before the JSON', 200, () => signed(bytes([0xef, 0xbb, 0xbf], PROJECT_BODY)), { ok: true }, [], ['SO20240601001']],
@@ -53,11 +81,42 @@ describe.each(doors)('webhook status matrix through %s', (_door, open) => {
       ['another event type', 200, () => signed('{"event":"order.created","x":1}'), { ok: true }, [], ['order.created']],
       ['GET', 405, async () => ({ method: 'GET' }), { error: 'method not allowed' }, ['method'], []],
       ['PUT', 405, () => signed(PROJECT_BODY, { method: 'PUT' }), { error: 'method not allowed' }, ['method'], []],
-      ['2 MiB body', 413, () => signed('{"event":"logistics.updated","pad":"' + 'x'.repeat(2 * 1024 * 1024) + '"}'), { error: 'payload too large' }, ['size'], []],
-      ['callback throws', 500, () => signed(PROJECT_BODY), { error: 'handler failed' }, ['callback'], [], { onLogisticsUpdated: () => Promise.reject(new Error('database down')) }],
-      ['secret function returns nothing (fails closed, even unsigned)', 500, async () => ({ body: PROJECT_BODY }), { error: 'webhook secret not configured' }, ['config'], [], { secret: () => undefined }],
+      [
+        '2 MiB body',
+        413,
+        () => signed('{"event":"logistics.updated","pad":"' + 'x'.repeat(2 * 1024 * 1024) + '"}'),
+        { error: 'payload too large' },
+        ['size'],
+        [],
+      ],
+      [
+        'callback throws',
+        500,
+        () => signed(PROJECT_BODY),
+        { error: 'handler failed' },
+        ['callback'],
+        [],
+        { onLogisticsUpdated: () => Promise.reject(new Error('database down')) },
+      ],
+      [
+        'secret function returns nothing (fails closed, even unsigned)',
+        500,
+        async () => ({ body: PROJECT_BODY }),
+        { error: 'webhook secret not configured' },
+        ['config'],
+        [],
+        { secret: () => undefined },
+      ],
       ['secret function returns the secret', 200, () => signed(PROJECT_BODY), { ok: true }, [], ['SO20240601001'], { secret: async () => secret }],
-      ['empty secret with allowUnsigned, unsigned push', 200, async () => ({ body: PROJECT_BODY }), { ok: true }, [], ['SO20240601001'], { secret: '', allowUnsigned: true }],
+      [
+        'empty secret with allowUnsigned, unsigned push',
+        200,
+        async () => ({ body: PROJECT_BODY }),
+        { ok: true },
+        [],
+        ['SO20240601001'],
+        { secret: '', allowUnsigned: true },
+      ],
     ];
 
     let door: Door | undefined;
@@ -85,7 +144,10 @@ describe.each(doors)('webhook status matrix through %s', (_door, open) => {
         door = await open(route.handler);
         const good = await door.send({ body: vector.body, headers: { 'x-channel-webhook-signature': vector.hex } });
         const upper = await door.send({ body: vector.body, headers: { 'x-channel-webhook-signature': vector.hex.toUpperCase() } });
-        const flipped = await door.send({ body: vector.body, headers: { 'x-channel-webhook-signature': (vector.hex[0] === 'a' ? 'b' : 'a') + vector.hex.slice(1) } });
+        const flipped = await door.send({
+          body: vector.body,
+          headers: { 'x-channel-webhook-signature': (vector.hex[0] === 'a' ? 'b' : 'a') + vector.hex.slice(1) },
+        });
         await door.close();
         door = undefined;
         const expected = vector.body === PROJECT_BODY ? 200 : 400;
@@ -136,7 +198,11 @@ describe('createWebhookHandler', () => {
   test('a request without a well-formed signature is refused before its body is read', async () => {
     const { handler } = setup(create);
     for (const signature of [undefined, 'not-hex']) {
-      const request = new Request('http://partner.example/hook', { method: 'POST', headers: signature ? { 'x-channel-webhook-signature': signature } : {}, body: PROJECT_BODY });
+      const request = new Request('http://partner.example/hook', {
+        method: 'POST',
+        headers: signature ? { 'x-channel-webhook-signature': signature } : {},
+        body: PROJECT_BODY,
+      });
       expect((await handler(request)).status).toBe(401);
       expect([request.bodyUsed, request.body!.locked]).toEqual([false, false]);
     }
@@ -240,7 +306,11 @@ describe('createWebhookHandler', () => {
     const slow = create({ secret, onError: boom, slowCallbackMs: 10, onLogisticsUpdated: () => new Promise((r) => setTimeout(r, 40)) });
     expect((await slow(await post())).status).toBe(200);
     const refusing = create({ secret, onError: boom, onLogisticsUpdated: () => {} });
-    const forged = new Request('http://partner.example/hook', { method: 'POST', headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) }, body: PROJECT_BODY });
+    const forged = new Request('http://partner.example/hook', {
+      method: 'POST',
+      headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) },
+      body: PROJECT_BODY,
+    });
     expect((await refusing(forged)).status).toBe(401);
   });
 
@@ -248,13 +318,17 @@ describe('createWebhookHandler', () => {
     const output = captureConsole();
     try {
       const handler = create({ secret, onLogisticsUpdated: () => {} });
-      await handler(new Request('http://partner.example/hook', { method: 'POST', headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) }, body: PROJECT_BODY }));
+      await handler(
+        new Request('http://partner.example/hook', { method: 'POST', headers: { 'x-channel-webhook-signature': 'ab'.repeat(32) }, body: PROJECT_BODY }),
+      );
       const unsigned = create({ secret: '', allowUnsigned: true, onLogisticsUpdated: () => {} });
       await unsigned(new Request('http://partner.example/hook', { method: 'POST', body: PROJECT_BODY }));
     } finally {
       output.restore();
     }
-    expect(output.lines).toEqual(['warn [channel-sdk] webhook signature -> 401: the x-channel-webhook-signature header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)']);
+    expect(output.lines).toEqual([
+      'warn [channel-sdk] webhook signature -> 401: the x-channel-webhook-signature header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)',
+    ]);
     expect(output.lines.join()).not.toContain(secret);
     expect(output.lines.join()).not.toContain('SO20240601001');
   });

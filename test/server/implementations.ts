@@ -33,7 +33,17 @@ export const vectors: Array<{ name: string; key: string | Uint8Array; body: stri
     body: 'Test Using Larger Than Block-Size Key - Hash Key First',
     hex: '60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54',
   },
-  { name: 'Wikipedia HMAC', key: 'key', body: 'The quick brown fox jumps over the lazy dog', hex: 'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8' },
+  {
+    name: 'Wikipedia HMAC',
+    key: 'key',
+    body: 'The quick brown fox jumps over the lazy dog',
+    hex: 'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8',
+  },
   { name: 'octokit test', key: 'mysecret', body: '{"foo":"bar"}', hex: '4864d2759938a15468b5df9ade20bf161da9b4f737ea61794142f3484236bda3' },
-  { name: 'project logistics body (Chinese text)', key: 'test_secret_123', body: PROJECT_BODY, hex: '38b2b7efb5d1b02a1d32eb2cce6cd8d1576d137398a776a0fe22f5732e0dcdfb' },
+  {
+    name: 'project logistics body (Chinese text)',
+    key: 'test_secret_123',
+    body: PROJECT_BODY,
+    hex: '38b2b7efb5d1b02a1d32eb2cce6cd8d1576d137398a776a0fe22f5732e0dcdfb',
+  },
 ];

@@ -94,7 +94,10 @@ describe('toNodeHandler', () => {
     const { handler } = webhook();
     const { url } = await serve(handler);
     const signature = await signWebhookBody('x', secret);
-    const text = await rawExchange(url, `POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Channel-Webhook-Signature: ${signature}\r\nContent-Length: 52428800\r\n\r\n{"a":`);
+    const text = await rawExchange(
+      url,
+      `POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Channel-Webhook-Signature: ${signature}\r\nContent-Length: 52428800\r\n\r\n{"a":`,
+    );
     expect(text).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
     expect(text).toMatch(/\{"error":"payload too large"\}$/);
   });
@@ -159,11 +162,7 @@ describe('toNodeHandler', () => {
     const { handler, received } = webhook();
     const app = express();
     app.post('/raw', express.raw({ type: 'application/json', limit: '2mb' }), toNodeHandler(handler));
-    app.post(
-      '/verify',
-      express.json({ verify: (req, _res, buf) => void ((req as typeof req & { rawBody?: Buffer }).rawBody = buf) }),
-      toNodeHandler(handler),
-    );
+    app.post('/verify', express.json({ verify: (req, _res, buf) => void ((req as typeof req & { rawBody?: Buffer }).rawBody = buf) }), toNodeHandler(handler));
     const { createServer } = await import('node:http');
     const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

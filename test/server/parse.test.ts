@@ -1,5 +1,13 @@
 import { describe, expect, test } from 'vitest';
-import { compareLogistics, ConfigError, latestEventTime, parseWebhook, signWebhookBody, WebhookPayloadError, WebhookSignatureError } from '../../src/server-node.js';
+import {
+  compareLogistics,
+  ConfigError,
+  latestEventTime,
+  parseWebhook,
+  signWebhookBody,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../../src/server-node.js';
 import type { Logistics } from '../../src/server-node.js';
 import { PROJECT_BODY } from './implementations.js';
 
@@ -56,7 +64,11 @@ describe('parseWebhook', () => {
     ['no event', '{"logistics":{}}', /event: expected string/],
     ['no order_no', '{"event":"logistics.updated","logistics":{"shipments":[]}}', /logistics\.order_no: expected string/],
     ['shipments not an array', '{"event":"logistics.updated","logistics":{"order_no":"A","shipments":{}}}', /logistics\.shipments: expected array/],
-    ['a number where a string goes', '{"event":"logistics.updated","logistics":{"order_no":"A","shipments":[{"tracking_no":5}]}}', /logistics\.shipments\.0\.tracking_no: expected string/],
+    [
+      'a number where a string goes',
+      '{"event":"logistics.updated","logistics":{"order_no":"A","shipments":[{"tracking_no":5}]}}',
+      /logistics\.shipments\.0\.tracking_no: expected string/,
+    ],
   ])('%s -> WebhookPayloadError naming the path', async (_label, body, message) => {
     const error = await parseWebhook(await signed(body)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookPayloadError);
@@ -71,7 +83,10 @@ describe('parseWebhook', () => {
 });
 
 describe('snapshots', () => {
-  const snap = (times: string[], shipped?: string): Logistics => ({ order_no: 'A', shipments: [{ shipped_at: shipped, events: times.map((time) => ({ time })) }] });
+  const snap = (times: string[], shipped?: string): Logistics => ({
+    order_no: 'A',
+    shipments: [{ shipped_at: shipped, events: times.map((time) => ({ time })) }],
+  });
   test('latestEventTime takes the newest event or shipped_at across shipments, across offsets', () => {
     expect(latestEventTime(snap(['2024-06-01T12:00:00+08:00', '2024-06-01T05:00:00Z'], '2024-06-01T10:00:00+08:00'))).toBe(Date.parse('2024-06-01T05:00:00Z'));
     expect(latestEventTime({ order_no: 'A', shipments: [] })).toBeUndefined();

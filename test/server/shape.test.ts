@@ -11,20 +11,54 @@ const parsePayload = (raw: string) => parse(raw, nodeCrypto.utf8);
 const json = fc.jsonValue({ maxDepth: 2 });
 const text = fc.string({ maxLength: 3 });
 /** Mostly the right type, sometimes missing, sometimes anything. */
-const field = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ weight: 24, arbitrary: valid }, { weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: json });
+const field = <T>(valid: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 24, arbitrary: valid }, { weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: json });
 const optional = { requiredKeys: [] as never[] };
-const trackingEvent = fc.oneof({ weight: 24, arbitrary: fc.record({ time: field(text), status: field(text), desc: field(text), note: json }, optional) }, { weight: 1, arbitrary: json });
+const trackingEvent = fc.oneof(
+  { weight: 24, arbitrary: fc.record({ time: field(text), status: field(text), desc: field(text), note: json }, optional) },
+  { weight: 1, arbitrary: json },
+);
 const shipment = fc.oneof(
-  { weight: 24, arbitrary: fc.record({ tracking_no: field(text), express_company: field(text), express_code: field(text), shipment_status: field(text), shipped_at: field(text), events: field(fc.array(trackingEvent, { maxLength: 3 })), more: json }, optional) },
+  {
+    weight: 24,
+    arbitrary: fc.record(
+      {
+        tracking_no: field(text),
+        express_company: field(text),
+        express_code: field(text),
+        shipment_status: field(text),
+        shipped_at: field(text),
+        events: field(fc.array(trackingEvent, { maxLength: 3 })),
+        more: json,
+      },
+      optional,
+    ),
+  },
   { weight: 1, arbitrary: json },
 );
 const logistics = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ order_no: field(text), partner_order_no: field(text), shipments: field(fc.array(shipment, { maxLength: 3 })), more: json }, { requiredKeys: ['order_no', 'shipments'] }) },
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      { order_no: field(text), partner_order_no: field(text), shipments: field(fc.array(shipment, { maxLength: 3 })), more: json },
+      { requiredKeys: ['order_no', 'shipments'] },
+    ),
+  },
   { weight: 1, arbitrary: json },
 );
 const body = fc
   .oneof(
-    { weight: 8, arbitrary: fc.record({ event: fc.oneof({ weight: 6, arbitrary: fc.constant('logistics.updated') }, { weight: 1, arbitrary: text }, { weight: 1, arbitrary: json }), logistics, extra: json }, { requiredKeys: ['event'] }) },
+    {
+      weight: 8,
+      arbitrary: fc.record(
+        {
+          event: fc.oneof({ weight: 6, arbitrary: fc.constant('logistics.updated') }, { weight: 1, arbitrary: text }, { weight: 1, arbitrary: json }),
+          logistics,
+          extra: json,
+        },
+        { requiredKeys: ['event'] },
+      ),
+    },
     { weight: 1, arbitrary: json },
   )
   // What a push really is: JSON text (undefined values drop out).

@@ -4,7 +4,14 @@ import { webCrypto } from '../../src/server/crypto/web.js';
 import { referenceStringToSign, signReference, verifyReferenceSignature } from '../../src/server/tokens/signing.js';
 
 const now = Date.UTC(2026, 10, 22, 5, 0, 0);
-const input = { method: 'POST', url: 'https://c.example/open/api/v1/sdk/tokens', path: '/open/api/v1/sdk/tokens', body: '{"external_user_id":"u1"}', accessKey: 'ak', secretKey: 'sk' };
+const input = {
+  method: 'POST',
+  url: 'https://c.example/open/api/v1/sdk/tokens',
+  path: '/open/api/v1/sdk/tokens',
+  body: '{"external_user_id":"u1"}',
+  accessKey: 'ak',
+  secretKey: 'sk',
+};
 
 test.each([
   ['node:crypto', nodeCrypto],

@@ -21,7 +21,9 @@ export async function stall(port: number, declared: number, sent: number, path =
   const state: Stalled = { head: '', closed: false, socket: undefined as never };
   await new Promise<void>((resolve) => {
     state.socket = connect(port, '127.0.0.1', () => {
-      state.socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Channel-Webhook-Signature: ${signature}\r\nContent-Length: ${declared}\r\n\r\n`);
+      state.socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Channel-Webhook-Signature: ${signature}\r\nContent-Length: ${declared}\r\n\r\n`,
+      );
       state.socket.write(Buffer.alloc(sent, 'x'), () => resolve());
     });
   });

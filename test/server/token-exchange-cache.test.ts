@@ -18,10 +18,12 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const tokenFor = (expiresIn: number) => (body: { external_user_id: string }): [number, unknown] => [
-  200,
-  { code: 0, data: { access_token: makeJwt({ sub: body.external_user_id, r: Math.random() }), expires_in: expiresIn, token_type: 'Bearer' } },
-];
+const tokenFor =
+  (expiresIn: number) =>
+  (body: { external_user_id: string }): [number, unknown] => [
+    200,
+    { code: 0, data: { access_token: makeJwt({ sub: body.external_user_id, r: Math.random() }), expires_in: expiresIn, token_type: 'Bearer' } },
+  ];
 const never = () => new Promise<never>(() => {});
 
 /** A Map-backed cache that records every call; `lock` is a plain in-process lock with expiry. */
@@ -100,11 +102,29 @@ test('a token is handed out until min(cacheMargin, half its life) before expiry'
 });
 
 test.each([
-  ['get throws', { get: () => { throw new Error('boom'); } }, 'get', 'error'],
+  [
+    'get throws',
+    {
+      get: () => {
+        throw new Error('boom');
+      },
+    },
+    'get',
+    'error',
+  ],
   ['get rejects', { get: () => Promise.reject(new Error('boom')) }, 'get', 'error'],
   ['get never answers', { get: never }, 'get', 'timeout'],
   ['get returns junk', { get: () => Promise.resolve('{"accessToken":' as never) }, 'get', 'invalid'],
-  ['set throws', { set: () => { throw new Error('ERR invalid expire time'); } }, 'set', 'error'],
+  [
+    'set throws',
+    {
+      set: () => {
+        throw new Error('ERR invalid expire time');
+      },
+    },
+    'set',
+    'error',
+  ],
   ['set never answers', { set: never }, 'set', 'timeout'],
   ['lock rejects', { lock: () => Promise.reject(new Error('NOSCRIPT')) }, 'lock', 'error'],
   ['lock never answers', { lock: never }, 'lock', 'timeout'],
@@ -112,7 +132,14 @@ test.each([
   const service = await endpoint({ delayMs: 5 });
   const { cache } = recordingCache({ lock: true });
   const reports: TokenCacheErrorInfo[] = [];
-  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: { ...cache, ...broken } as TokenCache, timeout: 200, onCacheError: (e) => reports.push(e) });
+  const exchange = createTokenExchange({
+    baseUrl: service.url,
+    accessKey,
+    secretKey,
+    cache: { ...cache, ...broken } as TokenCache,
+    timeout: 200,
+    onCacheError: (e) => reports.push(e),
+  });
   const tokens = await Promise.all([exchange.getToken('u'), exchange.getToken('u'), exchange.getToken('u')]);
   expect(new Set(tokens.map((t) => t.accessToken)).size).toBe(1); // joined callers all got the fresh token
   expect(service.calls).toHaveLength(1);
@@ -139,10 +166,17 @@ test('reports never carry a token or the secret, even when the cache error does'
 test('without onCacheError, the first cache failure is one console.warn, without the token', async () => {
   const service = await endpoint();
   const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: { get: () => Promise.reject(new Error('ECONNREFUSED')), set: () => {} } });
+  const exchange = createTokenExchange({
+    baseUrl: service.url,
+    accessKey,
+    secretKey,
+    cache: { get: () => Promise.reject(new Error('ECONNREFUSED')), set: () => {} },
+  });
   const tokens = [await exchange.getToken('a'), await exchange.getToken('b')];
   expect(warn).toHaveBeenCalledTimes(1);
-  expect(String(warn.mock.calls[0][0])).toMatch(/token cache get failed \(Error: ECONNREFUSED\); asking the token endpoint instead, and skipping the cache for 5000 ms\. Pass onCacheError/);
+  expect(String(warn.mock.calls[0][0])).toMatch(
+    /token cache get failed \(Error: ECONNREFUSED\); asking the token endpoint instead, and skipping the cache for 5000 ms\. Pass onCacheError/,
+  );
   for (const token of tokens) expect(String(warn.mock.calls[0][0])).not.toContain(token.accessToken);
 });
 
@@ -177,7 +211,7 @@ test('cached values are copied out: a caller mutating its token changes nothing 
   expect(service.calls).toHaveLength(1);
 });
 
-test('with a lock: two exchanges on one cache make one service call; the waiter reads the holder\'s token', async () => {
+test("with a lock: two exchanges on one cache make one service call; the waiter reads the holder's token", async () => {
   const service = await endpoint({ delayMs: 80 });
   const { cache, locks } = recordingCache({ lock: true });
   const [one, two] = [0, 1].map(() => createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache }));
@@ -260,7 +294,15 @@ test('the cache breaker: after a failure the cache is skipped for cacheCooldown 
     lock: (key, ttl) => (calls++, broken ? never() : (cache.lock as NonNullable<TokenCache['lock']>)(key, ttl)),
   };
   const reports: TokenCacheErrorInfo[] = [];
-  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: flaky, cacheTimeout: 50, cacheCooldown: 300, onCacheError: (e) => reports.push(e) });
+  const exchange = createTokenExchange({
+    baseUrl: service.url,
+    accessKey,
+    secretKey,
+    cache: flaky,
+    cacheTimeout: 50,
+    cacheCooldown: 300,
+    onCacheError: (e) => reports.push(e),
+  });
   await Promise.all([exchange.getToken('a'), exchange.getToken('b'), exchange.getToken('c')]);
   expect(reports).toEqual([{ operation: 'get', reason: 'timeout', message: 'no answer within 50 ms', skipMs: 300 }]);
   const reached = calls;
@@ -324,7 +366,10 @@ test('forceRefreshWindow: 0 -> every forced refresh calls the service; a shared 
   expect(service.calls).toHaveLength(3);
   // A cache that keeps only the four token fields (forcedAt dropped): forced calls are not shared.
   const { cache, store } = recordingCache();
-  const lossy: TokenCache = { get: cache.get, set: (key, { accessToken, expiresIn, tokenType, expiresAt }, ttl) => cache.set(key, { accessToken, expiresIn, tokenType, expiresAt }, ttl) };
+  const lossy: TokenCache = {
+    get: cache.get,
+    set: (key, { accessToken, expiresIn, tokenType, expiresAt }, ttl) => cache.set(key, { accessToken, expiresIn, tokenType, expiresAt }, ttl),
+  };
   const other = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache: lossy });
   await other.getToken('v', { forceRefresh: true });
   await other.getToken('v', { forceRefresh: true });
@@ -337,7 +382,9 @@ test('forced refreshes across instances sharing a cache with a lock: one token c
   const { cache } = recordingCache({ lock: true });
   const instances = [0, 1, 2, 3].map(() => createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cache }));
   const old = await instances[0].getToken('u');
-  const tokens = await Promise.all(instances.flatMap((exchange) => [exchange.getToken('u', { forceRefresh: true }), exchange.getToken('u', { forceRefresh: true })]));
+  const tokens = await Promise.all(
+    instances.flatMap((exchange) => [exchange.getToken('u', { forceRefresh: true }), exchange.getToken('u', { forceRefresh: true })]),
+  );
   expect(new Set(tokens.map((t) => t.accessToken)).size).toBe(1);
   expect(tokens[0].accessToken).not.toBe(old.accessToken);
   expect(service.calls).toHaveLength(2);

@@ -13,25 +13,32 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
 
-test.each([false, true])("the shared call does not inherit the first caller's signal (forceRefresh: %s): its abort detaches only that caller", async (forceRefresh) => {
-  const service = await endpoint({ delayMs: 100 });
-  const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey });
-  const controller = new AbortController();
-  const first = failure(exchange.getToken('u', { forceRefresh, signal: controller.signal }));
-  const second = exchange.getToken('u', { forceRefresh });
-  const third = exchange.getToken('u', { forceRefresh, signal: new AbortController().signal });
-  await sleep(20);
-  controller.abort();
-  const error = await first;
-  expect(error).toBeInstanceOf(TokenExchangeError);
-  expect(error?.message).toMatch(/getToken was aborted by its signal; the token call goes on for other callers/);
-  expect((error as Error & { cause?: unknown }).cause).toBe(controller.signal.reason);
-  const [a, b] = await Promise.all([second, third]);
-  expect(a).toEqual(b);
-  expect(service.calls).toHaveLength(1);
-});
+test.each([false, true])(
+  "the shared call does not inherit the first caller's signal (forceRefresh: %s): its abort detaches only that caller",
+  async (forceRefresh) => {
+    const service = await endpoint({ delayMs: 100 });
+    const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey });
+    const controller = new AbortController();
+    const first = failure(exchange.getToken('u', { forceRefresh, signal: controller.signal }));
+    const second = exchange.getToken('u', { forceRefresh });
+    const third = exchange.getToken('u', { forceRefresh, signal: new AbortController().signal });
+    await sleep(20);
+    controller.abort();
+    const error = await first;
+    expect(error).toBeInstanceOf(TokenExchangeError);
+    expect(error?.message).toMatch(/getToken was aborted by its signal; the token call goes on for other callers/);
+    expect((error as Error & { cause?: unknown }).cause).toBe(controller.signal.reason);
+    const [a, b] = await Promise.all([second, third]);
+    expect(a).toEqual(b);
+    expect(service.calls).toHaveLength(1);
+  },
+);
 
 test('an aborted signal reads as an abort (not "could not reach"); one aborted before the call sends nothing', async () => {
   const service = await endpoint({ delayMs: 200 });
@@ -55,14 +62,18 @@ test('a stalled response body is bounded by timeout: TokenExchangeError, not a r
   const exchange = createTokenExchange({ baseUrl: server.url, accessKey, secretKey, timeout: 150 });
   const error = await failure(exchange.getToken('u'));
   expect(error).toBeInstanceOf(TokenExchangeError);
-  expect(error?.message).toMatch(/the token endpoint http:\/\/127\.0\.0\.1:\d+\/open\/api\/v1\/sdk\/tokens did not send the whole body of its HTTP 200 answer within 150 ms \(timeout\)/);
+  expect(error?.message).toMatch(
+    /the token endpoint http:\/\/127\.0\.0\.1:\d+\/open\/api\/v1\/sdk\/tokens did not send the whole body of its HTTP 200 answer within 150 ms \(timeout\)/,
+  );
   expect((error as TokenExchangeError).status).toBe(200);
 });
 
 test('a fetch or sign function that never settles is bounded by timeout too', async () => {
   const hanging = () => new Promise<never>(() => {});
   const viaFetch = createTokenExchange({ baseUrl: 'https://channel.example', accessKey, secretKey, timeout: 50, fetch: hanging });
-  await expect(viaFetch.getToken('u')).rejects.toThrow(/the token endpoint https:\/\/channel\.example\/open\/api\/v1\/sdk\/tokens did not answer within 50 ms \(timeout\)/);
+  await expect(viaFetch.getToken('u')).rejects.toThrow(
+    /the token endpoint https:\/\/channel\.example\/open\/api\/v1\/sdk\/tokens did not answer within 50 ms \(timeout\)/,
+  );
   const viaSign = createTokenExchange({ baseUrl: 'https://channel.example', accessKey, secretKey, timeout: 50, sign: hanging });
   await expect(viaSign.getToken('u')).rejects.toThrow(/did not get a signed request \(the sign function is slow\) within 50 ms/);
 });

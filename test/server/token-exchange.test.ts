@@ -62,7 +62,9 @@ test('caches per user; concurrent calls for one user share one request; forceRef
 
 test('a cached token within cacheMargin of expiry is not handed out', async () => {
   const service = await endpoint();
-  const store = new Map([[`${service.url.replace(/:/g, '%3A')}:${accessKey}:u1`, { accessToken: makeJwt({}), expiresIn: 900, tokenType: 'Bearer', expiresAt: Date.now() + 59_000 }]]);
+  const store = new Map([
+    [`${service.url.replace(/:/g, '%3A')}:${accessKey}:u1`, { accessToken: makeJwt({}), expiresIn: 900, tokenType: 'Bearer', expiresAt: Date.now() + 59_000 }],
+  ]);
   const cache: TokenCache = { get: (key) => store.get(key) as never, set: (key, value) => void store.set(key, value as never) };
   const exchange = createTokenExchange({ baseUrl: service.url, accessKey, secretKey, cacheMargin: 60, cache });
   const fresh = await exchange.getToken('u1');
@@ -140,7 +142,12 @@ test('a custom sign function replaces the reference scheme', async () => {
     baseUrl: server.url,
     accessKey,
     secretKey,
-    sign: ({ body, path }) => ({ 'X-Channel-Key': accessKey, 'X-Channel-Timestamp': '1', 'X-Channel-Nonce': 'n', 'X-Channel-Signature': `custom:${path}:${body}` }),
+    sign: ({ body, path }) => ({
+      'X-Channel-Key': accessKey,
+      'X-Channel-Timestamp': '1',
+      'X-Channel-Nonce': 'n',
+      'X-Channel-Signature': `custom:${path}:${body}`,
+    }),
   });
   await exchange.getToken('u9');
   expect(seen).toEqual(['custom:/open/api/v1/sdk/tokens:{"external_user_id":"u9"}']);

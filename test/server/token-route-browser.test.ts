@@ -50,7 +50,8 @@ describe.runIf(hasChromium)('token route in front of a real Chromium', () => {
       route(req, res);
     });
     partnerUrl = partner.url; // http://127.0.0.1:<port>
-    const page = (body: string) => (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html>' + body);
+    const page = (body: string) => (_req: IncomingMessage, res: ServerResponse) =>
+      void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html>' + body);
     sameSite = await listen(page('<title>same site</title>'));
     attacker = await listen(page('<title>attacker</title>'));
     browser = await launchChromium();
@@ -76,7 +77,13 @@ describe.runIf(hasChromium)('token route in front of a real Chromium', () => {
       img.src = target + '/channel-token?force=1&via=img';
       await loaded;
       await fetch(target + '/channel-token?force=1&via=fetch', { mode: 'no-cors', credentials: 'include' });
-      await fetch(target + '/channel-token?via=fetch-post', { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: '{"forceRefresh":true}' });
+      await fetch(target + '/channel-token?via=fetch-post', {
+        method: 'POST',
+        mode: 'no-cors',
+        credentials: 'include',
+        headers: { 'content-type': 'text/plain' },
+        body: '{"forceRefresh":true}',
+      });
       // A classic CSRF form: text/plain, whose body reads {"forceRefresh":true,"x":"="}.
       const frame = document.createElement('iframe');
       frame.name = 'sink';
@@ -102,7 +109,7 @@ describe.runIf(hasChromium)('token route in front of a real Chromium', () => {
     expect(sandbox.stats.tokenCalls - calls).toBe(0);
   });
 
-  test('the partner\'s own page (same origin): GET ?force=1 and a JSON POST get a token; a page of the same site is served too', async () => {
+  test("the partner's own page (same origin): GET ?force=1 and a JSON POST get a token; a page of the same site is served too", async () => {
     seen.length = 0;
     await browser.page.goto(partnerUrl + '/app');
     const answers = await browser.page.evaluate(async () => {

@@ -42,7 +42,10 @@ async function routeServer(extra: Partial<TokenRouteOptions<{ headers: Record<st
 }
 
 /** A raw HTTP request, so that the test sets exactly the headers a browser or a host would (fetch forbids Origin, Referer, Sec-*). */
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; json: { access_token?: string; error?: string } }> {
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; json: { access_token?: string; error?: string } }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
       let text = '';
@@ -99,7 +102,9 @@ describe('resolveUser answers that are not an id (#21.4)', () => {
     ]);
     const error = reports[0][0] as Error;
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toMatch(/resolveUser returned an object with keys id, name \(return its \.id\); return the signed-in user's id as a non-empty string or a finite number/);
+    expect(error.message).toMatch(
+      /resolveUser returned an object with keys id, name \(return its \.id\); return the signed-in user's id as a non-empty string or a finite number/,
+    );
     expect(error.message).not.toMatch(/alice|bob|object Object/);
   });
 
@@ -187,7 +192,11 @@ describe('forced refreshes (#21.5)', () => {
       const forced = await send(route.url + '/t?force=1', { headers: { 'x-user': 'carol' } });
       expect(forced.json.access_token).not.toBe(plain.json.access_token);
       // Within the window, the forced token answers further forced calls; plain calls get it too.
-      const again = await send(route.url + '/t', { method: 'POST', headers: { 'x-user': 'carol', 'content-type': 'application/json' }, body: '{"forceRefresh":true}' });
+      const again = await send(route.url + '/t', {
+        method: 'POST',
+        headers: { 'x-user': 'carol', 'content-type': 'application/json' },
+        body: '{"forceRefresh":true}',
+      });
       expect(again.json.access_token).toBe(forced.json.access_token);
       expect((await send(route.url + '/t', { headers: { 'x-user': 'carol' } })).json.access_token).toBe(forced.json.access_token);
     } finally {
@@ -200,20 +209,64 @@ describe('cross-site requests and non-JSON POSTs are refused (#21.5)', () => {
   const forceBody = '{"forceRefresh":true}';
   test.each([
     ['a cross-site GET (an <img> or link on another site)', 403, { method: 'GET', path: '/t?force=1', headers: { 'sec-fetch-site': 'cross-site' } }],
-    ['a cross-site text/plain POST (a form or no-cors fetch)', 403, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example', 'content-type': 'text/plain' }, body: forceBody }],
-    ['a text/plain POST without Sec-Fetch-Site (an older browser, or curl)', 415, { method: 'POST', headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: forceBody }],
+    [
+      'a cross-site text/plain POST (a form or no-cors fetch)',
+      403,
+      { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example', 'content-type': 'text/plain' }, body: forceBody },
+    ],
+    [
+      'a text/plain POST without Sec-Fetch-Site (an older browser, or curl)',
+      415,
+      { method: 'POST', headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: forceBody },
+    ],
     ['an urlencoded form POST', 415, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'forceRefresh=true' }],
     ['a multipart form POST', 415, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x--' }],
     ['a POST with a body and no Content-Type', 415, { method: 'POST', headers: {}, body: forceBody }],
-    ['an older browser on another origin (Origin, no Sec-Fetch-Site)', 403, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: forceBody }],
+    [
+      'an older browser on another origin (Origin, no Sec-Fetch-Site)',
+      403,
+      { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: forceBody },
+    ],
     ['a sandboxed frame (Origin: null)', 403, { method: 'GET', path: '/t?force=1', headers: { origin: 'null' } }],
-    ['WeChat (no Origin, a servicewechat.com Referer), GET', 200, { method: 'GET', path: '/t?force=1', headers: { referer: 'https://servicewechat.com/wx1234567890/3/page-frame.html', 'user-agent': 'Mozilla/5.0 MicroMessenger/8.0.50 miniProgram' } }],
-    ['WeChat, JSON POST', 200, { method: 'POST', headers: { referer: 'https://servicewechat.com/wx1234567890/3/page-frame.html', 'content-type': 'application/json' }, body: forceBody }],
-    ['Alipay (no Origin, its hybrid Referer), JSON POST', 200, { method: 'POST', headers: { referer: 'https://2021000000000000.hybrid.alipay-eco.com/2021000000000000/0.2.0/index.html', 'content-type': 'application/json' }, body: forceBody }],
-    ['a same-origin page', 200, { method: 'POST', headers: { 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1', 'content-type': 'application/json' }, body: forceBody }],
-    ['a same-site page (another subdomain)', 200, { method: 'GET', path: '/t?force=1', headers: { 'sec-fetch-site': 'same-site', origin: 'https://shop.partner.example' } }],
+    [
+      'WeChat (no Origin, a servicewechat.com Referer), GET',
+      200,
+      {
+        method: 'GET',
+        path: '/t?force=1',
+        headers: { referer: 'https://servicewechat.com/wx1234567890/3/page-frame.html', 'user-agent': 'Mozilla/5.0 MicroMessenger/8.0.50 miniProgram' },
+      },
+    ],
+    [
+      'WeChat, JSON POST',
+      200,
+      { method: 'POST', headers: { referer: 'https://servicewechat.com/wx1234567890/3/page-frame.html', 'content-type': 'application/json' }, body: forceBody },
+    ],
+    [
+      'Alipay (no Origin, its hybrid Referer), JSON POST',
+      200,
+      {
+        method: 'POST',
+        headers: { referer: 'https://2021000000000000.hybrid.alipay-eco.com/2021000000000000/0.2.0/index.html', 'content-type': 'application/json' },
+        body: forceBody,
+      },
+    ],
+    [
+      'a same-origin page',
+      200,
+      { method: 'POST', headers: { 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1', 'content-type': 'application/json' }, body: forceBody },
+    ],
+    [
+      'a same-site page (another subdomain)',
+      200,
+      { method: 'GET', path: '/t?force=1', headers: { 'sec-fetch-site': 'same-site', origin: 'https://shop.partner.example' } },
+    ],
     ['the user typing the URL (Sec-Fetch-Site: none)', 200, { method: 'GET', path: '/t?force=1', headers: { 'sec-fetch-site': 'none' } }],
-    ['an older browser, same origin as the Host', 200, { method: 'POST', headers: { origin: 'http://HOST', 'content-type': 'application/json' }, body: forceBody }],
+    [
+      'an older browser, same origin as the Host',
+      200,
+      { method: 'POST', headers: { origin: 'http://HOST', 'content-type': 'application/json' }, body: forceBody },
+    ],
     ['a server or an app (no browser headers)', 200, { method: 'POST', headers: { 'content-type': 'application/json' }, body: forceBody }],
     ['a POST with no body', 200, { method: 'POST', headers: {} }],
   ] as Array<[string, number, { method: string; path?: string; headers: Record<string, string>; body?: string }]>)('%s -> %i', async (_label, status, sent) => {
@@ -237,8 +290,12 @@ describe('cross-site requests and non-JSON POSTs are refused (#21.5)', () => {
   test('allowedOrigins lets a partner page on another site through, and only it', async () => {
     const route = await routeServer({ allowedOrigins: ['https://partner-shop.example/'] });
     try {
-      const allowed = await send(route.url + '/t?force=1', { headers: { 'x-user': 'erin', 'sec-fetch-site': 'cross-site', origin: 'https://partner-shop.example' } });
-      const other = await send(route.url + '/t?force=1', { headers: { 'x-user': 'erin', 'sec-fetch-site': 'cross-site', origin: 'https://partner-shop.example.evil.example' } });
+      const allowed = await send(route.url + '/t?force=1', {
+        headers: { 'x-user': 'erin', 'sec-fetch-site': 'cross-site', origin: 'https://partner-shop.example' },
+      });
+      const other = await send(route.url + '/t?force=1', {
+        headers: { 'x-user': 'erin', 'sec-fetch-site': 'cross-site', origin: 'https://partner-shop.example.evil.example' },
+      });
       expect([allowed.status, other.status]).toEqual([200, 403]);
     } finally {
       await route.close();
@@ -247,10 +304,14 @@ describe('cross-site requests and non-JSON POSTs are refused (#21.5)', () => {
 
   test('options are checked: an unknown key suggests the right one; allowedOrigins must hold origins', () => {
     const base = { exchange: { getToken: async () => ({ accessToken: 'x', expiresIn: 1 }) }, resolveUser: () => 'u' };
-    expect(() => createTokenRoute({ ...base, allowedOrigin: ['https://a.example'] } as never)).toThrow(/unknown createTokenRoute option "allowedOrigin"; did you mean "allowedOrigins"\?/);
+    expect(() => createTokenRoute({ ...base, allowedOrigin: ['https://a.example'] } as never)).toThrow(
+      /unknown createTokenRoute option "allowedOrigin"; did you mean "allowedOrigins"\?/,
+    );
     expect(() => createTokenRoute({ ...base, onerror: () => {} } as never)).toThrow(/did you mean "onError"/);
     expect(() => createTokenRoute({ ...base, allowedOrigins: 'https://a.example' } as never)).toThrow(/allowedOrigins must be an array of origins/);
-    expect(() => createTokenRoute({ ...base, allowedOrigins: ['https://a.example/shop'] })).toThrow(/allowedOrigins\[0\] must be an origin: scheme, host and port only/);
+    expect(() => createTokenRoute({ ...base, allowedOrigins: ['https://a.example/shop'] })).toThrow(
+      /allowedOrigins\[0\] must be an origin: scheme, host and port only/,
+    );
     expect(() => createTokenRoute({ ...base, allowedOrigins: ['a.example'] })).toThrow(/allowedOrigins\[0\]/);
     expect(() => createTokenRoute({ ...base, onError: 'log' } as never)).toThrow(/onError must be a function/);
   });

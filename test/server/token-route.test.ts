@@ -44,7 +44,11 @@ describe.each(doors)('token route through %s', (_door, open) => {
     ['GET ?force=true&x=1', { method: 'GET', path: '/t?force=true&x=1' }, true],
     ['GET ?force=0', { method: 'GET', path: '/t?force=0' }, false],
     ['POST {"forceRefresh":true}', { method: 'POST', path: '/t', headers: { 'content-type': 'application/json' }, body: '{"forceRefresh":true}' }, true],
-    ['POST {"forceRefresh":false}', { method: 'POST', path: '/t', headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"forceRefresh":false}' }, false],
+    [
+      'POST {"forceRefresh":false}',
+      { method: 'POST', path: '/t', headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"forceRefresh":false}' },
+      false,
+    ],
     ['POST without a body', { method: 'POST', path: '/t' }, false],
   ])('%s -> forceRefresh %s', async (_label, sent, force) => {
     const { route, calls } = setup();
@@ -57,8 +61,20 @@ describe.each(doors)('token route through %s', (_door, open) => {
   test.each([
     ['nobody signed in (null)', { user: null }, 401, { error: 'not signed in' }, []],
     ['nobody signed in (undefined)', { user: undefined }, 401, { error: 'not signed in' }, []],
-    ['exchange failed', { fail: new TokenExchangeError('the token endpoint answered HTTP 401 with code 40101', { status: 401 }) }, 502, { error: 'could not get a token from the Channel service' }, ['exchange']],
-    ['user id refused by the exchange', { fail: new ConfigError('externalUserId is 129 characters') }, 500, { error: 'could not ask for a token for this user; see the server log' }, ['exchange']],
+    [
+      'exchange failed',
+      { fail: new TokenExchangeError('the token endpoint answered HTTP 401 with code 40101', { status: 401 }) },
+      502,
+      { error: 'could not get a token from the Channel service' },
+      ['exchange'],
+    ],
+    [
+      'user id refused by the exchange',
+      { fail: new ConfigError('externalUserId is 129 characters') },
+      500,
+      { error: 'could not ask for a token for this user; see the server log' },
+      ['exchange'],
+    ],
   ])('%s -> %i', async (_label, options, status, json, stages) => {
     const { route, reported } = setup(options);
     const door = await open(route);

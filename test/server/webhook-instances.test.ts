@@ -36,7 +36,9 @@ interface Instance {
 }
 
 async function startInstance(redisUrl: string): Promise<Instance> {
-  const child: ChildProcess = fork(new URL('./webhook-instance.mjs', import.meta.url), [redisUrl, secret, 'hooks:', String(leaseMs)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(new URL('./webhook-instance.mjs', import.meta.url), [redisUrl, secret, 'hooks:', String(leaseMs)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const waiting: Array<{ type: string; order?: string; resolve: (message: never) => void }> = [];
   child.on('message', (message: { type: string; order?: string }) => {
     const at = waiting.findIndex((w) => w.type === message.type && (w.order === undefined || w.order === message.order));
@@ -167,7 +169,11 @@ describe.runIf(hasRedis)('webhook dedup across instances (real redis-server, two
     const body = JSON.stringify({ event: 'logistics.updated', logistics }); // the bytes the sandbox sends
     const headers = { 'content-type': 'application/json', 'x-channel-webhook-signature': await signWebhookBody(body, secret) };
     const during = await fetch(b.url, { method: 'POST', headers, body });
-    expect([during.status, during.headers.get('retry-after'), await during.json()]).toEqual([503, '3', { error: 'this push is being processed by another delivery; retry later' }]);
+    expect([during.status, during.headers.get('retry-after'), await during.json()]).toEqual([
+      503,
+      '3',
+      { error: 'this push is being processed by another delivery; retry later' },
+    ]);
     expect((await first).status).toBe(200);
     const after = await fetch(b.url, { method: 'POST', headers, body });
     expect([after.status, await after.json()]).toEqual([200, { ok: true, duplicate: true }]);

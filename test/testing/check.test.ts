@@ -46,8 +46,21 @@ const signedIn = (req: IncomingMessage) => (/(?:^|;\s*)session=demo(?:;|$)/.test
 const credentials = { cookie: 'session=demo' };
 
 /** A token route written by hand: which user, whether to force, which headers; JSON answer. */
-function handRoute(sandbox: Sandbox, o: { user?: (req: IncomingMessage) => string | null; force?: (req: IncomingMessage, body: string) => boolean; headers?: (req: IncomingMessage) => Record<string, string>; answer?: (token: string) => unknown; forceRefreshWindow?: number } = {}) {
-  const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials, ...(o.forceRefreshWindow === undefined ? {} : { forceRefreshWindow: o.forceRefreshWindow }) });
+function handRoute(
+  sandbox: Sandbox,
+  o: {
+    user?: (req: IncomingMessage) => string | null;
+    force?: (req: IncomingMessage, body: string) => boolean;
+    headers?: (req: IncomingMessage) => Record<string, string>;
+    answer?: (token: string) => unknown;
+    forceRefreshWindow?: number;
+  } = {},
+) {
+  const exchange = createTokenExchange({
+    baseUrl: sandbox.url,
+    ...sandbox.credentials,
+    ...(o.forceRefreshWindow === undefined ? {} : { forceRefreshWindow: o.forceRefreshWindow }),
+  });
   return async (req: IncomingMessage, res: ServerResponse) => {
     const body = (await readBody(req)).toString();
     const headers = { 'content-type': 'application/json', ...(o.headers ? o.headers(req) : { 'cache-control': 'no-store' }) };
@@ -70,11 +83,22 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
       // The report never holds a token (every sandbox JWT starts with eyJ).
       expect(JSON.stringify(report) + formatCheckReport(report)).not.toMatch(/eyJ/);
       // The time per call may warn (never fail) on a machine slow enough to take 2 s.
-      expect(statuses(report)).toEqual({ token: 'pass', cache: 'pass', 'force-query': 'pass', 'force-post': 'pass', 'no-store': 'pass', credentials: 'pass', cors: 'pass', timing: expect.stringMatching(/^(pass|warn)$/) });
+      expect(statuses(report)).toEqual({
+        token: 'pass',
+        cache: 'pass',
+        'force-query': 'pass',
+        'force-post': 'pass',
+        'no-store': 'pass',
+        credentials: 'pass',
+        cors: 'pass',
+        timing: expect.stringMatching(/^(pass|warn)$/),
+      });
       expect(report.ok).toBe(true);
       expect(line(report, 'token').detail).toMatch(/^HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "user-1" \(token #\d+\)$/);
       // createTokenRoute shares a forced refresh for forceRefreshWindow (5 s): the check polls past it.
-      expect(line(report, 'force-query').detail).toMatch(/^token #(\d+) \(the cached one was #\d+\) in \d+ ms( \(the first \d+ answers within [\d.]+ s repeated token #\d+: a forced refresh shared for a moment is fine\))?$/);
+      expect(line(report, 'force-query').detail).toMatch(
+        /^token #(\d+) \(the cached one was #\d+\) in \d+ ms( \(the first \d+ answers within [\d.]+ s repeated token #\d+: a forced refresh shared for a moment is fine\))?$/,
+      );
     }
   });
 
@@ -82,8 +106,18 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     const sandbox = await sandboxWith();
     const app = await serve(handRoute(sandbox, { force: () => false }));
     const report = await checkTokenRoute({ url: app, sandbox, headers: credentials, forceWindowMs: 1000 });
-    expect(statuses(report)).toMatchObject({ token: 'pass', 'force-query': 'fail', 'force-post': 'fail', 'no-store': 'pass', credentials: 'pass', cors: 'pass' });
-    expect(line(report, 'force-query')).toMatchObject({ detail: expect.stringMatching(/^answered the cached token #1 again \(3 forced calls over 1\.\d s\)$/), fix: expect.stringContaining('exchange.getToken(user, { forceRefresh: true })') });
+    expect(statuses(report)).toMatchObject({
+      token: 'pass',
+      'force-query': 'fail',
+      'force-post': 'fail',
+      'no-store': 'pass',
+      credentials: 'pass',
+      cors: 'pass',
+    });
+    expect(line(report, 'force-query')).toMatchObject({
+      detail: expect.stringMatching(/^answered the cached token #1 again \(3 forced calls over 1\.\d s\)$/),
+      fix: expect.stringContaining('exchange.getToken(user, { forceRefresh: true })'),
+    });
     expect(line(report, 'force-post').fix).toMatch(/^read forceRefresh from the JSON body/);
     expect(report.ok).toBe(false);
   });
@@ -114,35 +148,66 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     });
     const report = await checkTokenRoute({ url: app, sandbox, headers: credentials });
     expect(statuses(report)).toMatchObject({ 'force-query': 'pass', 'force-post': 'pass' });
-    expect(line(report, 'force-post').detail).toMatch(/\(the first \d answers? within [\d.]+ s repeated token #2: a forced refresh shared for a moment is fine\)$/);
+    expect(line(report, 'force-post').detail).toMatch(
+      /\(the first \d answers? within [\d.]+ s repeated token #2: a forced refresh shared for a moment is fine\)$/,
+    );
   });
 
   test('no Cache-Control: no-store is caught, naming the answers without it', async () => {
     const sandbox = await sandboxWith();
     const app = await serve(handRoute(sandbox, { headers: () => ({ 'cache-control': 'private, max-age=60' }) }));
     const report = await checkTokenRoute({ url: app, sandbox, headers: credentials });
-    expect(line(report, 'no-store')).toMatchObject({ status: 'fail', detail: 'plain call: private, max-age=60; ?force=1: private, max-age=60; POST {"forceRefresh":true}: private, max-age=60' });
+    expect(line(report, 'no-store')).toMatchObject({
+      status: 'fail',
+      detail: 'plain call: private, max-age=60; ?force=1: private, max-age=60; POST {"forceRefresh":true}: private, max-age=60',
+    });
     expect(report.counts.fail).toBe(1);
   });
 
   test('CORS that grants any origin is caught: a reflected origin with credentials, and *', async () => {
     const sandbox = await sandboxWith();
-    const reflect = await serve(handRoute(sandbox, { headers: (req) => ({ 'cache-control': 'no-store', 'access-control-allow-origin': req.headers.origin ?? '', 'access-control-allow-credentials': 'true' }) }));
+    const reflect = await serve(
+      handRoute(sandbox, {
+        headers: (req) => ({
+          'cache-control': 'no-store',
+          'access-control-allow-origin': req.headers.origin ?? '',
+          'access-control-allow-credentials': 'true',
+        }),
+      }),
+    );
     const star = await serve(handRoute(sandbox, { headers: () => ({ 'cache-control': 'no-store', 'access-control-allow-origin': '*' }) }));
-    const [reflected, any] = await Promise.all([checkTokenRoute({ url: reflect, sandbox, headers: credentials }), checkTokenRoute({ url: star, sandbox, headers: credentials })]);
-    expect(line(reflected, 'cors')).toMatchObject({ status: 'fail', detail: expect.stringContaining('Origin: https://evil.example → Access-Control-Allow-Origin: https://evil.example with Access-Control-Allow-Credentials: true on GET') });
+    const [reflected, any] = await Promise.all([
+      checkTokenRoute({ url: reflect, sandbox, headers: credentials }),
+      checkTokenRoute({ url: star, sandbox, headers: credentials }),
+    ]);
+    expect(line(reflected, 'cors')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(
+        'Origin: https://evil.example → Access-Control-Allow-Origin: https://evil.example with Access-Control-Allow-Credentials: true on GET',
+      ),
+    });
     expect(line(reflected, 'cors').detail).toContain('Origin: null → Access-Control-Allow-Origin: null');
-    expect(line(any, 'cors')).toMatchObject({ status: 'fail', detail: expect.stringContaining('Access-Control-Allow-Origin: * on a preflight'), fix: expect.stringMatching(/^allow only your front end's own origin/) });
+    expect(line(any, 'cors')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('Access-Control-Allow-Origin: * on a preflight'),
+      fix: expect.stringMatching(/^allow only your front end's own origin/),
+    });
     expect([reflected.counts.fail, any.counts.fail]).toEqual([1, 1]);
   });
 
-  test('a token without the user\'s credentials is caught; so is a route that needs none at all', async () => {
+  test("a token without the user's credentials is caught; so is a route that needs none at all", async () => {
     const sandbox = await sandboxWith();
     const app = await serve(handRoute(sandbox, { user: () => 'user-1' }));
     const withHeader = await checkTokenRoute({ url: app, sandbox, headers: credentials });
-    expect(line(withHeader, 'credentials')).toMatchObject({ status: 'fail', detail: 'without cookie: plain: HTTP 200 with a token, ?force=1: HTTP 200 with a token' });
+    expect(line(withHeader, 'credentials')).toMatchObject({
+      status: 'fail',
+      detail: 'without cookie: plain: HTTP 200 with a token, ?force=1: HTTP 200 with a token',
+    });
     const without = await checkTokenRoute({ url: app, sandbox });
-    expect(line(without, 'credentials')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^answered a token to a request with no credentials at all/) });
+    expect(line(without, 'credentials')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/^answered a token to a request with no credentials at all/),
+    });
     expect([withHeader.counts.fail, without.counts.fail]).toEqual([1, 1]);
   });
 
@@ -161,9 +226,17 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
       expect(JSON.stringify(report)).not.toMatch(/eyJ/);
     }
     const foreign = await checkTokenRoute({ url: await serve(handRoute(other)), sandbox, headers: credentials });
-    expect(line(foreign, 'token')).toMatchObject({ status: 'fail', detail: 'the access_token is not a token this sandbox issued (signature invalid (tampered or foreign token))', fix: `point your app's token exchange at the sandbox: baseUrl ${sandbox.url} with the access and secret keys it printed` });
+    expect(line(foreign, 'token')).toMatchObject({
+      status: 'fail',
+      detail: 'the access_token is not a token this sandbox issued (signature invalid (tampered or foreign token))',
+      fix: `point your app's token exchange at the sandbox: baseUrl ${sandbox.url} with the access and secret keys it printed`,
+    });
     // The service's own envelope passed through is a documented shape.
-    const envelope = await checkTokenRoute({ url: await serve(handRoute(sandbox, { answer: (token) => ({ code: 0, data: { access_token: token } }) })), sandbox, headers: credentials });
+    const envelope = await checkTokenRoute({
+      url: await serve(handRoute(sandbox, { answer: (token) => ({ code: 0, data: { access_token: token } }) })),
+      sandbox,
+      headers: credentials,
+    });
     expect(line(envelope, 'token')).toMatchObject({ status: 'pass', detail: expect.stringContaining('your tokenProvider must return data.access_token') });
   });
 
@@ -172,9 +245,14 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     // Every call forced, with no forced-refresh window (which would hand the same token out for 5 s: a cache).
     const app = await serve(handRoute(sandbox, { force: () => true, forceRefreshWindow: 0 }));
     const report = await checkTokenRoute({ url: app, sandbox, headers: credentials });
-    expect(line(report, 'cache')).toMatchObject({ status: 'warn', detail: 'each call got a new token (#1, then #2): nothing caches, so every page load asks the service' });
+    expect(line(report, 'cache')).toMatchObject({
+      status: 'warn',
+      detail: 'each call got a new token (#1, then #2): nothing caches, so every page load asks the service',
+    });
     expect(report.ok).toBe(true);
-    const cached = await serve(toNodeHandler(createTokenRoute({ exchange: createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials }), resolveUser: signedIn })));
+    const cached = await serve(
+      toNodeHandler(createTokenRoute({ exchange: createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials }), resolveUser: signedIn })),
+    );
     await fetch(cached, { headers: credentials });
     sandbox.expireTokens();
     const after = await checkTokenRoute({ url: cached, sandbox, headers: credentials });
@@ -187,10 +265,16 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     const report = await checkTokenRoute({ url: nowhere + '/channel-token', sandbox });
     expect(line(report, 'token')).toMatchObject({ status: 'fail', detail: 'connection refused (is your app running on that port?)' });
     expect(report.counts).toEqual({ pass: 0, fail: 1, warn: 0, skip: 5 });
-    await expect(checkTokenRoute({ url: 'http://127.0.0.1:1/x', sandbox: nowhere })).rejects.toThrow(`[channel-sdk] no sandbox at ${nowhere} (connection refused): start one with channel-sandbox start`);
-    await expect(checkTokenRoute({ url: 'http://127.0.0.1:1/x', sandbox, header: {} } as never)).rejects.toThrow('unknown checkTokenRoute option "header"; did you mean "headers"?');
+    await expect(checkTokenRoute({ url: 'http://127.0.0.1:1/x', sandbox: nowhere })).rejects.toThrow(
+      `[channel-sdk] no sandbox at ${nowhere} (connection refused): start one with channel-sandbox start`,
+    );
+    await expect(checkTokenRoute({ url: 'http://127.0.0.1:1/x', sandbox, header: {} } as never)).rejects.toThrow(
+      'unknown checkTokenRoute option "header"; did you mean "headers"?',
+    );
     await expect(checkTokenRoute({ url: '/channel-token', sandbox })).rejects.toThrow(/url must be an http\(s\) URL/);
-    await expect(checkTokenRoute({ url: 'http://x/', sandbox, headers: { cookie: 'a\r\nx: y' } })).rejects.toThrow('headers: the value of cookie must be a string on one line');
+    await expect(checkTokenRoute({ url: 'http://x/', sandbox, headers: { cookie: 'a\r\nx: y' } })).rejects.toThrow(
+      'headers: the value of cookie must be a string on one line',
+    );
     await expect(checkTokenRoute({ url: 'http://x/', sandbox, forceWindowMs: -1 })).rejects.toThrow(/forceWindowMs must be/);
   });
 });
@@ -203,7 +287,13 @@ const hmac = (body: Buffer | string, key = secret) => createHmac('sha256', key).
 function goodReceiver(o: { dedup?: boolean; maxBodyBytes?: number } = {}) {
   let effects = 0;
   const handler = toNodeHandler(
-    createWebhookHandler({ secret, onLogisticsUpdated: () => void effects++, onError: () => {}, ...(o.dedup ? { dedup: createMemoryDedupStore() } : {}), ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}) }),
+    createWebhookHandler({
+      secret,
+      onLogisticsUpdated: () => void effects++,
+      onError: () => {},
+      ...(o.dedup ? { dedup: createMemoryDedupStore() } : {}),
+      ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}),
+    }),
   );
   return { handler, effects: () => effects };
 }
@@ -228,7 +318,7 @@ function handReceiver(verify: (raw: Buffer, signature: string | undefined) => bo
 }
 
 describe('checkWebhook', { timeout: 60_000 }, () => {
-  test('the package\'s handler with dedup passes every check; with effects the repeat is checked exactly', async () => {
+  test("the package's handler with dedup passes every check; with effects the repeat is checked exactly", async () => {
     const receiver = goodReceiver({ dedup: true });
     const url = (await serve(receiver.handler)) + '/webhooks/channel';
     const report = await checkWebhook({ url, secret });
@@ -256,7 +346,8 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
     const report = await checkWebhook({ url: await serve(receiver.handler), secret });
     expect(statuses(report)).toMatchObject({ signed: 'pass', 'uppercase-hex': 'pass', tampered: 'pass', 'raw-bytes': 'fail' });
     expect(line(report, 'raw-bytes')).toMatchObject({
-      detail: 'refused the same JSON with other whitespace signed over its exact bytes (HTTP 401 {"error":"bad signature"}), and accepted it signed over the re-serialised JSON: the receiver verifies a re-serialised body',
+      detail:
+        'refused the same JSON with other whitespace signed over its exact bytes (HTTP 401 {"error":"bad signature"}), and accepted it signed over the re-serialised JSON: the receiver verifies a re-serialised body',
       fix: expect.stringMatching(/^verify the body exactly as received, before parsing it, never JSON\.stringify\(req\.body\)/),
     });
   });
@@ -266,20 +357,29 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
     const report = await checkWebhook({ url: await serve(receiver.handler), secret });
     expect(statuses(report)).toMatchObject({ signed: 'pass', tampered: 'fail', unsigned: 'fail', 'bad-signatures': 'fail', 'raw-bytes': 'fail' });
     expect(line(report, 'tampered').detail).toBe('a body altered after signing was accepted: HTTP 200');
-    expect(line(report, 'bad-signatures').detail).toBe('accepted: signed with another secret (HTTP 200); an empty signature (HTTP 200); the first 32 of the 64 hex digits (HTTP 200); 64 characters that are not hex (HTTP 200)');
+    expect(line(report, 'bad-signatures').detail).toBe(
+      'accepted: signed with another secret (HTTP 200); an empty signature (HTTP 200); the first 32 of the 64 hex digits (HTTP 200); 64 characters that are not hex (HTTP 200)',
+    );
   });
 
   test('a receiver that compares the hex case-sensitively is caught on the upper-case line only', async () => {
     const receiver = handReceiver((raw, signature) => signature === hmac(raw));
     const report = await checkWebhook({ url: await serve(receiver.handler), secret });
-    expect(line(report, 'uppercase-hex')).toMatchObject({ status: 'fail', detail: 'refused: HTTP 401 {"error":"bad signature"}', fix: expect.stringMatching(/^compare the hex case-insensitively/) });
+    expect(line(report, 'uppercase-hex')).toMatchObject({
+      status: 'fail',
+      detail: 'refused: HTTP 401 {"error":"bad signature"}',
+      fix: expect.stringMatching(/^compare the hex case-insensitively/),
+    });
     expect(report.counts.fail).toBe(1);
   });
 
   test('a receiver that decodes the hex with Buffer.from (accepts trailing junk) gets a warning, not a failure', async () => {
     const receiver = handReceiver((raw, signature) => timingSafeEqual(Buffer.from(signature ?? '', 'hex'), createHmac('sha256', secret).update(raw).digest()));
     const report = await checkWebhook({ url: await serve(receiver.handler), secret });
-    expect(line(report, 'bad-signatures')).toMatchObject({ status: 'warn', detail: expect.stringContaining('the right signature followed by "zz" was accepted') });
+    expect(line(report, 'bad-signatures')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('the right signature followed by "zz" was accepted'),
+    });
     expect(report.ok).toBe(true);
   });
 
@@ -287,10 +387,17 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
     const receiver = goodReceiver();
     const url = await serve(receiver.handler);
     const outside = await checkWebhook({ url, secret });
-    expect(line(outside, 'duplicate')).toMatchObject({ status: 'warn', detail: 'the repeat got HTTP 200 like a new push: whether the callback ran twice cannot be seen from outside' });
+    expect(line(outside, 'duplicate')).toMatchObject({
+      status: 'warn',
+      detail: 'the repeat got HTTP 200 like a new push: whether the callback ran twice cannot be seen from outside',
+    });
     expect(outside.ok).toBe(true);
     const exact = await checkWebhook({ url, secret, effects: receiver.effects });
-    expect(line(exact, 'duplicate')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^the repeat got HTTP 200 and the callback had its effect again \(effects (\d+) → \d+ → \d+\)$/), fix: expect.stringMatching(/^remember the pushes you handled: dedup: createMemoryDedupStore\(\)/) });
+    expect(line(exact, 'duplicate')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/^the repeat got HTTP 200 and the callback had its effect again \(effects (\d+) → \d+ → \d+\)$/),
+      fix: expect.stringMatching(/^remember the pushes you handled: dedup: createMemoryDedupStore\(\)/),
+    });
     expect(exact.ok).toBe(false);
   });
 
@@ -307,15 +414,25 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
       res.writeHead(200).end('{"ok":true,"duplicate":true}');
     };
     const finishing = await checkWebhook({ url: await serve(leasing(false)), secret });
-    expect(line(finishing, 'duplicate')).toMatchObject({ status: 'pass', detail: 'the repeat got HTTP 200 {"duplicate":true} after 2 refusals (HTTP 409) while the first was finishing: handled once' });
+    expect(line(finishing, 'duplicate')).toMatchObject({
+      status: 'pass',
+      detail: 'the repeat got HTTP 200 {"duplicate":true} after 2 refusals (HTTP 409) while the first was finishing: handled once',
+    });
     const stuck = await checkWebhook({ url: await serve(leasing(true)), secret });
-    expect(line(stuck, 'duplicate')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^a repeat of a push it had acknowledged: HTTP 409 \{"error":"in progress"\} \(\d+ tries over [\d.]+ s\)$/) });
+    expect(line(stuck, 'duplicate')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/^a repeat of a push it had acknowledged: HTTP 409 \{"error":"in progress"\} \(\d+ tries over [\d.]+ s\)$/),
+    });
   });
 
   test('a 100 KB body limit is caught on the 1 MiB line', async () => {
     const receiver = goodReceiver({ dedup: true, maxBodyBytes: 100 * 1024 });
     const report = await checkWebhook({ url: await serve(receiver.handler), secret });
-    expect(line(report, 'large')).toMatchObject({ status: 'fail', detail: '1,048,576 bytes: HTTP 413 {"error":"payload too large"}', fix: expect.stringMatching(/^accept bodies up to 1 MiB/) });
+    expect(line(report, 'large')).toMatchObject({
+      status: 'fail',
+      detail: '1,048,576 bytes: HTTP 413 {"error":"payload too large"}',
+      fix: expect.stringMatching(/^accept bodies up to 1 MiB/),
+    });
     expect(report.counts.fail).toBe(1);
   });
 
@@ -342,9 +459,16 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
   test('no receiver at the URL: one failure, the rest skipped; bad options: ConfigError', async () => {
     const report = await checkWebhook({ url: (await closedUrl()) + '/webhooks/channel', secret });
     expect(report.counts).toEqual({ pass: 0, fail: 1, warn: 0, skip: 8 });
-    expect(line(report, 'signed')).toMatchObject({ detail: 'connection refused (is your app running on that port?)', fix: 'start your app and pass the URL of its webhook route' });
-    await expect(checkWebhook({ url: 'http://127.0.0.1:1/', secret: '' })).rejects.toThrow(/secret: the webhook secret your receiver verifies with is required/);
-    await expect(checkWebhook({ url: 'http://127.0.0.1:1/', secret, efects: () => 1 } as never)).rejects.toThrow('unknown checkWebhook option "efects"; did you mean "effects"?');
+    expect(line(report, 'signed')).toMatchObject({
+      detail: 'connection refused (is your app running on that port?)',
+      fix: 'start your app and pass the URL of its webhook route',
+    });
+    await expect(checkWebhook({ url: 'http://127.0.0.1:1/', secret: '' })).rejects.toThrow(
+      /secret: the webhook secret your receiver verifies with is required/,
+    );
+    await expect(checkWebhook({ url: 'http://127.0.0.1:1/', secret, efects: () => 1 } as never)).rejects.toThrow(
+      'unknown checkWebhook option "efects"; did you mean "effects"?',
+    );
   });
 });
 
@@ -360,7 +484,13 @@ test('formatCheckReport: one line per check, the fix under a failure or warning,
     counts: { pass: 1, fail: 1, warn: 1, skip: 1 },
     checks: [
       { id: 'signed', title: 'a signed push gets 2xx', status: 'pass', detail: 'HTTP 200 in 3 ms' },
-      { id: 'uppercase-hex', title: 'an upper-case hex signature is accepted', status: 'fail', detail: 'refused: HTTP 401', fix: 'compare the hex case-insensitively' },
+      {
+        id: 'uppercase-hex',
+        title: 'an upper-case hex signature is accepted',
+        status: 'fail',
+        detail: 'refused: HTTP 401',
+        fix: 'compare the hex case-insensitively',
+      },
       { id: 'duplicate', title: 'the same push twice has its effect once', status: 'warn', detail: 'like a new push', fix: 'dedup' },
       { id: 'large', title: 'a 1 MiB push gets 2xx', status: 'skip', detail: 'why' },
     ],

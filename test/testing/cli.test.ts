@@ -76,16 +76,37 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
 
   beforeAll(async () => {
     // The partner's webhook receiver (any stack would do; this one uses the package's handler).
-    const node = toNodeHandler(createWebhookHandler({ secret: 'whsec_cli', onLogisticsUpdated: (e) => void received.push(e.logistics.order_no), onError: () => {} }));
+    const node = toNodeHandler(
+      createWebhookHandler({ secret: 'whsec_cli', onLogisticsUpdated: (e) => void received.push(e.logistics.order_no), onError: () => {} }),
+    );
     hook =
       (await server((req, res) => {
         if (req.url === '/fail') return void (req.resume(), res.writeHead(500).end());
         // A receiver whose database is down: a 500 with a long answer that names the cause.
-        if (req.url === '/db-down') return void (req.resume(), res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'database unavailable: connect ECONNREFUSED 10.0.0.5:5432', detail: 'x'.repeat(500) }, null, 2)));
+        if (req.url === '/db-down')
+          return void (
+            req.resume(),
+            res
+              .writeHead(500, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ error: 'database unavailable: connect ECONNREFUSED 10.0.0.5:5432', detail: 'x'.repeat(500) }, null, 2))
+          );
         if (req.url === '/no-check') return void (req.resume(), res.writeHead(200).end('{"ok":true}'));
         node(req, res);
       })) + '/webhooks/channel';
-    log = background(['start', '--port', '0', '--json', '--webhook-secret', 'whsec_cli', '--webhook-url', hook, '--access-key', 'ak_cli', '--secret-key', 'sk_cli']);
+    log = background([
+      'start',
+      '--port',
+      '0',
+      '--json',
+      '--webhook-secret',
+      'whsec_cli',
+      '--webhook-url',
+      hook,
+      '--access-key',
+      'ak_cli',
+      '--secret-key',
+      'sk_cli',
+    ]);
     const [ready] = await log.waitFor(/"event":"ready"/);
     const { accessKey, secretKey, ...rest } = JSON.parse(ready) as { url: string; accessKey: string; secretKey: string };
     ({ url } = rest);
@@ -106,10 +127,21 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
   test('expire, then fail-next 2: the app sees one forced refresh and replay, then auth:failed (what the demo shows)', async () => {
     const exchange = createTokenExchange({ baseUrl: url, ...credentials });
     const provider: boolean[] = [];
-    const client = createClient({ baseUrl: url, tokenProvider: async ({ forceRefresh }) => (provider.push(forceRefresh), (await exchange.getToken('qa-1', { forceRefresh })).accessToken) });
+    const client = createClient({
+      baseUrl: url,
+      tokenProvider: async ({ forceRefresh }) => (provider.push(forceRefresh), (await exchange.getToken('qa-1', { forceRefresh })).accessToken),
+    });
     await client.get('/open/api/v1/sdk/orders');
-    expect(await sb('expire')).toMatchObject({ code: 0, stdout: expect.stringMatching(/^expired \d+ tokens?: every token issued so far now gets 401\n$/), stderr: '' });
-    await Promise.all([client.get('/open/api/v1/sdk/orders'), client.get('/open/api/v1/sdk/orders/SO20240601001'), client.post('/open/api/v1/sdk/echo', { json: { n: 1 } })]);
+    expect(await sb('expire')).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^expired \d+ tokens?: every token issued so far now gets 401\n$/),
+      stderr: '',
+    });
+    await Promise.all([
+      client.get('/open/api/v1/sdk/orders'),
+      client.get('/open/api/v1/sdk/orders/SO20240601001'),
+      client.post('/open/api/v1/sdk/echo', { json: { n: 1 } }),
+    ]);
     expect(provider).toEqual([false, true]);
     expect((await sb('fail-next', '2')).stdout).toBe('the next 2 data calls answer 401\n');
     await expect(client.get('/open/api/v1/sdk/orders')).rejects.toBeInstanceOf(UnauthorizedError);
@@ -136,7 +168,7 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     expect(received).toEqual(['SO20240602002']);
   });
 
-  test('push exits 1 when the delivery fails and prints the receiver\'s status and trimmed answer; --tamper exits 1 when the receiver accepts', async () => {
+  test("push exits 1 when the delivery fails and prints the receiver's status and trimmed answer; --tamper exits 1 when the receiver accepts", async () => {
     const down = await sb('push', '--to', hook.replace('/webhooks/channel', '/db-down'));
     expect({ code: down.code, stderr: down.stderr }).toEqual({ code: 1, stderr: '' });
     const [first, answer, ...rest] = down.stdout.split('\n');
@@ -150,7 +182,9 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, status: 500, answer: expect.stringMatching(/^\{ "error": "database unavailable/) });
     const accepted = await sb('push', '--tamper', '--to', hook.replace('/webhooks/channel', '/no-check'));
     expect(accepted.code).toBe(1);
-    expect(accepted.stdout).toMatch(/\(tampered after signing\) → \S+: delivered, HTTP 200 in \d+ ms\n {2}your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body/);
+    expect(accepted.stdout).toMatch(
+      /\(tampered after signing\) → \S+: delivered, HTTP 200 in \d+ ms\n {2}your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body/,
+    );
   });
 
   test('listen --forward-to: pushes come through the listener, which prints each and the answer; events prints what happened', async () => {
@@ -158,10 +192,14 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     const listener = background(['listen', '--forward-to', hook, '--sandbox', url]);
     await listener.waitFor(/^Ready: pushes from http:\/\/127\.0\.0\.1:\d+ go to http:\S+\/webhooks\/channel \(signed; the receiver has 8000 ms\)/);
     expect((await sb('push', '--order', 'SO20240601001')).stdout).toMatch(/\(through channel-sandbox listen\): delivered, HTTP 200/);
-    expect((await sb('push', '--tamper')).stdout).toMatch(/\(through channel-sandbox listen\): FAILED: HTTP 401 in \d+ ms\n {2}answer: \{"error":"invalid signature"\}\n/);
+    expect((await sb('push', '--tamper')).stdout).toMatch(
+      /\(through channel-sandbox listen\): FAILED: HTTP 401 in \d+ ms\n {2}answer: \{"error":"invalid signature"\}\n/,
+    );
     const printed = await listener.waitFor(/ push #\d+ /, 2);
     expect(printed[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}push #\d+ SO20240601001 \(signed\) → \S+\/webhooks\/channel: HTTP 200 in \d+ ms$/);
-    expect(printed[1]).toMatch(/push #\d+ SO20240601001 \(signed, tampered after signing\) → \S+: HTTP 401 in \d+ ms, answer: \{"error":"invalid signature"\}$/);
+    expect(printed[1]).toMatch(
+      /push #\d+ SO20240601001 \(signed, tampered after signing\) → \S+: HTTP 401 in \d+ ms, answer: \{"error":"invalid signature"\}$/,
+    );
     expect(received.at(-1)).toBe('SO20240601001');
     const outcomes = (await events.waitFor(/"type":"push"/, 2)).map((l) => JSON.parse(l).record);
     expect(outcomes.map((r: { ok: boolean; via: string }) => [r.ok, r.via])).toEqual([
@@ -187,21 +225,29 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     const exchange = createTokenExchange({ baseUrl: url, ...credentials });
     const user = (req: import('node:http').IncomingMessage) => (/session=qa/.test(req.headers.cookie ?? '') ? 'qa-1' : null);
     const route = toNodeHandler(createTokenRoute({ exchange, resolveUser: user }));
-    const webhook = toNodeHandler(createWebhookHandler({ secret: 'whsec_cli', dedup: createMemoryDedupStore(), onLogisticsUpdated: () => {}, onError: () => {} }));
+    const webhook = toNodeHandler(
+      createWebhookHandler({ secret: 'whsec_cli', dedup: createMemoryDedupStore(), onLogisticsUpdated: () => {}, onError: () => {} }),
+    );
     const good = await server((req, res) => (req.url?.startsWith('/webhooks') ? webhook(req, res) : route(req, res)));
     const brokenExchange = createTokenExchange({ baseUrl: url, ...credentials }); // its own cache: both apps are checked at once
     // Broken: a token route with no Cache-Control and CORS for any origin; a receiver that checks JSON.stringify(req.body).
     const broken = await server((req, res) => {
       const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c)).on('end', async () => {
-        if (req.url?.startsWith('/webhooks')) {
-          const expected = createHmac('sha256', 'whsec_cli').update(JSON.stringify(JSON.parse(Buffer.concat(chunks).toString()))).digest('hex');
-          return void res.writeHead(expected === String(req.headers['x-channel-webhook-signature']).toLowerCase() ? 200 : 401).end();
-        }
-        if (!user(req)) return void res.writeHead(401).end();
-        const { accessToken } = await brokenExchange.getToken('qa-1', { forceRefresh: /force=1/.test(req.url ?? '') || /forceRefresh/.test(Buffer.concat(chunks).toString()) });
-        res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify({ access_token: accessToken }));
-      });
+      req
+        .on('data', (c: Buffer) => chunks.push(c))
+        .on('end', async () => {
+          if (req.url?.startsWith('/webhooks')) {
+            const expected = createHmac('sha256', 'whsec_cli')
+              .update(JSON.stringify(JSON.parse(Buffer.concat(chunks).toString())))
+              .digest('hex');
+            return void res.writeHead(expected === String(req.headers['x-channel-webhook-signature']).toLowerCase() ? 200 : 401).end();
+          }
+          if (!user(req)) return void res.writeHead(401).end();
+          const { accessToken } = await brokenExchange.getToken('qa-1', {
+            forceRefresh: /force=1/.test(req.url ?? '') || /forceRefresh/.test(Buffer.concat(chunks).toString()),
+          });
+          res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify({ access_token: accessToken }));
+        });
     });
     const [tokenOk, tokenBad, hookOk, hookBad, json] = await Promise.all([
       sb('check', 'token-route', good + '/channel-token', '--header', 'cookie: session=qa'),
@@ -212,16 +258,32 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
     ]);
     expect([tokenOk.code, tokenOk.stderr]).toEqual([0, '']);
     // Every line passes (the time per call may warn on a machine slow enough to take 2 s).
-    expect(tokenOk.stdout.split('\n').filter((l) => /^[✓✗⚠–] /.test(l) && !l.includes('time per call')).map((l) => l[0])).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓']);
-    expect(tokenOk.stdout).toMatch(/^✓ answers a token for the signed-in user: HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "qa-1" \(token #\d+\)$/m);
+    expect(
+      tokenOk.stdout
+        .split('\n')
+        .filter((l) => /^[✓✗⚠–] /.test(l) && !l.includes('time per call'))
+        .map((l) => l[0]),
+    ).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓']);
+    expect(tokenOk.stdout).toMatch(
+      /^✓ answers a token for the signed-in user: HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "qa-1" \(token #\d+\)$/m,
+    );
     expect(tokenBad.code).toBe(1);
-    expect(tokenBad.stdout).toMatch(/^✗ Cache-Control: no-store: plain call: no Cache-Control; .*\n {4}fix: send Cache-Control: no-store with every token answer/m);
+    expect(tokenBad.stdout).toMatch(
+      /^✗ Cache-Control: no-store: plain call: no Cache-Control; .*\n {4}fix: send Cache-Control: no-store with every token answer/m,
+    );
     expect(tokenBad.stdout).toMatch(/^✗ CORS grants no other origin: Origin: https:\/\/evil\.example → Access-Control-Allow-Origin: \* on GET/m);
     expect(tokenBad.stdout).toMatch(/^8 checks: [56] passed, 2 failed/m);
     expect([hookOk.code, hookOk.stdout]).toEqual([0, expect.stringMatching(/\n9 checks: (9 passed, 0 failed|8 passed, 0 failed, 1 warning)\n$/)]);
     expect(hookBad.code).toBe(1);
-    expect(hookBad.stdout).toMatch(/^✗ the signature is checked over the raw bytes: refused the same JSON with other whitespace signed over its exact bytes \(HTTP 401\), and accepted it signed over the re-serialised JSON/m);
-    expect(JSON.parse(json.stdout)).toMatchObject({ target: 'webhook', ok: false, counts: { fail: 1 }, checks: expect.arrayContaining([expect.objectContaining({ id: 'raw-bytes', status: 'fail' })]) });
+    expect(hookBad.stdout).toMatch(
+      /^✗ the signature is checked over the raw bytes: refused the same JSON with other whitespace signed over its exact bytes \(HTTP 401\), and accepted it signed over the re-serialised JSON/m,
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      target: 'webhook',
+      ok: false,
+      counts: { fail: 1 },
+      checks: expect.arrayContaining([expect.objectContaining({ id: 'raw-bytes', status: 'fail' })]),
+    });
     expect(json.code).toBe(1);
     for (const r of [tokenOk, tokenBad, hookOk, hookBad, json]) expect(r.stdout).not.toMatch(/eyJ|whsec_cli/);
   });
@@ -240,18 +302,24 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     servers.pop()?.close();
     const [absent, other, notJson] = await Promise.all([
       run(['expire', '--sandbox', closed]),
-      server((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not here"}')).then((u) => run(['stats', '--sandbox', u])),
+      server((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not here"}')).then((u) =>
+        run(['stats', '--sandbox', u]),
+      ),
       server((_req, res) => res.end('<html>')).then((u) => run(['push', '--sandbox', u])),
     ]);
     expect(shape(absent)).toEqual({ code: 1, stdout: '', lines: 1 });
-    expect(absent.stderr).toMatch(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:\d+ \(connection refused\); start one with `channel-sandbox start`, or pass --sandbox URL or set CHANNEL_SANDBOX_URL\n$/);
+    expect(absent.stderr).toMatch(
+      /^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:\d+ \(connection refused\); start one with `channel-sandbox start`, or pass --sandbox URL or set CHANNEL_SANDBOX_URL\n$/,
+    );
     expect(shape(other)).toEqual({ code: 1, stdout: '', lines: 1 });
     expect(other.stderr).toMatch(/answered HTTP 404: is it a channel-sandbox\?/);
     expect(shape(notJson)).toEqual({ code: 1, stdout: '', lines: 1 });
     expect(notJson.stderr).toMatch(/answered HTTP 200 without the sandbox's JSON: is it a channel-sandbox\?/);
     const check = await run(['check', 'token-route', 'http://127.0.0.1:9/channel-token', '--sandbox', closed]);
     expect(shape(check)).toEqual({ code: 1, stdout: '', lines: 1 });
-    expect(check.stderr).toMatch(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:\d+ \(connection refused\): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL\n$/);
+    expect(check.stderr).toMatch(
+      /^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:\d+ \(connection refused\): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL\n$/,
+    );
   });
 
   test('bad arguments: exit 2 with what to pass instead', async () => {
@@ -276,7 +344,10 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
       [['check', 'webhook'], /check webhook: which URL\? e\.g\. channel-sandbox check webhook http:\/\/127\.0\.0\.1:3000\/webhooks\/channel/],
       [['check', 'webhook', 'http://127.0.0.1:9/h'], /check webhook: which secret does your receiver verify with\? pass --secret/],
       [['check', 'webhook', 'http://127.0.0.1:9/h', '--secret', 's', '--header', 'a: b'], /check webhook: --header is for check token-route/],
-      [['check', 'token-route', 'http://127.0.0.1:9/t', '--header', 'cookie'], /--header must be "name: value", e\.g\. --header "cookie: session=abc"; got "cookie"/],
+      [
+        ['check', 'token-route', 'http://127.0.0.1:9/t', '--header', 'cookie'],
+        /--header must be "name: value", e\.g\. --header "cookie: session=abc"; got "cookie"/,
+      ],
       [['check', 'token-route', 'http://127.0.0.1:9/t', '--secret', 's'], /check token-route: --secret is for check webhook/],
       [['check', 'token-route', 'localhost:3000/t'], /check token-route: the URL must be an http\(s\) URL/],
       [['check', 'token-route', 'http://x/', '--hedaer', 'a: b'], /check: unknown or incomplete option --hedaer/],
@@ -298,10 +369,12 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
       { code: 1, stdout: '', lines: 1 },
     ]);
     expect(unknown.stderr).toMatch(/^channel-sandbox: no order SO1; the sandbox has SO20240601001, SO20240602002\n$/);
-    expect(busy.stderr).toMatch(/^channel-sandbox: port \d+ is in use \(a sandbox already running\? try `channel-sandbox stats`\); pick another with --port, or --port 0 for any free one\n$/);
+    expect(busy.stderr).toMatch(
+      /^channel-sandbox: port \d+ is in use \(a sandbox already running\? try `channel-sandbox stats`\); pick another with --port, or --port 0 for any free one\n$/,
+    );
   });
 
-  test('--help prints the commands; a command\'s --help its options', async () => {
+  test("--help prints the commands; a command's --help its options", async () => {
     const [all, push] = await Promise.all([run(['--help']), run(['push', '--help'])]);
     expect(all.stdout).toContain('channel-sandbox listen --forward-to URL');
     expect(push.stdout).toMatch(/^channel-sandbox push \[--order SO20240601001\] \[--tamper\] \[--to URL\]/);

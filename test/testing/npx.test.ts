@@ -46,8 +46,16 @@ beforeAll(async () => {
     const path = decodeURIComponent(req.url ?? '');
     asked.push(path);
     if (path === '/channel-sdk') {
-      const dist = { tarball: `${registryUrl}/channel-sdk/-/channel-sdk-${version}.tgz`, integrity: 'sha512-' + createHash('sha512').update(bytes).digest('base64'), shasum: createHash('sha1').update(bytes).digest('hex') };
-      const packument = { name: 'channel-sdk', 'dist-tags': { latest: version }, versions: { [version]: { ...manifest, _id: `channel-sdk@${version}`, dist } } };
+      const dist = {
+        tarball: `${registryUrl}/channel-sdk/-/channel-sdk-${version}.tgz`,
+        integrity: 'sha512-' + createHash('sha512').update(bytes).digest('base64'),
+        shasum: createHash('sha1').update(bytes).digest('hex'),
+      };
+      const packument = {
+        name: 'channel-sdk',
+        'dist-tags': { latest: version },
+        versions: { [version]: { ...manifest, _id: `channel-sdk@${version}`, dist } },
+      };
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(packument));
     }
     if (path === `/channel-sdk/-/channel-sdk-${version}.tgz`) return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
@@ -68,23 +76,41 @@ async function npx(args: string[]) {
   writeFileSync(join(dir, '.npmrc-user'), '');
   asked.length = 0;
   // --no-update-notifier and --no-audit: npm's own calls (GET /npm, the advisories), not package resolution.
-  const isolated = ['--registry', registryUrl, '--cache', join(dir, '.npm-cache'), '--userconfig', join(dir, '.npmrc-user'), '--no-update-notifier', '--no-audit', '--no-fund'];
+  const isolated = [
+    '--registry',
+    registryUrl,
+    '--cache',
+    join(dir, '.npm-cache'),
+    '--userconfig',
+    join(dir, '.npmrc-user'),
+    '--no-update-notifier',
+    '--no-audit',
+    '--no-fund',
+  ];
   const result = await run('npx', ['--yes', ...isolated, ...args], dir);
   return { ...result, asked: [...new Set(asked)] };
 }
 
-test('`npx -p channel-sdk channel-sandbox --help` from an empty folder asks the registry for channel-sdk only, and runs our CLI', { timeout: 180_000 }, async () => {
-  const result = await npx(['-p', 'channel-sdk', 'channel-sandbox', '--help']);
-  expect({ code: result.code, asked: result.asked }).toEqual({ code: 0, asked: ['/channel-sdk', `/channel-sdk/-/channel-sdk-${version}.tgz`] });
-  expect(result.stdout).toMatch(/^channel-sandbox: a local emulation of the Channel Integration Service/);
-  expect(result.stdout).toContain('channel-sandbox check token-route <url>');
-  // And a command that talks to a sandbox: nothing there, one clear line, exit 1.
-  const nowhere = await npx(['-p', 'channel-sdk', 'channel-sandbox', 'stats', '--sandbox', 'http://127.0.0.1:9']);
-  expect({ code: nowhere.code, stderr: nowhere.stderr.trim().split('\n').at(-1) }).toEqual({ code: 1, stderr: expect.stringMatching(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:9 /) });
-});
+test(
+  '`npx -p channel-sdk channel-sandbox --help` from an empty folder asks the registry for channel-sdk only, and runs our CLI',
+  { timeout: 180_000 },
+  async () => {
+    const result = await npx(['-p', 'channel-sdk', 'channel-sandbox', '--help']);
+    expect({ code: result.code, asked: result.asked }).toEqual({ code: 0, asked: ['/channel-sdk', `/channel-sdk/-/channel-sdk-${version}.tgz`] });
+    expect(result.stdout).toMatch(/^channel-sandbox: a local emulation of the Channel Integration Service/);
+    expect(result.stdout).toContain('channel-sandbox check token-route <url>');
+    // And a command that talks to a sandbox: nothing there, one clear line, exit 1.
+    const nowhere = await npx(['-p', 'channel-sdk', 'channel-sandbox', 'stats', '--sandbox', 'http://127.0.0.1:9']);
+    expect({ code: nowhere.code, stderr: nowhere.stderr.trim().split('\n').at(-1) }).toEqual({
+      code: 1,
+      stderr: expect.stringMatching(/^channel-sandbox: no sandbox at http:\/\/127\.0\.0\.1:9 /),
+    });
+  },
+);
 
 test('the README and docs/guide/sandbox.md give the command that names the package, for use outside a project', () => {
-  for (const file of ['README.md', 'docs/guide/sandbox.md']) expect({ file, says: readFileSync(join(root, file), 'utf8').includes('npx -p channel-sdk channel-sandbox') }).toEqual({ file, says: true });
+  for (const file of ['README.md', 'docs/guide/sandbox.md'])
+    expect({ file, says: readFileSync(join(root, file), 'utf8').includes('npx -p channel-sdk channel-sandbox') }).toEqual({ file, says: true });
 });
 
 test('the packed tarball itself: `npx -p ./channel-sdk-<version>.tgz channel-sandbox --help` asks the registry for nothing', { timeout: 180_000 }, async () => {
@@ -93,8 +119,12 @@ test('the packed tarball itself: `npx -p ./channel-sdk-<version>.tgz channel-san
   expect(result.stdout).toMatch(/^channel-sandbox: a local emulation/);
 });
 
-test('why the README does not say `npx channel-sandbox` outside a project: npx asks the registry for a package named channel-sandbox', { timeout: 180_000 }, async () => {
-  const result = await npx(['channel-sandbox', 'stats']);
-  expect(result.asked).toEqual(['/channel-sandbox']);
-  expect(result.code).not.toBe(0); // here nobody publishes it; on the public registry that name is not ours
-});
+test(
+  'why the README does not say `npx channel-sandbox` outside a project: npx asks the registry for a package named channel-sandbox',
+  { timeout: 180_000 },
+  async () => {
+    const result = await npx(['channel-sandbox', 'stats']);
+    expect(result.asked).toEqual(['/channel-sandbox']);
+    expect(result.code).not.toBe(0); // here nobody publishes it; on the public registry that name is not ours
+  },
+);

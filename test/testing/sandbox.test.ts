@@ -38,22 +38,30 @@ describe('token endpoint', () => {
   test('refuses a bad signature, a changed body, an unknown key and a replayed nonce', async () => {
     const sandbox = await sandboxWith();
     const good = await signedTokenRequest(sandbox);
-    expect((await post(sandbox, { ...good, headers: { ...good.headers, 'X-Channel-Signature': 'ab'.repeat(32) } })).body).toMatchObject({ code: SANDBOX_CODES.badSignature });
+    expect((await post(sandbox, { ...good, headers: { ...good.headers, 'X-Channel-Signature': 'ab'.repeat(32) } })).body).toMatchObject({
+      code: SANDBOX_CODES.badSignature,
+    });
     expect((await post(sandbox, { ...good, body: '{"external_user_id":"u2"}' })).status).toBe(401); // body changed after signing
-    expect((await post(sandbox, { ...good, headers: { ...good.headers, 'X-Channel-Key': 'someone-else' } })).body).toMatchObject({ code: SANDBOX_CODES.unknownKey });
+    expect((await post(sandbox, { ...good, headers: { ...good.headers, 'X-Channel-Key': 'someone-else' } })).body).toMatchObject({
+      code: SANDBOX_CODES.unknownKey,
+    });
     expect((await post(sandbox, good)).status).toBe(200);
     expect((await post(sandbox, good)).body).toMatchObject({ code: SANDBOX_CODES.replayedNonce });
     expect(sandbox.stats.tokenRejections).toBe(4);
   });
 
-  test('the timestamp window is symmetric: -300 s and +300 s pass, -301 s and +301 s fail, whatever the sandbox clock\'s milliseconds', async () => {
+  test("the timestamp window is symmetric: -300 s and +300 s pass, -301 s and +301 s fail, whatever the sandbox clock's milliseconds", async () => {
     for (const ms of [0, 500, 999]) {
       const clock = Date.UTC(2026, 0, 1, 12) + ms;
       const sandbox = await sandboxWith({ now: () => clock });
       const at = async (offsetSeconds: number) => {
         const body = '{"external_user_id":"u1"}';
         const signedAt = Math.floor(clock / 1000) * 1000 + offsetSeconds * 1000;
-        const headers = await signReference(nodeCrypto, { method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials }, signedAt);
+        const headers = await signReference(
+          nodeCrypto,
+          { method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials },
+          signedAt,
+        );
         const { status, body: answer } = await post(sandbox, { headers: { ...headers, 'Content-Type': 'application/json' }, body });
         return status === 200 ? 'accepted' : answer.code === SANDBOX_CODES.staleTimestamp ? 'outside the window' : 'other ' + answer.code;
       };
@@ -69,7 +77,11 @@ describe('token endpoint', () => {
     const sandbox = await sandboxWith({ now: () => clock });
     const body = '{"external_user_id":"u1"}';
     // Signed 300 s ahead: valid until the sandbox's clock reaches its timestamp + 300 s.
-    const headers = await signReference(nodeCrypto, { method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials }, clock + 300_000);
+    const headers = await signReference(
+      nodeCrypto,
+      { method: 'POST', url: tokensUrl(sandbox), path: '/open/api/v1/sdk/tokens', body, ...sandbox.credentials },
+      clock + 300_000,
+    );
     const request = { headers: { ...headers, 'Content-Type': 'application/json' }, body };
     expect((await post(sandbox, request)).status).toBe(200);
     clock += 600_000;
@@ -85,7 +97,11 @@ describe('token endpoint', () => {
     const declared = await fetch(tokensUrl(sandbox), { method: 'POST', body: big });
     expect([declared.status, await declared.json()]).toEqual([413, { code: SANDBOX_CODES.tooLarge, message: 'body larger than 1 MiB' }]);
     const chunks = Array.from({ length: 17 }, () => new Uint8Array(64 * 1024));
-    const chunked = await fetch(tokensUrl(sandbox), { method: 'POST', body: new ReadableStream({ pull: (c) => void (chunks.length ? c.enqueue(chunks.pop()) : c.close()) }), duplex: 'half' } as RequestInit);
+    const chunked = await fetch(tokensUrl(sandbox), {
+      method: 'POST',
+      body: new ReadableStream({ pull: (c) => void (chunks.length ? c.enqueue(chunks.pop()) : c.close()) }),
+      duplex: 'half',
+    } as RequestInit);
     expect(chunked.status).toBe(413);
     expect(chunked.headers.get('access-control-allow-origin')).toBeNull();
     expect(sandbox.stats.tokenCalls).toBe(0);
@@ -117,13 +133,19 @@ describe('token endpoint', () => {
 
 describe('data routes', () => {
   const get = (sandbox: Sandbox, token?: string) =>
-    fetch(sandbox.url + SANDBOX_PATHS.orders, { headers: token === undefined ? {} : { authorization: token } }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    fetch(sandbox.url + SANDBOX_PATHS.orders, { headers: token === undefined ? {} : { authorization: token } }).then(async (r) => ({
+      status: r.status,
+      body: await r.json(),
+    }));
 
   test('a valid Bearer JWT gets data; missing, expired, tampered, alg none, foreign and console tokens get 401', async () => {
     let clock = Date.now();
     const sandbox = await sandboxWith({ tokenTtlSeconds: 60, now: () => clock });
     const token = await sandbox.issueToken('u1');
-    expect((await get(sandbox, 'Bearer ' + token)).body).toMatchObject({ code: 0, data: { orders: [{ order_no: 'SO20240601001' }, { order_no: 'SO20240602002' }] } });
+    expect((await get(sandbox, 'Bearer ' + token)).body).toMatchObject({
+      code: 0,
+      data: { orders: [{ order_no: 'SO20240601001' }, { order_no: 'SO20240602002' }] },
+    });
     const [header, payload, signature] = token.split('.');
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const notBearer = 'not a Bearer JWT (a console login token is not accepted)';
@@ -134,7 +156,11 @@ describe('data routes', () => {
       ['tampered payload', `Bearer ${header}.${base64url(JSON.stringify({ ...claims, sub: 'admin' }))}.${signature}`, invalid],
       ['signature with a stray character', `Bearer ${token}x`, invalid],
       ['alg none', `Bearer ${base64url('{"alg":"none","typ":"JWT"}')}.${payload}.`, 'algorithm not allowed'],
-      ['foreign key', 'Bearer ' + (await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-key-another-key-another!'))), invalid],
+      [
+        'foreign key',
+        'Bearer ' + (await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-key-another-key-another!'))),
+        invalid,
+      ],
       ['console-style token', 'Bearer console-session-9f8e7d6c', notBearer],
       ['three parts of garbage', 'Bearer x.y.z', notBearer],
     ] as const;
@@ -170,7 +196,11 @@ describe('data routes', () => {
     });
     await expect(client.get(SANDBOX_PATHS.logistics, { searchParams: { order_no: 'SO20240601001' } })).resolves.toEqual(demoLogistics[0]);
     sandbox.expireTokens();
-    const results = await Promise.all([client.get(SANDBOX_PATHS.orders), client.post(SANDBOX_PATHS.echo, { json: { n: 1 } }), client.get(SANDBOX_PATHS.orders)]);
+    const results = await Promise.all([
+      client.get(SANDBOX_PATHS.orders),
+      client.post(SANDBOX_PATHS.echo, { json: { n: 1 } }),
+      client.get(SANDBOX_PATHS.orders),
+    ]);
     expect(results[1]).toEqual({ method: 'POST', body: '{"n":1}' });
     expect(sandbox.stats.tokensIssued).toBe(2);
     expect(events.filter((e) => e.type === 'data').map((e) => (e as { status: number }).status)).toEqual([200, 401, 401, 401, 200, 200, 200]);
@@ -179,12 +209,16 @@ describe('data routes', () => {
   });
 });
 
-describe('the sandbox\'s own data routes (every path and id the README uses)', () => {
+describe("the sandbox's own data routes (every path and id the README uses)", () => {
   async function signedIn() {
     const sandbox = await sandboxWith();
     const token = await sandbox.issueToken('u1');
     const call = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(sandbox.url + path, { method, headers: { authorization: 'Bearer ' + token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      const r = await fetch(sandbox.url + path, {
+        method,
+        headers: { authorization: 'Bearer ' + token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
       return { status: r.status, body: (await r.json()) as { code: number; message?: string; data?: Record<string, unknown> } };
     };
     return { sandbox, call };
@@ -193,8 +227,14 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
   test('orders: list, one by number, unknown -> 404 envelope', async () => {
     const { call } = await signedIn();
     expect((await call('GET', '/open/api/v1/sdk/orders')).body.data).toMatchObject({ orders: [{ order_no: 'SO20240601001' }, { order_no: 'SO20240602002' }] });
-    expect(await call('GET', '/open/api/v1/sdk/orders/SO20240601001')).toMatchObject({ status: 200, body: { code: 0, data: { order_no: 'SO20240601001', partner_order_no: 'P-10001', status: 'shipped' } } });
-    expect(await call('GET', '/open/api/v1/sdk/orders/SO20240602002')).toMatchObject({ status: 200, body: { data: { order_no: 'SO20240602002', status: 'delivered' } } });
+    expect(await call('GET', '/open/api/v1/sdk/orders/SO20240601001')).toMatchObject({
+      status: 200,
+      body: { code: 0, data: { order_no: 'SO20240601001', partner_order_no: 'P-10001', status: 'shipped' } },
+    });
+    expect(await call('GET', '/open/api/v1/sdk/orders/SO20240602002')).toMatchObject({
+      status: 200,
+      body: { data: { order_no: 'SO20240602002', status: 'delivered' } },
+    });
     expect(await call('GET', '/open/api/v1/sdk/orders/SO1')).toEqual({ status: 404, body: { code: SANDBOX_CODES.notFound, message: 'no order SO1' } });
     expect(await call('DELETE', '/open/api/v1/sdk/orders/SO20240601001')).toMatchObject({ status: 405, body: { code: SANDBOX_CODES.methodNotAllowed } });
   });
@@ -202,19 +242,27 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
   test('POST orders creates an order in memory; a bad body gets a 400 envelope that says what to send', async () => {
     const { call } = await signedIn();
     // The README's example body, and one with the optional fields.
-    expect(await call('POST', '/open/api/v1/sdk/orders', { partner_order_no: 'P-20001' })).toMatchObject({ status: 200, body: { code: 0, data: { partner_order_no: 'P-20001', status: 'created' } } });
+    expect(await call('POST', '/open/api/v1/sdk/orders', { partner_order_no: 'P-20001' })).toMatchObject({
+      status: 200,
+      body: { code: 0, data: { partner_order_no: 'P-20001', status: 'created' } },
+    });
     const created = await call('POST', '/open/api/v1/sdk/orders', { partner_order_no: 'P-20002', sku: 'A1', qty: 2 });
     expect(created).toMatchObject({ status: 200, body: { code: 0, data: { partner_order_no: 'P-20002', sku: 'A1', qty: 2, status: 'created' } } });
     const orderNo = created.body.data?.order_no as string;
     expect(orderNo).toMatch(/^SO\d{8}\d{3}$/);
     expect((await call('GET', '/open/api/v1/sdk/orders/' + orderNo)).body.data).toEqual(created.body.data);
-    expect((await call('GET', '/open/api/v1/sdk/logistics?order_no=' + orderNo)).body.data).toEqual({ order_no: orderNo, partner_order_no: 'P-20002', shipments: [] });
+    expect((await call('GET', '/open/api/v1/sdk/logistics?order_no=' + orderNo)).body.data).toEqual({
+      order_no: orderNo,
+      partner_order_no: 'P-20002',
+      shipments: [],
+    });
     expect((await call('GET', '/open/api/v1/sdk/orders')).body.data).toMatchObject({ orders: [{}, {}, {}, { order_no: orderNo }] });
     expect(await call('POST', '/open/api/v1/sdk/orders', { sku: '', qty: 0 })).toEqual({
       status: 400,
       body: {
         code: SANDBOX_CODES.badRequest,
-        message: 'partner_order_no: your order number, a non-empty string of at most 64 characters, is required; sku: a non-empty string of at most 64 characters when given; qty: a whole number from 1 to 999 when given',
+        message:
+          'partner_order_no: your order number, a non-empty string of at most 64 characters, is required; sku: a non-empty string of at most 64 characters when given; qty: a whole number from 1 to 999 when given',
       },
     });
     expect((await call('POST', '/open/api/v1/sdk/orders', 'partner_order_no=P-1')).body.message).toMatch(/^the body must be JSON like/);
@@ -233,9 +281,16 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
   test('CORS: a preflight gets the headers it asks for; answers expose Retry-After; the token endpoint answers no CORS at all', async () => {
     const sandbox = await sandboxWith();
     const preflight = (path: string, headers: string) =>
-      fetch(sandbox.url + path, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': headers } });
+      fetch(sandbox.url + path, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': headers },
+      });
     const ok = await preflight(SANDBOX_PATHS.echo, 'authorization,content-type,x-app-version');
-    expect([ok.status, ok.headers.get('access-control-allow-origin'), ok.headers.get('access-control-allow-headers')]).toEqual([204, '*', 'authorization,content-type,x-app-version']);
+    expect([ok.status, ok.headers.get('access-control-allow-origin'), ok.headers.get('access-control-allow-headers')]).toEqual([
+      204,
+      '*',
+      'authorization,content-type,x-app-version',
+    ]);
     expect(ok.headers.get('access-control-allow-methods')).toContain('POST');
     // A malformed list is not echoed back.
     expect((await preflight(SANDBOX_PATHS.echo, 'x-a\tb, (bad)')).headers.get('access-control-allow-headers')).toBe('authorization, content-type');
@@ -252,10 +307,18 @@ describe('the sandbox\'s own data routes (every path and id the README uses)', (
 
   test('a page that adds its own header works through the SDK in a browser-like fetch (retries 503 with Retry-After too)', async () => {
     const sandbox = await sandboxWith();
-    const client = createClient({ baseUrl: sandbox.url, tokenProvider: () => sandbox.issueToken('u1'), headers: { 'x-app-version': '1.2.3' }, retry: { limit: 1 } });
+    const client = createClient({
+      baseUrl: sandbox.url,
+      tokenProvider: () => sandbox.issueToken('u1'),
+      headers: { 'x-app-version': '1.2.3' },
+      retry: { limit: 1 },
+    });
     sandbox.failNext(1, { status: 503, retryAfterSeconds: 0 });
     await expect(client.get('/open/api/v1/sdk/orders/SO20240601001')).resolves.toMatchObject({ order_no: 'SO20240601001' });
-    await expect(client.post('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } })).resolves.toMatchObject({ partner_order_no: 'P-20001', status: 'created' });
+    await expect(client.post('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } })).resolves.toMatchObject({
+      partner_order_no: 'P-20001',
+      status: 'created',
+    });
   });
 });
 

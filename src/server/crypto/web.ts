@@ -1,8 +1,7 @@
 import { fromHex, toHex, type Crypto, type Secret } from './crypto.js';
 
 const encoder = new TextEncoder();
-const bytesOf = (data: string | Uint8Array): Uint8Array<ArrayBuffer> =>
-  (typeof data === 'string' ? encoder.encode(data) : data) as Uint8Array<ArrayBuffer>;
+const bytesOf = (data: string | Uint8Array): Uint8Array<ArrayBuffer> => (typeof data === 'string' ? encoder.encode(data) : data) as Uint8Array<ArrayBuffer>;
 
 // Importing a key costs more than verifying a small body: keep the few secrets in use.
 const keys = new Map<string, Promise<CryptoKey>>();

@@ -1,8 +1,5 @@
 /** Request headers in any of the shapes frameworks hand out. */
-export type HeadersLike =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>
-  | undefined;
+export type HeadersLike = { get(name: string): string | null } | Record<string, string | string[] | undefined> | undefined;
 
 /** Case-insensitive lookup in a Fetch `Headers`, Node's `IncomingHttpHeaders` or a plain object. */
 export function getHeader(headers: HeadersLike, name: string): string | undefined {

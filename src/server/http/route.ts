@@ -9,9 +9,7 @@ import type { BodyStop, BodyTicket } from '../webhooks/body-guard.js';
 /** Which front door a request came through; it picks the advice when a body was already read. */
 export type Framework = 'fetch' | 'next-app' | 'hono' | 'node' | 'express' | 'next-pages' | 'koa' | 'fastify';
 
-export type BodyResult =
-  | { ok: true; bytes: Uint8Array }
-  | { ok: false; reason: 'too-large' | 'consumed' | 'unreadable' | BodyStop; error?: unknown };
+export type BodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: 'too-large' | 'consumed' | 'unreadable' | BodyStop; error?: unknown };
 
 /** What a core reads from a request, whatever the framework. */
 export interface Incoming {
@@ -77,7 +75,11 @@ export function fetchRoute(core: Core): FetchRoute {
     const incoming = fetchIncoming(input);
     if (!incoming) {
       return Promise.resolve(
-        toResponse(answer(500, { error: 'call the route with a Fetch Request (or a Hono context); for node:http, Express, Koa or Fastify wrap it: toNodeHandler(route)' })),
+        toResponse(
+          answer(500, {
+            error: 'call the route with a Fetch Request (or a Hono context); for node:http, Express, Koa or Fastify wrap it: toNodeHandler(route)',
+          }),
+        ),
       );
     }
     return run(core, incoming, toResponse);
@@ -211,8 +213,9 @@ export function concat(chunks: readonly Uint8Array[], size: number, allocate: (s
 export const CONSUMED_ADVICE: Record<Framework, string> = {
   express:
     "Express: a body parser (express.json(), express.text()...) read it first. Register the webhook route before the parser: app.post('/webhooks/channel', toNodeHandler(webhook)) above app.use(express.json())",
-  'next-pages': 'Next.js Pages Router: Next parsed the body of this API route. Turn its parser off in the route file: export const config = { api: { bodyParser: false } }',
-  koa: "Koa: a body parser (koa-bodyparser, @koa/bodyparser) read it first. Use the router holding the webhook route before the parser (app.use(router.routes()) above app.use(bodyParser())), or set ctx.disableBodyParser = true for this path before it runs",
+  'next-pages':
+    'Next.js Pages Router: Next parsed the body of this API route. Turn its parser off in the route file: export const config = { api: { bodyParser: false } }',
+  koa: 'Koa: a body parser (koa-bodyparser, @koa/bodyparser) read it first. Use the router holding the webhook route before the parser (app.use(router.routes()) above app.use(bodyParser())), or set ctx.disableBodyParser = true for this path before it runs',
   fastify:
     "Fastify: its content-type parser read it first. Register the route in its own plugin that leaves the body unread: fastify.register(async (channel) => { channel.removeAllContentTypeParsers(); channel.addContentTypeParser('*', (_request, _payload, done) => done(null)); channel.post('/webhooks/channel', toNodeHandler(webhook)); })",
   hono: "Hono: a middleware read it first (c.req.json(), c.req.text(), validator('json')). Keep body-reading middleware off this path: register the webhook route before it, or scope it (app.use('/api/*', ...))",

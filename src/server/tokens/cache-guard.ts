@@ -89,7 +89,12 @@ export function createCacheGuard(o: CacheGuardOptions): CacheGuard {
       const abandoned = new Promise<typeof GAVE_UP>((resolve) => (giveUp = () => resolve(GAVE_UP)));
       waiting.add(giveUp);
       const pending = result;
-      const outcome: Promise<Outcome<T>> = bounded<T | typeof GAVE_UP>(() => Promise.race([pending, abandoned]), o.timeoutMs, () => TIMED_OUT, afterIo).then(
+      const outcome: Promise<Outcome<T>> = bounded<T | typeof GAVE_UP>(
+        () => Promise.race([pending, abandoned]),
+        o.timeoutMs,
+        () => TIMED_OUT,
+        afterIo,
+      ).then(
         (value) => {
           waiting.delete(giveUp);
           if (value === GAVE_UP) return FAILED;

@@ -92,7 +92,20 @@ export function externalUserIdProblem(value: unknown): string | undefined {
   return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
 }
 
-const optionKeys = ['baseUrl', 'accessKey', 'secretKey', 'sign', 'fetch', 'cache', 'timeout', 'cacheTimeout', 'cacheCooldown', 'forceRefreshWindow', 'cacheMargin', 'onCacheError'];
+const optionKeys = [
+  'baseUrl',
+  'accessKey',
+  'secretKey',
+  'sign',
+  'fetch',
+  'cache',
+  'timeout',
+  'cacheTimeout',
+  'cacheCooldown',
+  'forceRefreshWindow',
+  'cacheMargin',
+  'onCacheError',
+];
 
 /** A value in an option's message: numbers as they are. */
 export const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
@@ -121,7 +134,17 @@ export function checkOptions(o: TokenExchangeOptions): void {
     if (o[name] !== undefined && typeof o[name] !== 'function') throw new ConfigError(name + ' must be a function; got ' + shown(o[name]));
   }
   const cache = o.cache as Partial<TokenCache> | undefined;
-  if (cache !== undefined && (typeof cache !== 'object' || cache === null || typeof cache.get !== 'function' || typeof cache.set !== 'function' || (cache.lock !== undefined && typeof cache.lock !== 'function'))) {
-    throw new ConfigError('cache must be an object with get(key) and set(key, value, ttlMs) methods (and optionally lock(key, ttlMs)), e.g. createRedisTokenCache(redis); got ' + shown(cache));
+  if (
+    cache !== undefined &&
+    (typeof cache !== 'object' ||
+      cache === null ||
+      typeof cache.get !== 'function' ||
+      typeof cache.set !== 'function' ||
+      (cache.lock !== undefined && typeof cache.lock !== 'function'))
+  ) {
+    throw new ConfigError(
+      'cache must be an object with get(key) and set(key, value, ttlMs) methods (and optionally lock(key, ttlMs)), e.g. createRedisTokenCache(redis); got ' +
+        shown(cache),
+    );
   }
 }

@@ -58,7 +58,15 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       if (warned) return;
       warned = true;
       const skipping = info.skipMs > 0 ? ', and skipping the cache for ' + info.skipMs + ' ms' : '';
-      console.warn('[channel-sdk] token cache ' + info.operation + ' failed (' + info.message + '); asking the token endpoint instead' + skipping + '. Pass onCacheError to handle this yourself; this warning is shown once.');
+      console.warn(
+        '[channel-sdk] token cache ' +
+          info.operation +
+          ' failed (' +
+          info.message +
+          '); asking the token endpoint instead' +
+          skipping +
+          '. Pass onCacheError to handle this yourself; this warning is shown once.',
+      );
     });
   // Flights per cache key: `shared` may end with a token another instance stored, `forced`
   // only with one from a forced refresh (a forced caller joins only those).
@@ -67,13 +75,28 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   const context = { method: 'POST', url };
   const keyPrefix = tokenCacheKey(baseUrl, o.accessKey, '');
 
-  const call: TokenCall = { baseUrl, url, path, accessKey: o.accessKey, secretKey: o.secretKey, sign, fetch: doFetch, timeout, context, redact: redactorFor(o.secretKey) };
+  const call: TokenCall = {
+    baseUrl,
+    url,
+    path,
+    accessKey: o.accessKey,
+    secretKey: o.secretKey,
+    sign,
+    fetch: doFetch,
+    timeout,
+    context,
+    redact: redactorFor(o.secretKey),
+  };
 
   // A throwing hook must not turn a working fallback into a failure.
   const tell = safeReport(onCacheError);
   function report(operation: TokenCacheErrorInfo['operation'], reason: TokenCacheErrorInfo['reason'], error: unknown, skipMs: number) {
     const message =
-      reason === 'timeout' ? 'no answer within ' + cacheTimeout + ' ms' : reason === 'invalid' ? 'the cache returned ' + describe(error) + ', not a token' : thrownMessage(call, error);
+      reason === 'timeout'
+        ? 'no answer within ' + cacheTimeout + ' ms'
+        : reason === 'invalid'
+          ? 'the cache returned ' + describe(error) + ', not a token'
+          : thrownMessage(call, error);
     tell({ operation, reason, message, skipMs });
   }
 
@@ -197,10 +220,13 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   function aborted(signal: AbortSignal): TokenExchangeError {
     const reason = signal.reason as { name?: unknown } | undefined;
     const timedOut = reason?.name === 'TimeoutError';
-    return new TokenExchangeError('getToken was aborted by its signal' + (timedOut ? ' (the signal timed out)' : '') + '; the token call goes on for other callers', {
-      ...context,
-      cause: signal.reason,
-    });
+    return new TokenExchangeError(
+      'getToken was aborted by its signal' + (timedOut ? ' (the signal timed out)' : '') + '; the token call goes on for other callers',
+      {
+        ...context,
+        cause: signal.reason,
+      },
+    );
   }
 
   return {
@@ -229,8 +255,12 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       const read = readCache(key);
       // A synchronous cache (the default) answers a hit here: no flight, no timer. What it
       // hands out is already a copy (one without forcedAt is the caller's as it is).
-      if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
-      return forCaller(startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout, false)), signal);
+      if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow()))
+        return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
+      return forCaller(
+        startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout, false)),
+        signal,
+      );
     },
   };
 }

@@ -49,13 +49,17 @@ export function describeUnreachable(error: unknown, url: string, clean: (text: s
   const head = code ? code + ' (' + said + ')' : said;
   let advice: string;
   if (code === 'ECONNREFUSED') advice = 'nothing accepts connections at ' + host + ': check the host and port in baseUrl, and that the service runs there';
-  else if (code === 'ENOTFOUND') advice = 'the host name ' + name + ' does not resolve: check baseUrl for a typo, and this server\'s DNS';
-  else if (code === 'EAI_AGAIN') advice = 'the DNS lookup of ' + name + ' failed for now: check this server\'s DNS resolver';
-  else if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') advice = 'connecting to ' + host + ' timed out: check baseUrl, and that a firewall or egress rule lets this server reach it';
-  else if (code === 'ENETUNREACH' || code === 'EHOSTUNREACH') advice = 'no route to ' + host + ': check this server\'s network and firewall';
-  else if (code && /SSL|TLS|EPROTO/.test(code)) advice = 'the TLS handshake with ' + host + ' failed: check that baseUrl\'s scheme (http or https) matches the port';
-  else if (code && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code)) advice = 'the certificate of ' + name + ' is not trusted or does not match: check baseUrl\'s host name (for a private CA, set NODE_EXTRA_CA_CERTS)';
-  else if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') advice = 'the connection to ' + host + ' was closed: check baseUrl\'s scheme and port, and any proxy in between';
+  else if (code === 'ENOTFOUND') advice = 'the host name ' + name + " does not resolve: check baseUrl for a typo, and this server's DNS";
+  else if (code === 'EAI_AGAIN') advice = 'the DNS lookup of ' + name + " failed for now: check this server's DNS resolver";
+  else if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+    advice = 'connecting to ' + host + ' timed out: check baseUrl, and that a firewall or egress rule lets this server reach it';
+  else if (code === 'ENETUNREACH' || code === 'EHOSTUNREACH') advice = 'no route to ' + host + ": check this server's network and firewall";
+  else if (code && /SSL|TLS|EPROTO/.test(code))
+    advice = 'the TLS handshake with ' + host + " failed: check that baseUrl's scheme (http or https) matches the port";
+  else if (code && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code))
+    advice = 'the certificate of ' + name + " is not trusted or does not match: check baseUrl's host name (for a private CA, set NODE_EXTRA_CA_CERTS)";
+  else if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET')
+    advice = 'the connection to ' + host + " was closed: check baseUrl's scheme and port, and any proxy in between";
   else advice = 'check baseUrl, and that this server can reach ' + host + ' (DNS, firewall, proxy)';
   return head + '. ' + advice[0].toUpperCase() + advice.slice(1) + '.';
 }
@@ -73,14 +77,21 @@ export function describeAnswer(text: string, contentType: string | null): string
   }
   if (Array.isArray(value)) return 'a JSON array';
   if (typeof value !== 'object' || value === null) return 'JSON ' + (value === null ? 'null' : typeof value) + ', not an object';
-  const keys = Object.keys(value).slice(0, 5).map((k) => JSON.stringify(k.slice(0, 30)));
+  const keys = Object.keys(value)
+    .slice(0, 5)
+    .map((k) => JSON.stringify(k.slice(0, 30)));
   return keys.length ? 'a JSON object without "code" (keys ' + keys.join(', ') + ')' : 'an empty JSON object';
 }
 
 /** The hint for a baseUrl that does not lead to the service. */
 export function describeUrlMistake(baseUrl: string): string {
-  if (baseUrl.toLowerCase().indexOf(API_PREFIX) >= 0) return 'baseUrl must be the service\'s root (e.g. https://channel.example.com) without ' + API_PREFIX + '…: the SDK adds the path';
-  return 'baseUrl (' + baseUrl + ') may point at another server (a web page, a gateway, your own app) rather than the Channel service: check it against the integration configuration';
+  if (baseUrl.toLowerCase().indexOf(API_PREFIX) >= 0)
+    return "baseUrl must be the service's root (e.g. https://channel.example.com) without " + API_PREFIX + '…: the SDK adds the path';
+  return (
+    'baseUrl (' +
+    baseUrl +
+    ') may point at another server (a web page, a gateway, your own app) rather than the Channel service: check it against the integration configuration'
+  );
 }
 
 /** What to check after a non-2xx answer. `said`: the service's own message, if any. */
@@ -88,14 +99,17 @@ export function describeHttpRefusal(status: number, said: string, baseUrl: strin
   if (baseUrl.toLowerCase().indexOf(API_PREFIX) >= 0) return 'Wrong baseUrl: ' + describeUrlMistake(baseUrl) + '.';
   if (status === 401 || status === 403) {
     const extra = /timestamp|window|clock|expired/i.test(said)
-      ? ' This server\'s clock may be off: check that it is synchronised (NTP).'
+      ? " This server's clock may be off: check that it is synchronised (NTP)."
       : /nonce|replay/i.test(said)
         ? ' A nonce was reused: a custom sign function must make a new nonce for every call.'
         : '';
-    return 'The service refused the signed request: check that secretKey is the secret key paired with accessKey in the integration configuration (no spaces or quotes around it), and that sign follows the service\'s signing scheme (the default is the reference scheme the sandbox verifies).' + extra;
+    return (
+      "The service refused the signed request: check that secretKey is the secret key paired with accessKey in the integration configuration (no spaces or quotes around it), and that sign follows the service's signing scheme (the default is the reference scheme the sandbox verifies)." +
+      extra
+    );
   }
   if (status === 404 || status === 405) return 'Nothing answers tokens at that path: ' + describeUrlMistake(baseUrl) + '.';
   if (status === 408 || status === 429) return 'The service is busy or throttling: try again shortly.';
   if (status >= 500) return 'The service, or a gateway in front of it, failed: try again later; if it persists, check baseUrl.';
-  return 'Check baseUrl, and the service\'s message above.';
+  return "Check baseUrl, and the service's message above.";
 }

@@ -90,14 +90,27 @@ export function tokenCacheKey(baseUrl: string, accessKey: string, externalUserId
 export function copyToken(value: unknown): StoredToken | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { accessToken, expiresIn, expiresAt, forcedAt } = value as Record<string, unknown>;
-  if (typeof accessToken !== 'string' || !accessToken || typeof expiresIn !== 'number' || !(expiresIn > 0) || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
+  if (
+    typeof accessToken !== 'string' ||
+    !accessToken ||
+    typeof expiresIn !== 'number' ||
+    !(expiresIn > 0) ||
+    typeof expiresAt !== 'number' ||
+    !Number.isFinite(expiresAt)
+  )
+    return undefined;
   const token: StoredToken = { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
   if (typeof forcedAt === 'number' && Number.isFinite(forcedAt)) token.forcedAt = forcedAt;
   return token;
 }
 
 /** What a caller gets: the token's four fields, never `forcedAt`. */
-export const callerToken = (t: ExchangedToken): ExchangedToken => ({ accessToken: t.accessToken, expiresIn: t.expiresIn, tokenType: 'Bearer', expiresAt: t.expiresAt });
+export const callerToken = (t: ExchangedToken): ExchangedToken => ({
+  accessToken: t.accessToken,
+  expiresIn: t.expiresIn,
+  tokenType: 'Bearer',
+  expiresAt: t.expiresAt,
+});
 
 /**
  * How long before expiry a token stops being handed out: `marginMs`, or half its lifetime when
@@ -153,7 +166,8 @@ interface Entry {
  * @param maxEntries users kept at most. @default 10000
  */
 export function createMemoryTokenCache(maxEntries = 10000): TokenCache {
-  if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new ConfigError('createMemoryTokenCache(maxEntries): maxEntries must be a whole number of users, at least 1');
+  if (!Number.isInteger(maxEntries) || maxEntries < 1)
+    throw new ConfigError('createMemoryTokenCache(maxEntries): maxEntries must be a whole number of users, at least 1');
   const entries = new Map<string, Entry>();
   let newest: Entry | undefined;
   let oldest: Entry | undefined;

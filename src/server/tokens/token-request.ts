@@ -47,14 +47,24 @@ export async function requestToken(call: TokenCall, externalUserId: string): Pro
   const stopped = () => new Error('timeout');
   let headers: Record<string, string>;
   try {
-    headers = await raceSignal(Promise.resolve(call.sign({ method: 'POST', url, path, body, accessKey: call.accessKey, secretKey: call.secretKey })), timer, stopped, false);
+    headers = await raceSignal(
+      Promise.resolve(call.sign({ method: 'POST', url, path, body, accessKey: call.accessKey, secretKey: call.secretKey })),
+      timer,
+      stopped,
+      false,
+    );
   } catch (error) {
     if (timer.aborted) throw late('get a signed request (the sign function is slow)');
     throw new TokenExchangeError('the sign function failed: ' + thrownMessage(call, error), context);
   }
   let response: Response;
   try {
-    response = await raceSignal(call.fetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }), timer, stopped, false);
+    response = await raceSignal(
+      call.fetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }),
+      timer,
+      stopped,
+      false,
+    );
   } catch (error) {
     if (timer.aborted) throw late('answer');
     throw new TokenExchangeError('could not reach the token endpoint ' + url + ': ' + describeUnreachable(error, url, redact), { ...context, cause: error });
@@ -64,7 +74,11 @@ export async function requestToken(call: TokenCall, externalUserId: string): Pro
     text = await raceSignal(response.text(), timer, stopped, false);
   } catch (error) {
     if (timer.aborted) throw late('send the whole body of its HTTP ' + response.status + ' answer', response.status);
-    throw new TokenExchangeError("could not read the answer of the token endpoint " + url + ' (HTTP ' + response.status + '): ' + thrownMessage(call, error), { ...context, status: response.status, cause: error });
+    throw new TokenExchangeError('could not read the answer of the token endpoint ' + url + ' (HTTP ' + response.status + '): ' + thrownMessage(call, error), {
+      ...context,
+      status: response.status,
+      cause: error,
+    });
   }
   return readTokenAnswer(call, response.status, response.ok, text, response.headers.get('content-type'));
 }
@@ -83,20 +97,32 @@ function readTokenAnswer(call: TokenCall, status: number, ok: boolean, text: str
   // Not the service's envelope at all: most likely baseUrl points at something else.
   const foreign = apiCode === undefined ? describeAnswer(text, contentType) : undefined;
   if (!ok) {
-    const answered = 'the token endpoint ' + url + ' answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + (said ? ': ' + said : '');
+    const answered =
+      'the token endpoint ' + url + ' answered HTTP ' + status + (apiCode !== undefined ? ' with code ' + apiCode : '') + (said ? ': ' + said : '');
     throw new TokenExchangeError(answered + (foreign ? ' (' + foreign + ')' : '') + '. ' + describeHttpRefusal(status, said, baseUrl), where);
   }
   // "0" as well as 0, as the client entry accepts.
-  if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0') throw new TokenExchangeError('the token endpoint ' + url + ' answered code ' + apiCode + (said ? ': ' + said : ''), where);
+  if (apiCode !== undefined && apiCode !== 0 && apiCode !== '0')
+    throw new TokenExchangeError('the token endpoint ' + url + ' answered code ' + apiCode + (said ? ': ' + said : ''), where);
   const parsed = tokenResponseSchema.safeParse(apiCode === '0' ? { ...(value as object), code: 0 } : value);
   if (!parsed.success) {
     const shape = "{ code: 0, data: { access_token, expires_in, token_type: 'Bearer' } }";
     const problem = foreign
-      ? "the answer of " + url + ' (HTTP ' + status + (contentType ? ', ' + contentType.slice(0, 60) : '') + ') is not the token endpoint\'s ' + shape + ': it is ' + foreign + '. ' + describeUrlMistake(baseUrl) + '.'
-      : "the token endpoint " + url + " answered HTTP " + status + ' without ' + shape + ': ' + describeIssues(parsed.error.issues).join('; ');
+      ? 'the answer of ' +
+        url +
+        ' (HTTP ' +
+        status +
+        (contentType ? ', ' + contentType.slice(0, 60) : '') +
+        ") is not the token endpoint's " +
+        shape +
+        ': it is ' +
+        foreign +
+        '. ' +
+        describeUrlMistake(baseUrl) +
+        '.'
+      : 'the token endpoint ' + url + ' answered HTTP ' + status + ' without ' + shape + ': ' + describeIssues(parsed.error.issues).join('; ');
     throw new TokenExchangeError(problem, where);
   }
   const { access_token, expires_in } = parsed.data.data;
   return { accessToken: access_token, expiresIn: expires_in, tokenType: 'Bearer', expiresAt: Date.now() + expires_in * 1000 };
 }
-

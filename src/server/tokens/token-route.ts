@@ -64,7 +64,7 @@ const BAD_BODY = answer(400, { error: 'the body must be JSON, e.g. {"forceRefres
 const EXCHANGE_FAILED = answer(502, { error: 'could not get a token from the Channel service' }, NO_STORE);
 const EXCHANGE_CONFIG = answer(500, { error: 'could not ask for a token for this user; see the server log' }, NO_STORE);
 const USER_FAILED = answer(500, { error: 'could not tell who is signed in' }, NO_STORE);
-const CROSS_SITE = answer(403, { error: 'cross-site request refused: list the page\'s origin in the token route\'s allowedOrigins' }, NO_STORE);
+const CROSS_SITE = answer(403, { error: "cross-site request refused: list the page's origin in the token route's allowedOrigins" }, NO_STORE);
 const NOT_JSON = answer(415, { error: 'a POST to the token route must be JSON (Content-Type: application/json), e.g. {"forceRefresh":true}, or have no body' });
 
 const FORCE = /(?:^|&)force=(?:1|true)(?:&|$)/;
@@ -81,12 +81,17 @@ function hostPart(value: string): string {
 function checkAllowedOrigins(value: unknown): (origin: string) => boolean {
   if (value === undefined) return () => false;
   if (typeof value === 'function') return (origin) => (value as (origin: string) => unknown)(origin) === true;
-  if (!Array.isArray(value)) throw new ConfigError('allowedOrigins must be an array of origins such as ["https://shop.example.com"], or a function (origin) => boolean; got ' + describe(value));
+  if (!Array.isArray(value))
+    throw new ConfigError(
+      'allowedOrigins must be an array of origins such as ["https://shop.example.com"], or a function (origin) => boolean; got ' + describe(value),
+    );
   const allowed = new Set<string>();
   value.forEach((item: unknown, i) => {
     const origin = typeof item === 'string' ? item.replace(/\/+$/, '') : item;
     if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
-      throw new ConfigError('allowedOrigins[' + i + '] must be an origin: scheme, host and port only, such as "https://shop.example.com"; got ' + describe(item));
+      throw new ConfigError(
+        'allowedOrigins[' + i + '] must be an origin: scheme, host and port only, such as "https://shop.example.com"; got ' + describe(item),
+      );
     }
     allowed.add(origin.toLowerCase());
   });
@@ -99,7 +104,10 @@ function crossSite(incoming: Incoming, allowed: (origin: string) => boolean): st
   if (origin !== undefined && origin !== 'null' && allowed(origin)) return undefined;
   const site = incoming.header('sec-fetch-site');
   // Every current browser says where a request comes from; `none` is the user's own navigation.
-  if (site !== undefined) return site.trim().toLowerCase() === 'cross-site' ? 'a cross-site request (Sec-Fetch-Site: cross-site' + (origin ? ', Origin ' + origin : '') + ')' : undefined;
+  if (site !== undefined)
+    return site.trim().toLowerCase() === 'cross-site'
+      ? 'a cross-site request (Sec-Fetch-Site: cross-site' + (origin ? ', Origin ' + origin : '') + ')'
+      : undefined;
   // No Origin: not a browser's cross-origin request. Mini-program hosts (a servicewechat.com
   // Referer, no Origin), apps and servers come this way.
   if (origin === undefined) return undefined;
@@ -137,9 +145,11 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
   if (typeof o !== 'object') throw new ConfigError('createTokenRoute needs an options object: { exchange, resolveUser }');
   checkKeys(o, optionKeys, 'createTokenRoute option');
   const given = o.exchange;
-  if (typeof given !== 'function' && typeof given?.getToken !== 'function') throw new ConfigError('createTokenRoute needs exchange: createTokenExchange({ baseUrl, accessKey, secretKey })');
+  if (typeof given !== 'function' && typeof given?.getToken !== 'function')
+    throw new ConfigError('createTokenRoute needs exchange: createTokenExchange({ baseUrl, accessKey, secretKey })');
   if (typeof o.resolveUser !== 'function') throw new ConfigError('createTokenRoute needs resolveUser: (request) => the signed-in user id, or null');
-  if (o.onError !== undefined && typeof o.onError !== 'function') throw new ConfigError('onError must be a function (error, info) => void; got ' + describe(o.onError));
+  if (o.onError !== undefined && typeof o.onError !== 'function')
+    throw new ConfigError('onError must be a function (error, info) => void; got ' + describe(o.onError));
   const { resolveUser } = o;
   const allowed = checkAllowedOrigins(o.allowedOrigins);
   let exchange: TokenSource | undefined = typeof given === 'function' ? undefined : given;
@@ -147,12 +157,12 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
   // A reporter that throws changes no answer.
   const report = safeReport(
     o.onError ||
-    ((error: unknown, info: TokenRouteErrorInfo) => {
-      // Cross-site refusals: the first one, for a partner whose page is elsewhere; not a flood.
-      if (info.stage === 'origin' && !toldCrossSite) toldCrossSite = true;
-      else if (info.stage !== 'user' && info.stage !== 'exchange') return;
-      console.error('[channel-sdk] token route ' + info.stage + ' -> ' + info.status + ': ' + messageIn(unprefixed, error));
-    }),
+      ((error: unknown, info: TokenRouteErrorInfo) => {
+        // Cross-site refusals: the first one, for a partner whose page is elsewhere; not a flood.
+        if (info.stage === 'origin' && !toldCrossSite) toldCrossSite = true;
+        else if (info.stage !== 'user' && info.stage !== 'exchange') return;
+        console.error('[channel-sdk] token route ' + info.stage + ' -> ' + info.status + ': ' + messageIn(unprefixed, error));
+      }),
   );
   const fail = (out: Outgoing, error: unknown, stage: TokenRouteErrorInfo['stage']) => {
     report(error, { stage, status: out.status });
@@ -165,12 +175,20 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
     if (method !== 'GET' && method !== 'POST') return fail(NOT_ALLOWED, new Error('method ' + method + ' is not allowed; use GET or POST'), 'method');
     const foreign = crossSite(incoming, allowed);
     if (foreign) {
-      return fail(CROSS_SITE, new Error('refused ' + foreign + ': a page on another site may not ask for tokens; if it is yours, list its origin in allowedOrigins'), 'origin');
+      return fail(
+        CROSS_SITE,
+        new Error('refused ' + foreign + ': a page on another site may not ask for tokens; if it is yours, list its origin in allowedOrigins'),
+        'origin',
+      );
     }
     const type = incoming.header('content-type');
     // A form or text/plain POST needs no CORS consent from a browser: never let one through.
     if (method === 'POST' && type !== undefined && !JSON_TYPE.test(type)) {
-      return fail(NOT_JSON, new Error('refused a POST with Content-Type ' + type.slice(0, 60) + ': send JSON (Content-Type: application/json) or no body'), 'body');
+      return fail(
+        NOT_JSON,
+        new Error('refused a POST with Content-Type ' + type.slice(0, 60) + ': send JSON (Content-Type: application/json) or no body'),
+        'body',
+      );
     }
     let forceRefresh = FORCE.test(incoming.query());
     if (method === 'POST' && !forceRefresh) {
@@ -181,7 +199,8 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
         if (!body.ok) {
           if (body.reason !== 'consumed') return fail(BAD_BODY, new Error('unreadable or too large body'), 'body');
         } else if (body.bytes.length > 0) {
-          if (type === undefined) return fail(NOT_JSON, new Error('refused a POST with a body but no Content-Type: send JSON (Content-Type: application/json)'), 'body');
+          if (type === undefined)
+            return fail(NOT_JSON, new Error('refused a POST with a body but no Content-Type: send JSON (Content-Type: application/json)'), 'body');
           try {
             value = JSON.parse(new TextDecoder().decode(body.bytes));
           } catch (error) {
@@ -200,7 +219,10 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
     if (user === null || user === undefined || user === '') return SIGNED_OUT;
     // Anything else would become a shared id: every user's object is "[object Object]".
     if (!(typeof user === 'string' || (typeof user === 'number' && Number.isFinite(user)))) {
-      const problem = 'resolveUser returned ' + describeUser(user) + "; return the signed-in user's id as a non-empty string or a finite number (e.g. req.user.id), or null when nobody is signed in";
+      const problem =
+        'resolveUser returned ' +
+        describeUser(user) +
+        "; return the signed-in user's id as a non-empty string or a finite number (e.g. req.user.id), or null when nobody is signed in";
       return fail(USER_FAILED, new ConfigError(problem), 'user');
     }
     let token: Awaited<ReturnType<TokenSource['getToken']>>;

@@ -165,20 +165,32 @@ export function handlerSettings(options: WebhookHandlerOptions) {
       'createWebhookHandler: secret is empty. Pass the webhook secret from the integration configuration; to read it at the first request instead of at import (e.g. for next build), pass a function: secret: () => process.env.CHANNEL_WEBHOOK_SECRET. With no secret configured at all: allowUnsigned: true',
     );
   }
-  if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0)) throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describe(o.maxBodyBytes));
+  if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0))
+    throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describe(o.maxBodyBytes));
   const maxBodyBytes = o.maxBodyBytes ?? 1024 * 1024;
   const bodyTimeoutMs = whole('bodyTimeoutMs', o.bodyTimeoutMs, 8000, 1, MAX_DELAY, '8000');
   const maxBufferedBytes = whole('maxBufferedBytes', o.maxBufferedBytes, Math.max(64 * 1024 * 1024, maxBodyBytes), 1, Number.MAX_SAFE_INTEGER, '67108864');
-  if (maxBufferedBytes < maxBodyBytes) throw new ConfigError('maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit');
+  if (maxBufferedBytes < maxBodyBytes)
+    throw new ConfigError(
+      'maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit',
+    );
   const slowCallbackMs = whole('slowCallbackMs', o.slowCallbackMs, 7000, 1, MAX_DELAY, '7000');
   const dedupTimeoutMs = whole('dedupTimeoutMs', o.dedupTimeoutMs, 1000, 1, MAX_DELAY, '1000');
   const dedupLeaseMs = whole('dedupLeaseMs', o.dedupLeaseMs, Math.max(10_000, 2 * dedupTimeoutMs), 1, MAX_DELAY, '10000');
   if (dedupLeaseMs < 2 * dedupTimeoutMs) {
-    throw new ConfigError('dedupLeaseMs (' + dedupLeaseMs + ') must be at least twice dedupTimeoutMs (' + dedupTimeoutMs + '): the lease is renewed every third of it, and a renewal may take dedupTimeoutMs');
+    throw new ConfigError(
+      'dedupLeaseMs (' +
+        dedupLeaseMs +
+        ') must be at least twice dedupTimeoutMs (' +
+        dedupTimeoutMs +
+        '): the lease is renewed every third of it, and a renewal may take dedupTimeoutMs',
+    );
   }
   if (dedup !== undefined) checkDedupStore(dedup);
-  if (onEvent !== undefined && typeof onEvent !== 'function') throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
-  if (o.onError !== undefined && typeof o.onError !== 'function') throw new ConfigError('onError must be a function (error, info) => ...; got ' + describe(o.onError));
+  if (onEvent !== undefined && typeof onEvent !== 'function')
+    throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
+  if (o.onError !== undefined && typeof o.onError !== 'function')
+    throw new ConfigError('onError must be a function (error, info) => ...; got ' + describe(o.onError));
   return {
     allowUnsigned,
     onLogisticsUpdated,
@@ -198,7 +210,8 @@ export function handlerSettings(options: WebhookHandlerOptions) {
 /** The secret as given, or resolved once from a function; an Error while none is configured. */
 function secretSource(secret: WebhookSecret, allowUnsigned: boolean) {
   // '' stands for "unsigned pushes accepted" (allowUnsigned with an empty secret).
-  const usable = (value: unknown): Secret | '' | undefined => (isSecret(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined);
+  const usable = (value: unknown): Secret | '' | undefined =>
+    isSecret(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined;
   const source = {
     value: typeof secret === 'function' ? undefined : usable(secret),
     pending: undefined as Promise<Secret | '' | Error> | undefined,
@@ -208,7 +221,9 @@ function secretSource(secret: WebhookSecret, allowUnsigned: boolean) {
         try {
           const value = usable(await (secret as () => unknown)());
           if (value !== undefined) return (source.value = value);
-          return new ConfigError('the webhook secret function returned no secret; set it where the server runs (e.g. CHANNEL_WEBHOOK_SECRET). Refusing the push: it is never accepted unsigned');
+          return new ConfigError(
+            'the webhook secret function returned no secret; set it where the server runs (e.g. CHANNEL_WEBHOOK_SECRET). Refusing the push: it is never accepted unsigned',
+          );
         } catch (error) {
           return new ConfigError('the webhook secret function threw; refusing the push', { cause: error });
         }

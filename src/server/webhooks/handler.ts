@@ -28,10 +28,19 @@ const newLeaseId = () => globalThis.crypto.randomUUID();
 
 /** The webhook route over one crypto (what `createWebhookHandler` runs). */
 export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): WebhookHandler {
-  const { onLogisticsUpdated, onEvent, dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, slowCallbackMs, dedupTimeoutMs, dedupLeaseMs, onError, secrets } = handlerSettings(options);
+  const { onLogisticsUpdated, onEvent, dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, slowCallbackMs, dedupTimeoutMs, dedupLeaseMs, onError, secrets } =
+    handlerSettings(options);
   const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
-  const busy = answer(503, { error: 'too many request bodies in flight; retry later' }, { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' });
-  const inProgress = answer(503, { error: 'this push is being processed by another delivery; retry later' }, { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) });
+  const busy = answer(
+    503,
+    { error: 'too many request bodies in flight; retry later' },
+    { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' },
+  );
+  const inProgress = answer(
+    503,
+    { error: 'this push is being processed by another delivery; retry later' },
+    { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) },
+  );
   const report = safeReport(onError);
   const storeCall = <T>(call: () => T | Promise<T>, what: string) =>
     bounded(call, dedupTimeoutMs, () => new Error('the dedup store did not answer ' + what + ' within ' + dedupTimeoutMs + ' ms'));
@@ -54,7 +63,12 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     }
     // Checked before the body is read: a push without a well-formed signature costs nothing more.
     const signature = secret === '' ? undefined : incoming.header(SIGNATURE_HEADER);
-    if (secret !== '' && !isSignatureHex(signature)) return reject(UNAUTHORIZED, withoutStack(() => signatureMissing(signature)), 'signature');
+    if (secret !== '' && !isSignatureHex(signature))
+      return reject(
+        UNAUTHORIZED,
+        withoutStack(() => signatureMissing(signature)),
+        'signature',
+      );
     const ticket = bodies.open();
     try {
       return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket));
@@ -67,12 +81,24 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     if (!body.ok) {
       if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
-      if (body.reason === 'timeout') return reject(BODY_TIMEOUT, new Error('the body did not arrive within bodyTimeoutMs (' + bodyTimeoutMs + ' ms); answered 408 and closed the connection'), 'body');
+      if (body.reason === 'timeout')
+        return reject(
+          BODY_TIMEOUT,
+          new Error('the body did not arrive within bodyTimeoutMs (' + bodyTimeoutMs + ' ms); answered 408 and closed the connection'),
+          'body',
+        );
       if (body.reason === 'busy') {
-        return reject(busy, new Error('request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection'), 'body');
+        return reject(
+          busy,
+          new Error(
+            'request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection',
+          ),
+          'body',
+        );
       }
       const message =
-        'the push body was read by something else before the webhook handler, which needs the raw bytes to check the signature. ' + CONSUMED_ADVICE[incoming.framework];
+        'the push body was read by something else before the webhook handler, which needs the raw bytes to check the signature. ' +
+        CONSUMED_ADVICE[incoming.framework];
       return reject(answer(500, { error: message }), new ConfigError(message), 'body', 'error');
     }
     const rawBody = body.bytes;
@@ -125,7 +151,11 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
         return (out = DUPLICATE);
       }
       if (state === 'running') {
-        report(new Error('another delivery of this push is being processed; answered 503 so that the service delivers it again'), { stage: 'duplicate', level: 'info', status: 503 });
+        report(new Error('another delivery of this push is being processed; answered 503 so that the service delivers it again'), {
+          stage: 'duplicate',
+          level: 'info',
+          status: 503,
+        });
         return (out = inProgress);
       }
       out = await deliver(event, context, state === 'claimed' ? { store, key, lease } : undefined);
@@ -163,7 +193,12 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
         held.renewing = false;
         if (mine === false && !held.lost) {
           held.lost = true;
-          report(new Error('the lease on this push lapsed while its callback ran (the event loop or the store stalled past dedupLeaseMs); another delivery may run it too'), { stage: 'dedup', level: 'warn' });
+          report(
+            new Error(
+              'the lease on this push lapsed while its callback ran (the event loop or the store stalled past dedupLeaseMs); another delivery may run it too',
+            ),
+            { stage: 'dedup', level: 'warn' },
+          );
         }
       },
       (error: unknown) => {
@@ -180,7 +215,11 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
       if (call.reported || now - call.started < slowCallbackMs) continue;
       call.reported = true;
       report(
-        new Error('the callback has run ' + slowCallbackMs + ' ms; the service stops waiting at 8 s and records a failure. Acknowledge first and process in the background (enqueue, then return)'),
+        new Error(
+          'the callback has run ' +
+            slowCallbackMs +
+            ' ms; the service stops waiting at 8 s and records a failure. Acknowledge first and process in the background (enqueue, then return)',
+        ),
         { stage: 'slow', level: 'warn', elapsedMs: now - call.started },
       );
     }

@@ -22,7 +22,9 @@ export async function parseWith(crypto: Crypto, input: ParseWebhookInput): Promi
     if (!isSignatureHex(signature)) throw signatureMissing(signature);
     if (!(await verifySignature(crypto, body, signature, secret))) throw signatureMismatch();
   } else if (!allowUnsigned) {
-    throw new ConfigError('the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none');
+    throw new ConfigError(
+      'the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none',
+    );
   }
   return parsePayload(body, crypto.utf8);
 }

@@ -70,4 +70,3 @@ export function signatureMismatch(): WebhookSignatureError {
     'the ' + SIGNATURE_HEADER + ' header does not match the body: check the webhook secret, and verify the raw body as received (not re-serialised JSON)',
   );
 }
-

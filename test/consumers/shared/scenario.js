@@ -43,7 +43,7 @@ export async function runScenario(host) {
       onProgress: (p) => report.downloadProgress.push(p.percent),
     });
   } catch (error) {
-    report.error = isChannelError(error) ? error.code + ': ' + error.message : String(error && error.stack || error);
+    report.error = isChannelError(error) ? error.code + ': ' + error.message : String((error && error.stack) || error);
   }
   host.setStorageSync('channel-sdk-e2e-report', report);
   return report.error ? 'failed' : 'ok';

@@ -2,10 +2,13 @@
 // https://docs.taro.zone/docs/next/babel-config
 module.exports = {
   presets: [
-    ['taro', {
-      framework: 'react',
-      ts: false,
-      compiler: 'webpack5',
-    }]
-  ]
-}
+    [
+      'taro',
+      {
+        framework: 'react',
+        ts: false,
+        compiler: 'webpack5',
+      },
+    ],
+  ],
+};

@@ -39,10 +39,12 @@ test('redis-server is installed and starts', async (context) => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** fetch with added latency, so that concurrent callers really overlap. */
-const slowFetch = (ms: number): typeof fetch => async (input, init) => {
-  await sleep(ms);
-  return fetch(input, init);
-};
+const slowFetch =
+  (ms: number): typeof fetch =>
+  async (input, init) => {
+    await sleep(ms);
+    return fetch(input, init);
+  };
 
 // What the tests allow a getToken against a failing Redis: the default cacheTimeout (200 ms)
 // plus generous slack for a shared machine. Before the bound existed it was the 10-second timeout.
@@ -129,11 +131,15 @@ describe.runIf(hasRedis).each(clientKinds)('$name', (kind: ClientKind) => {
   test('several instances, many concurrent callers: one token-endpoint call per user (cross-instance single flight)', async () => {
     const errors: TokenCacheErrorInfo[] = [];
     const instances = await Promise.all(
-      [0, 1, 2, 3].map(async () => exchangeOn(sandbox, { cache: createRedisTokenCache((await connect()).client), fetch: slowFetch(50), onCacheError: (e) => errors.push(e) })),
+      [0, 1, 2, 3].map(async () =>
+        exchangeOn(sandbox, { cache: createRedisTokenCache((await connect()).client), fetch: slowFetch(50), onCacheError: (e) => errors.push(e) }),
+      ),
     );
     const users = ['u1', 'u2', 'u3'];
     const calls = sandbox.stats.tokenCalls;
-    const tokens = await Promise.all(instances.flatMap((exchange) => users.flatMap((user) => Array.from({ length: 25 }, () => exchange.getToken(user).then((t) => [user, t.accessToken])))));
+    const tokens = await Promise.all(
+      instances.flatMap((exchange) => users.flatMap((user) => Array.from({ length: 25 }, () => exchange.getToken(user).then((t) => [user, t.accessToken])))),
+    );
     expect(sandbox.stats.tokenCalls - calls).toBe(users.length);
     for (const user of users) expect(new Set(tokens.filter(([u]) => u === user).map(([, t]) => t)).size).toBe(1);
     expect(errors).toEqual([]);
@@ -242,13 +248,21 @@ describe.runIf(hasRedis).each(clientKinds)('$name', (kind: ClientKind) => {
       await Promise.all(['w0', 'w1', 'w2', 'w3'].map((user) => exchange.getToken(user)));
       await expect.poll(() => raw.keys('channel-sdk:token:*')).toHaveLength(4);
       own.pause();
-      const first = await Promise.all([timed(() => exchange.getToken('new-1')), timed(() => exchange.getToken('w0')), timed(() => exchange.getToken('w1', { forceRefresh: true }))]);
+      const first = await Promise.all([
+        timed(() => exchange.getToken('new-1')),
+        timed(() => exchange.getToken('w0')),
+        timed(() => exchange.getToken('w1', { forceRefresh: true })),
+      ]);
       expect(first.map((r) => r.ms).filter((ms) => ms >= BOUND_MS)).toEqual([]);
       // The breaker is open: no call reaches the frozen Redis, and a user served meanwhile is
       // kept in this process (one token call per user, not one per getToken).
       const reached = calls.n;
       const tokenCalls = sandbox.stats.tokenCalls;
-      const next = await Promise.all([timed(() => exchange.getToken('new-2')), timed(() => exchange.getToken('w2')), timed(() => exchange.getToken('w3', { forceRefresh: true }))]);
+      const next = await Promise.all([
+        timed(() => exchange.getToken('new-2')),
+        timed(() => exchange.getToken('w2')),
+        timed(() => exchange.getToken('w3', { forceRefresh: true })),
+      ]);
       const again = await timed(() => exchange.getToken('new-1'));
       expect([...next, again].map((r) => r.ms).filter((ms) => ms >= BOUND_MS)).toEqual([]);
       expect(again.token).toEqual(first[0].token);
@@ -345,7 +359,11 @@ test('something that is not a Redis client -> ConfigError naming what to pass', 
   expect(() => createRedisDedupStore(lookalike as never)).toThrow(/ioredis client \(it has `status`\) or a node-redis client \(it has `isOpen`\)/);
   const ioredisShaped = { ...lookalike, status: 'ready' };
   expect(() => createRedisTokenCache(ioredisShaped as never, { prefix: 7 as never })).toThrow(/prefix must be a string/);
-  expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: 0 })).toThrow(/ttlSeconds must be a whole number of seconds, at least 1 \(e\.g\. 86400\); got 0/);
+  expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: 0 })).toThrow(
+    /ttlSeconds must be a whole number of seconds, at least 1 \(e\.g\. 86400\); got 0/,
+  );
   expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: '60' as never })).toThrow(/got "60"/);
-  expect(() => createRedisDedupStore(ioredisShaped as never, { ttl: 60 } as never)).toThrow(/unknown createRedisDedupStore\(redis, options\) option "ttl"; did you mean "ttlSeconds"\?/);
+  expect(() => createRedisDedupStore(ioredisShaped as never, { ttl: 60 } as never)).toThrow(
+    /unknown createRedisDedupStore\(redis, options\) option "ttl"; did you mean "ttlSeconds"\?/,
+  );
 });

@@ -17,7 +17,12 @@ describe.runIf(hasRedis)('examples/redis-token-cache.ts', () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
     [redis, sandbox] = await Promise.all([startRedis(), startSandbox()]);
-    Object.assign(process.env, { REDIS_URL: redis.url, CHANNEL_BASE_URL: sandbox.url, CHANNEL_ACCESS_KEY: sandbox.credentials.accessKey, CHANNEL_SECRET_KEY: sandbox.credentials.secretKey });
+    Object.assign(process.env, {
+      REDIS_URL: redis.url,
+      CHANNEL_BASE_URL: sandbox.url,
+      CHANNEL_ACCESS_KEY: sandbox.credentials.accessKey,
+      CHANNEL_SECRET_KEY: sandbox.credentials.secretKey,
+    });
   });
   afterAll(async () => {
     await Promise.all([redis?.stop(), sandbox?.close()]);
@@ -42,7 +47,21 @@ describe.runIf(hasRedis)('examples/redis-token-cache.ts', () => {
 
 test('type-checks against the built package (strict, NodeNext, as in a user project)', async () => {
   const tsc = root + 'node_modules/typescript/bin/tsc';
-  const args = ['--ignoreConfig', '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--skipLibCheck', example];
+  const args = [
+    '--ignoreConfig',
+    '--noEmit',
+    '--strict',
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--target',
+    'es2022',
+    '--types',
+    'node',
+    '--skipLibCheck',
+    example,
+  ];
   const { stdout } = await promisify(execFile)(process.execPath, [tsc, ...args], { cwd: root }).catch((error: { stdout: string }) => error);
   expect(stdout).toBe('');
 });

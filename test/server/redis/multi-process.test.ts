@@ -19,7 +19,9 @@ const counting = { cacheTimeout: 2000 };
 /** Slowest call of each kind, and the errors, across instances. */
 function summary(results: StreamResult[]) {
   const calls = results.flatMap((r) => r.calls);
-  const slowest = Object.fromEntries(['new', 'cached', 'forced'].map((kind) => [kind, Math.round(Math.max(0, ...calls.filter((c) => c.kind === kind).map((c) => c.ms)))]));
+  const slowest = Object.fromEntries(
+    ['new', 'cached', 'forced'].map((kind) => [kind, Math.round(Math.max(0, ...calls.filter((c) => c.kind === kind).map((c) => c.ms)))]),
+  );
   return { calls: calls.length, errors: results.flatMap((r) => r.errors), slowest };
 }
 
@@ -66,7 +68,15 @@ describe.runIf(hasRedis).each(['ioredis', 'redis'])('instances on %s', (client) 
   });
 
   test('3 processes x 8 users x 20 concurrent getToken -> 8 token-endpoint calls, one token per user everywhere', async () => {
-    const instances = await startInstances(3, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials, latencyMs: 50, prefix: 'mp1:', exchangeOptions: counting });
+    const instances = await startInstances(3, {
+      client,
+      redisUrl: redis.url,
+      baseUrl: sandbox.url,
+      ...sandbox.credentials,
+      latencyMs: 50,
+      prefix: 'mp1:',
+      exchangeOptions: counting,
+    });
     try {
       const calls = sandbox.stats.tokenCalls;
       expectOneTokenPerUser(await instances.run(users, 20));
@@ -79,10 +89,22 @@ describe.runIf(hasRedis).each(['ioredis', 'redis'])('instances on %s', (client) 
   }, 60_000);
 
   test('forced refreshes: 300 GET ?force=1 by one user, 10 at a time, round robin over 4 processes sharing Redis -> < 30 token-endpoint calls, every answer a token the service accepts', async () => {
-    const instances = await startInstances(4, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials, latencyMs: 20, prefix: 'mp3:', route: true, exchangeOptions: counting });
+    const instances = await startInstances(4, {
+      client,
+      redisUrl: redis.url,
+      baseUrl: sandbox.url,
+      ...sandbox.credentials,
+      latencyMs: 20,
+      prefix: 'mp3:',
+      route: true,
+      exchangeOptions: counting,
+    });
     try {
       const calls = sandbox.stats.tokenCalls;
-      const { tokens, failed } = await forcedGets(instances.ports.map((port) => `http://127.0.0.1:${port}`), 300);
+      const { tokens, failed } = await forcedGets(
+        instances.ports.map((port) => `http://127.0.0.1:${port}`),
+        300,
+      );
       expect(failed).toEqual([]);
       expect(sandbox.stats.tokenCalls - calls).toBeLessThan(30);
       for (const token of tokens) expect(await accepted(sandbox, token)).toBe(true);
@@ -92,7 +114,15 @@ describe.runIf(hasRedis).each(['ioredis', 'redis'])('instances on %s', (client) 
   }, 60_000);
 
   test('60-second tokens across processes: 0 errors, hits after the first call', async () => {
-    const instances = await startInstances(2, { client, redisUrl: redis.url, baseUrl: shortSandbox.url, ...shortSandbox.credentials, latencyMs: 20, prefix: 'mp2:', exchangeOptions: counting });
+    const instances = await startInstances(2, {
+      client,
+      redisUrl: redis.url,
+      baseUrl: shortSandbox.url,
+      ...shortSandbox.credentials,
+      latencyMs: 20,
+      prefix: 'mp2:',
+      exchangeOptions: counting,
+    });
     try {
       const calls = shortSandbox.stats.tokenCalls;
       expectOneTokenPerUser(await instances.run(users, 5));
@@ -114,26 +144,30 @@ describe.runIf(hasRedis).each(['ioredis', 'ioredis-v5', 'redis', 'redis-v5', 're
   });
   const warm = Array.from({ length: 6 }, (_, i) => `warm-${i}`);
 
-  test.each(['frozen (SIGSTOP)', 'stopped (SIGTERM)'])('Redis %s mid-run, default options: every getToken (new users, cached users, forced refreshes) within the cache bound, 0 errors', async (fault) => {
-    const redis = await startRedis();
-    const instances = await startInstances(2, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials });
-    try {
-      const warmed = await instances.run(warm, 2);
-      expect(warmed.flatMap((r) => r.errors)).toEqual([]);
-      await sleep(100); // the stores land
-      const streaming = instances.stream({ warm, durationMs: 1500, intervalMs: 50 });
-      await sleep(500);
-      if (fault.startsWith('frozen')) redis.pause();
-      else await redis.stop();
-      const result = summary(await streaming);
-      expect(result.errors).toEqual([]);
-      expect(result.calls).toBeGreaterThan(30);
-      expect(result.slowest).toEqual({ new: expect.any(Number), cached: expect.any(Number), forced: expect.any(Number) });
-      expect(Object.values(result.slowest).filter((ms) => ms >= BOUND_MS)).toEqual([]);
-    } finally {
-      redis.resume();
-      await instances.close();
-      await redis.stop();
-    }
-  }, 60_000);
+  test.each(['frozen (SIGSTOP)', 'stopped (SIGTERM)'])(
+    'Redis %s mid-run, default options: every getToken (new users, cached users, forced refreshes) within the cache bound, 0 errors',
+    async (fault) => {
+      const redis = await startRedis();
+      const instances = await startInstances(2, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials });
+      try {
+        const warmed = await instances.run(warm, 2);
+        expect(warmed.flatMap((r) => r.errors)).toEqual([]);
+        await sleep(100); // the stores land
+        const streaming = instances.stream({ warm, durationMs: 1500, intervalMs: 50 });
+        await sleep(500);
+        if (fault.startsWith('frozen')) redis.pause();
+        else await redis.stop();
+        const result = summary(await streaming);
+        expect(result.errors).toEqual([]);
+        expect(result.calls).toBeGreaterThan(30);
+        expect(result.slowest).toEqual({ new: expect.any(Number), cached: expect.any(Number), forced: expect.any(Number) });
+        expect(Object.values(result.slowest).filter((ms) => ms >= BOUND_MS)).toEqual([]);
+      } finally {
+        redis.resume();
+        await instances.close();
+        await redis.stop();
+      }
+    },
+    60_000,
+  );
 });

@@ -1,8 +1,8 @@
 export default {
   logger: {
     quiet: false,
-    stats: true
+    stats: true,
   },
   mini: {},
-  h5: {}
-}
+  h5: {},
+};

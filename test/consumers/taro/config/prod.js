@@ -1,4 +1,4 @@
 export default {
   mini: {},
-  h5: {}
-}
+  h5: {},
+};

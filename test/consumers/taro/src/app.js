@@ -1,10 +1,10 @@
-import { useLaunch } from '@tarojs/taro'
+import { useLaunch } from '@tarojs/taro';
 
 function App({ children }) {
-  useLaunch(() => {})
+  useLaunch(() => {});
 
   // children 是将要会渲染的页面
-  return children
+  return children;
 }
 
-export default App
+export default App;

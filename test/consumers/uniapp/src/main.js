@@ -1,10 +1,8 @@
-import {
-	createSSRApp
-} from "vue";
-import App from "./App.vue";
+import { createSSRApp } from 'vue';
+import App from './App.vue';
 export function createApp() {
-	const app = createSSRApp(App);
-	return {
-		app,
-	};
+  const app = createSSRApp(App);
+  return {
+    app,
+  };
 }
