@@ -103,7 +103,7 @@ describe('resolveUser answers that are not an id (#21.4)', () => {
     const error = reports[0][0] as Error;
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toMatch(
-      /resolveUser returned an object with keys id, name \(return its \.id\); return the signed-in user's id as a non-empty string or a finite number/,
+      /resolveUser returned an object with keys id, name \(return its \.id\); return the signed-in user's id as a non-empty string or a whole number up to 2\^53 - 1/,
     );
     expect(error.message).not.toMatch(/alice|bob|object Object/);
   });
@@ -128,6 +128,37 @@ describe('resolveUser answers that are not an id (#21.4)', () => {
     expect(route.reports).toHaveLength(1);
     expect(route.reports[0][1]).toEqual({ stage: 'user', status: 500 });
     expect((route.reports[0][0] as Error).message).toMatch(message);
+  });
+
+  // #30.1: users 9007199254740993 and 9007199254740992 of a database, read as JavaScript numbers,
+  // are both 9007199254740992: each was handed that one user's token.
+  test('numeric ids beyond 2^53 - 1 (two users whose ids differ in the last digit) -> 500 for both, a report saying to return a string, no token call', async () => {
+    const route = await routeServer({ resolveUser: (req) => Number(req.headers['x-user']) });
+    const calls = sandbox.stats.tokenCalls;
+    try {
+      const answers = await Promise.all(['9007199254740993', '9007199254740992', '12.5'].map((id) => send(route.url + '/t', { headers: { 'x-user': id } })));
+      expect(answers.map((a) => [a.status, a.json.access_token === undefined ? 'no token' : 'a token'])).toEqual([
+        [500, 'no token'],
+        [500, 'no token'],
+        [500, 'no token'],
+      ]);
+    } finally {
+      await route.close();
+    }
+    expect(sandbox.stats.tokenCalls - calls).toBe(0);
+    expect(route.reports.map(([error, info]) => [info.stage, (error as Error).message.replace(/;.*/, '').replace('[channel-sdk] ', '')]).toSorted()).toEqual(
+      [
+        [
+          'user',
+          'resolveUser returned the number 9007199254740992, beyond 2^53 - 1: a JavaScript number that large has lost its last digits, so distinct users share it (return the id as a string, as your database holds it)',
+        ],
+        [
+          'user',
+          'resolveUser returned the number 9007199254740992, beyond 2^53 - 1: a JavaScript number that large has lost its last digits, so distinct users share it (return the id as a string, as your database holds it)',
+        ],
+        ['user', 'resolveUser returned the number 12.5, not a whole number'],
+      ].toSorted(),
+    );
   });
 
   test('ids that are fine: a string, a number (sent as its digits), 0; null, undefined and "" are nobody (401)', async () => {

@@ -92,6 +92,28 @@ export function externalUserIdProblem(value: unknown): string | undefined {
   return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
 }
 
+// An unpaired UTF-16 surrogate (in unicode mode \p{Cs} matches no half of a pair).
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Why a user id that the spec allows cannot be a cache key, or undefined: a lone surrogate. It
+ * is not well-formed text, and Redis clients (ioredis, node-redis) encode each one, and U+FFFD,
+ * as the same three bytes: 'user-\ud800', 'user-\udbff' and 'user-\ufffd' would share one key,
+ * and one user's token.
+ */
+export function userIdKeyProblem(value: string): string | undefined {
+  const at = value.search(LONE_SURROGATE);
+  if (at < 0) return undefined;
+  const unit = value.charCodeAt(at).toString(16);
+  return (
+    'has a lone surrogate (\\u' +
+    unit +
+    ' at index ' +
+    at +
+    '): it is not well-formed text, and a Redis client would store it as U+FFFD, under the key of another user. Pass the id as your database holds it, decoded as UTF-8'
+  );
+}
+
 const optionKeys = [
   'baseUrl',
   'accessKey',

@@ -8,7 +8,7 @@ import { MAX_DELAY, raceSignal, sleep } from '../../shared/signal.js';
 import { normalizeBaseUrl } from '../../shared/url.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { TokenExchangeError } from '../../errors/TokenExchangeError.js';
-import { checkOptions, externalUserIdProblem, shown, TOKEN_PATH, type TokenExchange, type TokenExchangeOptions } from './exchange-options.js';
+import { checkOptions, externalUserIdProblem, shown, TOKEN_PATH, userIdKeyProblem, type TokenExchange, type TokenExchangeOptions } from './exchange-options.js';
 import { createCacheGuard, FAILED, type Outcome } from './cache-guard.js';
 import type { SignFunction } from './signing.js';
 import {
@@ -232,7 +232,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   return {
     getToken(externalUserId, callOptions) {
       const { forceRefresh = false, signal } = callOptions || {};
-      const problem = externalUserIdProblem(externalUserId);
+      const problem = externalUserIdProblem(externalUserId) ?? userIdKeyProblem(externalUserId as string);
       if (problem) return Promise.reject(new ConfigError('externalUserId ' + problem));
       if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function')) {
         return Promise.reject(new ConfigError('signal must be an AbortSignal; got ' + shown(signal)));

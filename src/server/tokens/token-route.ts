@@ -32,6 +32,7 @@ export interface TokenRouteOptions<R = Request> {
   exchange: TokenSource | (() => TokenSource);
   /**
    * Your signed-in user's id, from the request, or null/undefined when nobody is signed in (401).
+   * A number must be a whole number up to 2^53 - 1 (larger ids: return them as strings).
    * It receives what your framework hands the route: the Fetch `Request` (Next.js App Router,
    * Deno, Bun, workers), Hono's context, Express's `req`, Koa's `ctx`, Fastify's `request`.
    * Type it by annotating the parameter, e.g. `resolveUser: (req: express.Request) => req.user?.id`.
@@ -126,6 +127,13 @@ function describeUser(user: unknown): string {
     return 'an object' + (keys.length ? ' with keys ' + keys.join(', ') : '') + hint;
   }
   if (typeof user === 'bigint') return 'a bigint (return String(id))';
+  if (typeof user === 'number' && Number.isInteger(user))
+    return (
+      'the number ' +
+      String(user) +
+      ', beyond 2^53 - 1: a JavaScript number that large has lost its last digits, so distinct users share it (return the id as a string, as your database holds it)'
+    );
+  if (typeof user === 'number' && Number.isFinite(user)) return 'the number ' + String(user) + ', not a whole number';
   return describe(user);
 }
 
@@ -217,12 +225,13 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
       return fail(USER_FAILED, error, 'user');
     }
     if (user === null || user === undefined || user === '') return SIGNED_OUT;
-    // Anything else would become a shared id: every user's object is "[object Object]".
-    if (!(typeof user === 'string' || (typeof user === 'number' && Number.isFinite(user)))) {
+    // Anything else would become a shared id: every user's object is "[object Object]", and
+    // ids past 2^53 have already lost digits (9007199254740993 reads as 9007199254740992).
+    if (!(typeof user === 'string' || (typeof user === 'number' && Number.isSafeInteger(user)))) {
       const problem =
         'resolveUser returned ' +
         describeUser(user) +
-        "; return the signed-in user's id as a non-empty string or a finite number (e.g. req.user.id), or null when nobody is signed in";
+        "; return the signed-in user's id as a non-empty string or a whole number up to 2^53 - 1 (e.g. req.user.id), or null when nobody is signed in";
       return fail(USER_FAILED, new ConfigError(problem), 'user');
     }
     let token: Awaited<ReturnType<TokenSource['getToken']>>;
