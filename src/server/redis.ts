@@ -31,6 +31,10 @@ export interface NodeRedisClient {
 /** How the adapters call an ioredis client. */
 interface IoRedisCalls {
   status: string;
+  /** With `lazyConnect`, a client in status `wait` connects when asked (or at its first command). */
+  connect?(): Promise<unknown>;
+  once?(event: string, listener: () => void): unknown;
+  removeListener?(event: string, listener: () => void): unknown;
   get(key: string): Promise<unknown>;
   set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>;
   del(key: string): Promise<unknown>;
@@ -78,9 +82,44 @@ interface Commands {
   del(key: string): Promise<void>;
   /** Deletes `key` only while it still holds `value`. */
   deleteIfEquals(key: string, value: string): Promise<void>;
+  /** While the client makes its first connection, a promise that settles when that is over; else undefined. */
+  connecting(): Promise<void> | undefined;
 }
 
 const DELETE_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+// Extends KEYS[1] by ARGV[2] ms while it holds ARGV[1]: 1, else 0 (a token lock, a dedup lease).
+const RENEW_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+// ioredis statuses of a client before its first 'ready' (`wait`: lazyConnect, not asked yet).
+const FIRST_CONNECT = new Set(['wait', 'connecting', 'connect']);
+
+/**
+ * ioredis: a promise while the client makes its first connection (a process that serves
+ * before its client is ready, a Cluster discovering its slots), settled when it is ready or has
+ * given up (reconnecting, closed); undefined once it has been ready, and for a client that
+ * lost its connection later (that one fails at once instead).
+ */
+function firstConnection(io: IoRedisCalls): () => Promise<void> | undefined {
+  let wasReady = io.status === 'ready';
+  let pending: Promise<void> | undefined;
+  const events = ['ready', 'reconnecting', 'close', 'end'];
+  return () => {
+    if (wasReady || pending) return pending;
+    if (io.status === 'ready') wasReady = true;
+    if (wasReady || !FIRST_CONNECT.has(io.status) || typeof io.once !== 'function' || typeof io.removeListener !== 'function') return undefined;
+    pending = new Promise<void>((resolve) => {
+      const over = () => {
+        for (const event of events) io.removeListener?.(event, over);
+        wasReady = io.status === 'ready';
+        pending = undefined;
+        resolve();
+      };
+      for (const event of events) io.once?.(event, over);
+    });
+    if (io.status === 'wait' && typeof io.connect === 'function') io.connect().catch(() => {}); // errors arrive as events
+    return pending;
+  };
+}
 
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
@@ -112,6 +151,7 @@ function commandsFor(redis: unknown, what: string): Commands {
       script: async (script, key, ...args) => (ready(), text(await io.eval(script, 1, key, ...args))),
       del: async (key) => void (ready(), await io.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
+      connecting: firstConnection(io),
     };
   }
   if (typeof r.isOpen === 'boolean') {
@@ -132,6 +172,8 @@ function commandsFor(redis: unknown, what: string): Commands {
       script: async (script, key, ...args) => (ready(), text(await evalOne(script, key, ...args))),
       del: async (key) => void (ready(), await node.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await evalOne(DELETE_IF_EQUALS, key, value)),
+      // node-redis takes commands only after `await client.connect()` (its README's way).
+      connecting: () => undefined,
     };
   }
   throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
@@ -147,8 +189,10 @@ const randomOwner = () => globalThis.crypto.randomUUID();
 
 /**
  * A {@link TokenCache} on your Redis, shared by every instance of your backend: tokens are kept
- * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, released only by its owner) makes
- * one instance call the token endpoint for a user while the others wait for its token.
+ * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, renewed while its owner's token call
+ * runs, released only by its owner) makes one instance call the token endpoint for a user while
+ * the others wait for its token. An ioredis client may be passed before it is ready: the first
+ * calls wait for its first connection (up to 2 s).
  * Attach an `error` listener to your client; while it is disconnected the exchange asks the
  * service directly.
  * @example
@@ -156,7 +200,10 @@ const randomOwner = () => globalThis.crypto.randomUUID();
  * const redis = new Redis(process.env.REDIS_URL);
  * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey, cache: createRedisTokenCache(redis) });
  */
-export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCacheOptions = {}): TokenCache & Required<Pick<TokenCache, 'lock'>> {
+export function createRedisTokenCache(
+  redis: RedisClient,
+  options: RedisTokenCacheOptions = {},
+): TokenCache & Required<Pick<TokenCache, 'lock' | 'connecting'>> {
   const what = 'createRedisTokenCache(redis, options)';
   const commands = commandsFor(redis, what);
   checkKeys(options || {}, ['prefix'], what + ' option', { keyprefix: 'prefix' });
@@ -174,8 +221,12 @@ export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCac
       const lockKey = prefix + 'lock:' + key;
       const owner = randomOwner();
       if (!(await commands.setPx(lockKey, owner, whole(ttlMs), true))) return undefined;
-      return { release: () => commands.deleteIfEquals(lockKey, owner) };
+      return {
+        release: () => commands.deleteIfEquals(lockKey, owner),
+        renew: async (ms) => (await commands.script(RENEW_IF_EQUALS, lockKey, owner, String(whole(ms)))) === '1',
+      };
     },
+    connecting: () => commands.connecting(),
   };
 }
 
@@ -186,7 +237,6 @@ const CLAIM =
   "local v = redis.call('get', KEYS[1]) " +
   "if not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 'claimed' end " +
   "if string.sub(v, 1, 6) == 'lease:' then return 'running' end return 'done'";
-const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const DONE = '1';
 
 /**
@@ -219,7 +269,7 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
       const state = await commands.script(CLAIM, prefix + key, 'lease:' + lease.id, ms(lease));
       return state as DedupState;
     },
-    renew: async (key, lease) => (await commands.script(RENEW, prefix + key, 'lease:' + lease.id, ms(lease))) === '1',
+    renew: async (key, lease) => (await commands.script(RENEW_IF_EQUALS, prefix + key, 'lease:' + lease.id, ms(lease))) === '1',
     complete: (key) => commands.setEx(prefix + key, DONE, ttlSeconds),
     release: (key, lease) => commands.deleteIfEquals(prefix + key, 'lease:' + lease.id),
   };

@@ -3,13 +3,15 @@
  * through ioredis `Cluster` (5, 6) and node-redis `createCluster` (4, 5, 6), in several backend
  * processes (the built package, test/server/redis/worker.mjs):
  * - 4 processes x 20 users x 200 concurrent getToken: one token call per user, keys on every master;
+ * - the same with default options, the client cold (ioredis: lazyConnect, its first commands connect
+ *   it) or warm: at most 24 token calls for 20 users;
  * - the same push delivered to 4 processes at once: the callback runs once, the push is acknowledged;
  * - a master stopped (SIGTERM) or frozen (SIGSTOP) mid-run: every getToken within the cache bound, 0 errors.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 import { sampleLogistics } from '../server/helpers.js';
-import { startInstances, type StreamResult } from '../server/redis/instances.mjs';
+import { startInstances, type InstanceConfig, type StreamResult } from '../server/redis/instances.mjs';
 import { clusterMissing, hasCluster, startCluster } from './cluster.mjs';
 
 type Cluster = Awaited<ReturnType<typeof startCluster>>;
@@ -43,21 +45,16 @@ describe.runIf(hasCluster)('a 3-master Redis Cluster', () => {
 
   describe.each(clients)('%s', (label, client) => {
     const prefix = `cl-${client}:`;
+    /** 4 instances on the cluster, their token calls 50 ms slower than the sandbox answers. */
+    const four = (extra: Partial<InstanceConfig>) =>
+      startInstances(4, { client, clusterNodes: cluster.urls, baseUrl: sandbox.url, ...sandbox.credentials, latencyMs: 50, ...extra });
 
     test('4 processes x 20 users x 200 concurrent getToken -> 20 token-endpoint calls, one token per user everywhere, keys on every master', async () => {
       const users = Array.from({ length: 20 }, (_, i) => `user-${i}`);
       const sizes = await cluster.sizes();
       // This test counts token calls: a generous cache bound, so that a shared machine's CPU
       // stalls do not open the breaker (the fault tests below check the default bound).
-      const instances = await startInstances(4, {
-        client,
-        clusterNodes: cluster.urls,
-        baseUrl: sandbox.url,
-        ...sandbox.credentials,
-        latencyMs: 50,
-        prefix,
-        exchangeOptions: { cacheTimeout: 2000 },
-      });
+      const instances = await four({ prefix, exchangeOptions: { cacheTimeout: 2000 } });
       try {
         const calls = sandbox.stats.tokenCalls;
         const results = await instances.run(users, 200);
@@ -75,6 +72,28 @@ describe.runIf(hasCluster)('a 3-master Redis Cluster', () => {
       // 20 token keys over 16,384 slots: every master holds some (a single node would hold all).
       const grown = (await cluster.sizes()).map((n, i) => n - sizes[i]);
       expect({ label, masters: grown.filter((n) => n > 0).length }).toEqual({ label, masters: 3 });
+    });
+
+    // #30.5: a cold ioredis Cluster client (its first commands waiting for slot discovery) took
+    // longer than the 200 ms cache bound: the breaker opened and 40-60 token calls were made.
+    test.each([
+      ['cold (its first commands connect it)', true],
+      ['warm (ready before the first call)', false],
+    ])('default options, %s client: 4 processes x 20 users x 10 concurrent getToken -> <= 24 token-endpoint calls, 0 errors', async (_state, cold) => {
+      const users = Array.from({ length: 20 }, (_, i) => `${cold ? 'cold' : 'warm'}-${i}`);
+      const instances = await four({ prefix: prefix + 'defaults:', cold });
+      try {
+        const calls = sandbox.stats.tokenCalls;
+        const results = await instances.run(users, 10);
+        expect(results.flatMap((r) => r.errors)).toEqual([]);
+        expect({ label, cold, tokenCalls: sandbox.stats.tokenCalls - calls <= 24 ? 'at most 24' : sandbox.stats.tokenCalls - calls }).toEqual({
+          label,
+          cold,
+          tokenCalls: 'at most 24',
+        });
+      } finally {
+        await instances.close();
+      }
     });
 
     test('dedup: the same push delivered to 4 processes at once runs the callback once, and the push is acknowledged', async () => {

@@ -29,14 +29,16 @@ export interface TokenExchangeOptions {
    */
   cache?: TokenCache;
   /**
-   * Milliseconds for the token call (signing, answer and body), and for waiting on another
-   * instance that holds the cache's lock for the same user. @default 10000
+   * Milliseconds for the token call (signing, answer and body). Waiting on another instance that
+   * holds the cache's lock for the same user is bounded too: 5 s at most, within this. @default 10000
    */
   timeout?: number;
   /**
-   * Milliseconds each cache call (get, set, lock, release) may take. A cache that does not
-   * answer in time is skipped and the service asked instead, so a frozen or unreachable Redis
-   * adds at most this much to a `getToken`. @default 200
+   * Milliseconds each cache call (get, set, lock, renew, release) may take, and the cache calls
+   * of one `getToken` (read, lock, re-read) in all. A cache that does not answer in time is
+   * skipped and the service asked instead, so a frozen, unreachable or slow Redis adds at most
+   * this much to a `getToken` (waiting for another instance's token, or once for an ioredis
+   * client's first connection, is bounded apart: docs/guide/token-cache.md). @default 200
    */
   cacheTimeout?: number;
   /**

@@ -16,15 +16,21 @@ const config = JSON.parse(process.argv[2]);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const ignore = () => {}; // the tests and the bench stop Redis on purpose
 
-async function connect(name, url, clusterNodes) {
+async function connect(name, url, clusterNodes, cold) {
   if (name.startsWith('ioredis')) {
     const { Redis, Cluster } = await import(name);
+    // cold: the client connects at its first command, the first getToken: a process that
+    // starts serving while its client discovers the cluster.
+    const options = cold ? { lazyConnect: true } : {};
     const client = clusterNodes
-      ? new Cluster(clusterNodes.map((node) => ({ host: new URL(node).hostname, port: Number(new URL(node).port) })))
-      : new Redis(url);
+      ? new Cluster(
+          clusterNodes.map((node) => ({ host: new URL(node).hostname, port: Number(new URL(node).port) })),
+          options,
+        )
+      : new Redis(url, options);
     client.on('error', ignore);
     client.on('node error', ignore);
-    await new Promise((resolve) => client.once('ready', resolve));
+    if (!cold) await new Promise((resolve) => client.once('ready', resolve));
     return { client, close: async () => client.disconnect() };
   }
   const { createClient, createCluster } = await import(name);
@@ -34,7 +40,7 @@ async function connect(name, url, clusterNodes) {
   return { client, close: async () => (typeof client.destroy === 'function' ? client.destroy() : client.disconnect()) };
 }
 
-const redis = await connect(config.client, config.redisUrl, config.clusterNodes);
+const redis = await connect(config.client, config.redisUrl, config.clusterNodes, config.cold);
 const cacheErrors = [];
 const redisCache = createRedisTokenCache(redis.client, config.prefix ? { prefix: config.prefix } : {});
 // lock: false is the cache a user writes from the option table (get and set only), for comparison.
