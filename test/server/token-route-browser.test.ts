@@ -129,3 +129,104 @@ describe.runIf(hasChromium)('token route in front of a real Chromium', () => {
     ]);
   });
 });
+
+// #30.9: allowedOrigins let a listed page's requests through, but the route sent no CORS headers
+// and answered the preflight 405: the page read 0 of 3 answers while 2 tokens were minted.
+describe.runIf(hasChromium)('allowedOrigins, from a page on another site in a real Chromium', () => {
+  let sandbox: Sandbox;
+  let partner: Awaited<ReturnType<typeof listen>>;
+  let shop: Awaited<ReturnType<typeof listen>>;
+  let stranger: Awaited<ReturnType<typeof listen>>;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  const seen: Array<[string, string, number]> = [];
+  // localhost and 127.0.0.1 are different sites to the browser: the pages are on localhost.
+  const onLocalhost = (url: string) => url.replace('127.0.0.1', 'localhost');
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    const page = (_req: IncomingMessage, res: ServerResponse) =>
+      void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>shop</title>');
+    [shop, stranger] = await Promise.all([listen(page), listen(page)]);
+    const route = toNodeHandler(
+      createTokenRoute({
+        exchange: createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials }),
+        resolveUser: () => 'shopper',
+        allowedOrigins: [onLocalhost(shop.url)],
+        onError: () => {},
+      }),
+    );
+    partner = await listen((req, res) => {
+      res.on('finish', () => seen.push([req.method ?? '', req.url ?? '', res.statusCode]));
+      route(req, res);
+    });
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const s of [partner, shop, stranger]) {
+      s?.server.closeAllConnections();
+      s?.server.close();
+    }
+    await sandbox?.close();
+  });
+
+  /** The three calls a client's tokenProvider may make, with credentials, from the page at `url`: what the page could read of each. */
+  async function fromPage(url: string) {
+    await browser.page.goto(url);
+    return browser.page.evaluate(async (target) => {
+      const read = async (request: Promise<Response>) => {
+        try {
+          const response = await request;
+          const body = (await response.json()) as { access_token?: string };
+          return { status: response.status, token: body.access_token ?? null };
+        } catch (error) {
+          return { status: 0, token: null, error: (error as Error).name };
+        }
+      };
+      return [
+        await read(fetch(target + '/channel-token', { credentials: 'include' })),
+        await read(fetch(target + '/channel-token?force=1', { credentials: 'include' })),
+        await read(
+          fetch(target + '/channel-token', {
+            method: 'POST',
+            credentials: 'include',
+            headers: { 'content-type': 'application/json' },
+            body: '{"forceRefresh":true}',
+          }),
+        ),
+      ];
+    }, partner.url);
+  }
+
+  test('a listed origin reads 3 of 3 answers (GET, GET ?force=1, a JSON POST after its preflight), credentials included; every token minted is one it read', async () => {
+    seen.length = 0;
+    const calls = sandbox.stats.tokenCalls;
+    const answers = await fromPage(onLocalhost(shop.url));
+    expect(answers.map((a) => [a.status, a.token ? sandbox.verifyToken(a.token).claims?.sub : a])).toEqual([
+      [200, 'shopper'],
+      [200, 'shopper'],
+      [200, 'shopper'],
+    ]);
+    expect(seen.map(([method, url, status]) => [method, url.replace('/channel-token', ''), status])).toEqual([
+      ['GET', '', 200],
+      ['GET', '?force=1', 200],
+      ['OPTIONS', '', 204],
+      ['POST', '', 200],
+    ]);
+    expect(sandbox.stats.tokenCalls - calls).toBe(new Set(answers.map((a) => a.token)).size);
+  });
+
+  test('a page on an origin not listed reads nothing and mints nothing (its GETs get 403, its preflight 403, so its POST is never sent)', async () => {
+    seen.length = 0;
+    const calls = sandbox.stats.tokenCalls;
+    const answers = await fromPage(onLocalhost(stranger.url));
+    expect(answers.map((a) => a.status)).toEqual([0, 0, 0]);
+    expect(seen.map(([method, , status]) => [method, status])).toEqual([
+      ['GET', 403],
+      ['GET', 403],
+      ['OPTIONS', 403],
+    ]);
+    expect(sandbox.stats.tokenCalls - calls).toBe(0);
+  });
+});

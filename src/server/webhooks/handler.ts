@@ -4,17 +4,15 @@ import { withoutStack } from '../../shared/errors.js';
 import { safeReport } from '../../shared/report.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { UnknownWebhookEvent, WebhookEvent } from '../../schemas/logistics.js';
-import { createBodyGuard } from './body-guard.js';
+import { createBodyGuard } from '../http/body-guard.js';
 import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
 import type { DedupLease, DedupState, WebhookDedupStore } from './dedup.js';
 import { handlerSettings, type WebhookContext, type WebhookErrorInfo, type WebhookHandler, type WebhookHandlerOptions } from './handler-options.js';
-import { answer, CONSUMED_ADVICE, fetchRoute, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
+import { answer, CONSUMED_ADVICE, fetchRoute, stoppedBodyAnswers, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
 import { isLogisticsUpdated, parsePayload } from './parse.js';
 import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature } from './verify.js';
 const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
-// Closing the connection: a client that stalls its body is not kept for another request.
-const BODY_TIMEOUT = answer(408, { error: 'the body did not arrive in time' }, { connection: 'close' });
 const NOT_POST = answer(405, { error: 'method not allowed' }, { allow: 'POST' });
 const BAD_REQUEST = answer(400, { error: 'bad request' });
 const UNAUTHORIZED = answer(401, { error: 'invalid signature' });
@@ -31,11 +29,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
   const { onLogisticsUpdated, onEvent, dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, slowCallbackMs, dedupTimeoutMs, dedupLeaseMs, onError, secrets } =
     handlerSettings(options);
   const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
-  const busy = answer(
-    503,
-    { error: 'too many request bodies in flight; retry later' },
-    { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' },
-  );
+  const stopped = stoppedBodyAnswers(bodyTimeoutMs);
   const inProgress = answer(
     503,
     { error: 'this push is being processed by another delivery; retry later' },
@@ -83,13 +77,13 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
       if (body.reason === 'timeout')
         return reject(
-          BODY_TIMEOUT,
+          stopped.timeout,
           new Error('the body did not arrive within bodyTimeoutMs (' + bodyTimeoutMs + ' ms); answered 408 and closed the connection'),
           'body',
         );
       if (body.reason === 'busy') {
         return reject(
-          busy,
+          stopped.busy,
           new Error(
             'request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection',
           ),
