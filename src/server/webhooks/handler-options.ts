@@ -29,9 +29,9 @@ export interface WebhookErrorInfo {
    * `body` already read by another parser, unreadable, not in within `bodyTimeoutMs` (408) or
    * refused for want of room in `maxBufferedBytes` (503), `size` too large, `signature`,
    * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
-   * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
-   * push is processed anyway), `callback` threw, `slow` the callback is still running after
-   * `slowCallbackMs`.
+   * processed by another delivery that did not finish within 5 s (503, info), `dedup` the dedup
+   * store failed or was slow (the push is processed anyway), `callback` threw or did not settle
+   * within `callbackTimeoutMs` (500), `slow` the callback is still running after `slowCallbackMs`.
    */
   stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow';
   /** `info` needs nothing done; `warn` a rejected or slow push; `error` something to fix. */
@@ -87,19 +87,29 @@ export interface WebhookHandlerOptions {
   /** A callback slower than this is reported (the service stops waiting at 8 s). @default 7000 */
   slowCallbackMs?: number;
   /**
+   * Milliseconds after which the handler stops waiting for a callback that has not settled:
+   * reported (stage `callback`), answered 500, and its dedup lease no longer renewed, so that it
+   * lapses (`dedupLeaseMs`) and a redelivery, on any instance, runs the callback again. Without
+   * it, a callback that never settles held its push on every instance for as long as its
+   * process lived. A callback that settles later changes nothing. @default 15000
+   */
+  callbackTimeoutMs?: number;
+  /**
    * Remembers pushes processed (by {@link WebhookContext.dedupKey}), so that a push delivered
    * twice, or to two instances, runs the callback once: `createMemoryDedupStore()` for one
    * process, `createRedisDedupStore(redis)` for several. A repeat is acknowledged (200
-   * `duplicate`) only once a delivery's callback succeeded; while one runs, repeats get 503 with
-   * Retry-After so that the service tries again.
+   * `duplicate`) only once a delivery's callback succeeded. A repeat that finds one running
+   * waits for its outcome, up to 5 s: 200 when it succeeded, the callback run by the repeat
+   * when it failed, 503 with Retry-After when it has not finished, so that the service tries again.
    */
   dedup?: WebhookDedupStore;
   /** Milliseconds a dedup store call may take; past it the push is processed anyway. @default 1000 */
   dedupTimeoutMs?: number;
   /**
    * Milliseconds a delivery's hold on a push (its lease) lasts unless renewed. The handler renews
-   * it every third of this while the callback runs; when an instance dies mid-callback, the
-   * service's redeliveries get 503 until the lease lapses, and the next one is processed.
+   * it every third of this while the callback runs (up to `callbackTimeoutMs`); when an instance
+   * dies mid-callback, the service's redeliveries get 503 until the lease lapses, and the next
+   * one is processed.
    * At least twice `dedupTimeoutMs`. @default 10000
    */
   dedupLeaseMs?: number;
@@ -124,6 +134,7 @@ const OPTION_KEYS = [
   'onEvent',
   'onError',
   'slowCallbackMs',
+  'callbackTimeoutMs',
   'dedup',
   'dedupTimeoutMs',
   'dedupLeaseMs',
@@ -141,6 +152,7 @@ const OPTION_HINTS = {
   lease: 'dedupLeaseMs',
   leasems: 'dedupLeaseMs',
   deduptimeout: 'dedupTimeoutMs',
+  callbacktimeout: 'callbackTimeoutMs',
   maxbufferbytes: 'maxBufferedBytes',
   maxbuffered: 'maxBufferedBytes',
   maxbufferedbyte: 'maxBufferedBytes',
@@ -175,6 +187,7 @@ export function handlerSettings(options: WebhookHandlerOptions) {
       'maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit',
     );
   const slowCallbackMs = whole('slowCallbackMs', o.slowCallbackMs, 7000, 1, MAX_DELAY, '7000');
+  const callbackTimeoutMs = whole('callbackTimeoutMs', o.callbackTimeoutMs, 15_000, 1, MAX_DELAY, '15000');
   const dedupTimeoutMs = whole('dedupTimeoutMs', o.dedupTimeoutMs, 1000, 1, MAX_DELAY, '1000');
   const dedupLeaseMs = whole('dedupLeaseMs', o.dedupLeaseMs, Math.max(10_000, 2 * dedupTimeoutMs), 1, MAX_DELAY, '10000');
   if (dedupLeaseMs < 2 * dedupTimeoutMs) {
@@ -200,6 +213,7 @@ export function handlerSettings(options: WebhookHandlerOptions) {
     bodyTimeoutMs,
     maxBufferedBytes,
     slowCallbackMs,
+    callbackTimeoutMs,
     dedupTimeoutMs,
     dedupLeaseMs,
     onError: o.onError || defaultReport,
