@@ -14,7 +14,8 @@ export default defineConfig({
           testTimeout,
           // happy-dom minus its devtools network log (see the file).
           environment: './test/helpers/quiet-happy-dom.ts',
-          include: ['test/core/**/*.test.ts', 'test/transports/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/readme/browser-*.test.ts'],
+          include: ['test/core/**/*.test.ts', 'test/transports/*.test.ts', 'test/conformance/*.test.ts', 'test/readme/browser-*.test.ts'],
+          exclude: ['test/conformance/miniprogram.test.ts'],
         },
       },
       {
@@ -27,7 +28,9 @@ export default defineConfig({
             'test/server/**/*.test.ts',
             'test/testing/**/*.test.ts',
             'test/e2e/**/*.test.ts',
-            'test/miniprogram/**/*.test.ts',
+            'test/transports/miniprogram/**/*.test.ts',
+            'test/conformance/miniprogram.test.ts',
+            'test/tokens/**/*.test.ts',
             'test/model/**/*.test.ts',
             'test/readme/**/*.test.ts',
           ],

@@ -6,7 +6,7 @@
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
 import { describe, fail, optionalString } from './shared/check.js';
-import { isJwt } from './core/jwt.js';
+import { isJwt } from './core/jwt-claims.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { lazyShare } from './tokens/lazy-share.js';
 

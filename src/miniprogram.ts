@@ -6,10 +6,10 @@
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
 import { describe, fail } from './shared/check.js';
-import { hostOptionsFor } from './transports/host-options.js';
-import { findHost, hostGlobals } from './transports/hosts.js';
-import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/host-api.js';
-import { createMiniProgramTransport } from './transports/miniprogram.js';
+import { hostOptionsFor } from './transports/miniprogram/host-options.js';
+import { findHost, hostGlobals } from './transports/miniprogram/host-globals.js';
+import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/miniprogram/host-api.js';
+import { createMiniProgramTransport } from './transports/miniprogram/host-transport.js';
 
 /** Options of the host's own functions, passed as they are; see README "Host options". */
 export type HostOptions = Record<string, unknown>;
@@ -195,7 +195,7 @@ export type {
   HostResult,
   HostUploadFile,
   HostUploadOptions,
-} from './transports/host-api.js';
+} from './transports/miniprogram/host-api.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

@@ -5,7 +5,7 @@ import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
-import { buildUrl } from './url.js';
+import { buildUrl } from './build-url.js';
 
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
 // Habits from axios, fetch and got, so that a wrong key is a ConfigError that names the right one.

@@ -1,7 +1,7 @@
 import { Stop } from './cancel.js';
 import type { Attempts } from './attempts.js';
 import type { Call } from './call-options.js';
-import { raceRequest } from './signal.js';
+import { raceRequest } from './request-abort.js';
 import type { TransportResponse } from './types.js';
 
 /**

@@ -1,6 +1,6 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import { describe } from '../shared/check.js';
-import { isJwt } from './jwt.js';
+import { isJwt } from './jwt-claims.js';
 
 /** What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. */
 export function check(value: unknown): string {

@@ -1,8 +1,8 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import { messageOf } from '../shared/message.js';
-import { claimsOf, isJwt } from './jwt.js';
+import { claimsOf, isJwt } from './jwt-claims.js';
 import { createServerClock } from './server-clock.js';
-import { abortError, cleared } from './signal.js';
+import { abortError, cleared } from './request-abort.js';
 import { createStoreWriter } from './store-writer.js';
 import type { HeldToken, Obtained, TokenManager, TokenManagerOptions } from './token-types.js';
 import type { SignalLike, StoredToken, TokenReason, TokenStore } from './types.js';

@@ -1,7 +1,7 @@
 import { checkKeys, describe, fail } from '../shared/check.js';
 import { userKey } from '../core/token-manager.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
-import { findHost } from '../transports/hosts.js';
+import { findHost } from '../transports/miniprogram/host-globals.js';
 
 /** The host storage functions a store uses: WeChat-style `(key, data)`, or Alipay's `({ key, data })`. */
 export interface HostStorage {
