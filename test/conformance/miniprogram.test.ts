@@ -1,3 +1,4 @@
+// @vitest-environment node
 // The same conformance suite as the fetch transport, over every emulated host.
 import { createClient } from '../../src/miniprogram.js';
 import { promisesSuite } from './promises.js';

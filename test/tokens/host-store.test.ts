@@ -2,16 +2,17 @@
  * A token kept through a relaunch (issue #15): each host family's synchronous storage,
  * emulated as the host documents it (WeChat family: (key, data), '' for a missing key, values
  * stored as JSON copies; Alipay: ({ key, data }) and { data } back), shared by several
- * "launches" — separate node:vm realms running miniprogram_dist/index.js, as a cold start would.
- * Needs `npm run build` first (npm test does it).
+ * "launches" — separate node:vm realms running the WeChat bundle (miniprogram_dist/index.js, built
+ * here from the source in memory, exactly as `npm run build` builds it), as a cold start would.
  */
-import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createClock, startFakeService, type FakeService } from '../helpers/fake-service.js';
 import { createHost, type HostKind } from '../helpers/hosts.js';
+import { buildPlainCommonJs } from '../../scripts/build-miniprogram.mjs';
 
-const code = readFileSync('miniprogram_dist/index.js', 'utf8');
+const [bundle] = (await buildPlainCommonJs({ write: false })).outputFiles;
+const code = String(bundle && bundle.text);
 
 /** One device's storage, as the host family exposes it. `broken` makes every call throw (storage full, quota). */
 function createStorage(kind: HostKind, broken = false) {
