@@ -1,6 +1,6 @@
 import { checkKeys, describe, fail, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
-import type { CallKind, Platform } from './client.js';
+import type { CallKind, Platform } from './platform.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';

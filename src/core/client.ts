@@ -10,8 +10,8 @@ import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
 import { abortError, cleared } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
-import type { TokenManagerOptions, TokenShare } from './token-types.js';
-import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, Transport, TransportResponse, UploadFields, UploadSpec } from './types.js';
+import type { CallKind, Platform } from './platform.js';
+import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
@@ -59,36 +59,6 @@ export interface Client extends BaseClient<{ hostOptions?: Record<string, unknow
   upload<T = unknown>(path: string, options: UploadFields<T>): Promise<T>;
   /** Fetches a file with the token; never resolves to a 401 or 5xx body. */
   download(path: string, options?: FileCallOptions): Promise<unknown>;
-}
-
-/** What a call is: `request()` and its helpers, `upload()` or `download()`. */
-export type CallKind = 'request' | 'upload' | 'download';
-
-/** What an entry supplies to the platform-neutral core. */
-export interface Platform {
-  transport: Transport;
-  /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
-  createAbortController?: TokenManagerOptions['createAbortController'];
-  /** Shares the token with other clients (the browser entry's crossTab), given the checked options. */
-  share?: (config: { base: string; tokenTimeout: number }) => TokenShare | undefined;
-  /** How an upload names its file: a host file path (mini-programs) or a Blob (browsers). */
-  files: FileSource;
-  /**
-   * Checks a call's `hostOptions` against the host's list for that kind of call and merges the
-   * client's own; absent where there are none (the option is then unknown).
-   */
-  hostOptions?: (kind: CallKind, value: unknown) => Record<string, unknown> | undefined;
-}
-
-/** An entry's way of naming an upload's file, and the options that adds to upload and download. */
-export interface FileSource {
-  /** Option names upload (then download) takes besides the shared ones, e.g. `['filePath']`. */
-  upload: string[];
-  download: string[];
-  /** Other libraries' names for those options, for "did you mean" (keys lower-case). */
-  hints: Record<string, string>;
-  /** The file of an upload's options, checked (a ConfigError naming the fix otherwise). */
-  take(o: Record<string, unknown>): Pick<UploadSpec, 'filePath' | 'blob' | 'fileName'>;
 }
 
 const noop = () => {};

@@ -1,5 +1,5 @@
 import { checkKeys, describe, fail } from '../../shared/check.js';
-import type { CallKind } from '../../core/client.js';
+import type { CallKind } from '../../core/platform.js';
 
 /**
  * What each host's request / uploadFile / downloadFile accepts beyond what the SDK sets itself,

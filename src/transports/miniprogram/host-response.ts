@@ -2,7 +2,7 @@ import { AbortError } from '../../errors/AbortError.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { NetworkError } from '../../errors/NetworkError.js';
 import { TimeoutError } from '../../errors/TimeoutError.js';
-import type { CallKind } from '../../core/client.js';
+import type { CallKind } from '../../core/platform.js';
 import type { TransportRequest, TransportResponse } from '../../core/types.js';
 import type { HostResult } from './host-api.js';
 
