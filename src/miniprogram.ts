@@ -5,7 +5,7 @@
  */
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
-import { describe, fail } from './shared/check.js';
+import { describeValue, fail } from './shared/check.js';
 import { hostOptionsFor } from './transports/miniprogram/host-options.js';
 import { findHost, hostGlobals } from './transports/miniprogram/host-globals.js';
 import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/miniprogram/host-api.js';
@@ -172,7 +172,7 @@ export function createClient(options: MiniProgramClientOptions): Client {
           filePath:
             typeof u.filePath === 'string' && u.filePath
               ? u.filePath
-              : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(u.filePath)),
+              : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describeValue(u.filePath)),
         }),
       },
       hostOptions: hostOptionsFor(name, o.hostOptions),

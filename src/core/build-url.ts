@@ -1,4 +1,4 @@
-import { describe, fail } from '../shared/check.js';
+import { describeValue, fail } from '../shared/check.js';
 import { authority, controls, dots } from '../shared/url.js';
 import type { SearchParams } from './types.js';
 
@@ -22,7 +22,7 @@ function originOf(url: string): string {
  * host or the server behind a gateway would read it: input those would rewrite is refused.
  */
 export function buildUrl(base: string, path: string, searchParams?: SearchParams): string {
-  if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describe(path));
+  if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describeValue(path));
   if (path.indexOf('#') >= 0)
     fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
   // Not quoted: a line break would break the message too.
@@ -80,7 +80,7 @@ function serialize(params: SearchParams | undefined): string {
   if (params === undefined) return '';
   if (typeof params === 'string') return params.replace(/^\?/, '');
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    fail('searchParams must be a string or an object of names to values; got ' + describe(params));
+    fail('searchParams must be a string or an object of names to values; got ' + describeValue(params));
   }
   let out = '';
   for (const key of Object.keys(params)) {
@@ -89,7 +89,7 @@ function serialize(params: SearchParams | undefined): string {
     const list = Array.isArray(value) ? value : [value];
     for (const item of list) {
       if (item !== null && typeof item === 'object')
-        fail('searchParams.' + key + ' must be a string, number, boolean or an array of them; got ' + describe(item));
+        fail('searchParams.' + key + ' must be a string, number, boolean or an array of them; got ' + describeValue(item));
       out += (out ? '&' : '') + encodeURIComponent(key) + '=' + encodeURIComponent(String(item));
     }
   }

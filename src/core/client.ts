@@ -16,7 +16,7 @@ import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions,
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
 import { createCallPreparer, type Call } from './call-options.js';
-import { createSharedGets, shareKey } from './dedupe-gets.js';
+import { createGetDedupe, dedupeKeyOf } from './dedupe-gets.js';
 import { monotonic } from './progress.js';
 
 /** What every client has, on both entries; `X` is what an entry adds to the request options. */
@@ -99,7 +99,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   });
   const prepare = createCallPreparer(config, platform);
   const attempts = createAttempts(transport, now, tokens, events, redact);
-  const joinShared = createSharedGets(attempts, live);
+  const dedupeGet = createGetDedupe(attempts, live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
@@ -118,11 +118,11 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     try {
       if (stop.aborted) throw abortError(stop, call.context);
       const progress = call.onProgress && monotonic(call.onProgress, stop);
-      const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? shareKey(call, o) : undefined;
+      const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, o) : undefined;
       const response =
         key === undefined
           ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report)
-          : await joinShared(key, call, requestId, stop);
+          : await dedupeGet(key, call, requestId, stop);
       // Awaited only when the schema validates asynchronously: each await delays the result.
       const settled = settle(call, response) as { then?: unknown } | undefined;
       const value = settled && typeof settled.then === 'function' ? await settled : settled;

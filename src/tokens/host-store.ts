@@ -1,4 +1,4 @@
-import { checkKeys, describe, fail } from '../shared/check.js';
+import { checkKeys, describeValue, fail } from '../shared/check.js';
 import { userKey } from '../core/token-manager.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
 import { findHost } from '../transports/miniprogram/host-globals.js';
@@ -41,7 +41,7 @@ export interface HostTokenStoreOptions {
 export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
   const { key } = options || ({} as HostTokenStoreOptions);
   if (typeof key !== 'function' && (typeof key !== 'string' || !key)) {
-    fail("hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another's token; got " + describe(key));
+    fail("hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another's token; got " + describeValue(key));
   }
   checkKeys(options, ['key', 'storage', 'alipay'], 'hostTokenStore option');
   let storage = options.storage;

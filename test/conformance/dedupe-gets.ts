@@ -12,7 +12,7 @@ import { AbortError, ResponseError } from '../../src/errors/index.js';
 import { sendJson, startServer } from '../helpers/server.js';
 import { closedAfterEach, fakeServices, providerFor } from './suite.js';
 
-export function sharedGetsSuite(name: string, createClient: (options: CoreClientOptions) => Client): void {
+export function dedupeGetsSuite(name: string, createClient: (options: CoreClientOptions) => Client): void {
   describe(`dedupeGets (#22): ${name}`, () => {
     const closing = closedAfterEach();
     const start = fakeServices();

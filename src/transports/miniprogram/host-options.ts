@@ -1,4 +1,4 @@
-import { checkKeys, describe, fail } from '../../shared/check.js';
+import { checkKeys, describeValue, fail } from '../../shared/check.js';
 import type { CallKind } from '../../core/platform.js';
 
 /**
@@ -76,14 +76,14 @@ export function hostOptionsFor(host: string | undefined, given: unknown): (kind:
   const accepts = kinds.map((_, i) => known(host, i));
   const check = (value: unknown, accepted: Record<string, string>, where: string, what: string): Record<string, unknown> => {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
-      fail(where + " must be an object of the host's own options, e.g. { enableHttp2: true }; got " + describe(value));
+      fail(where + " must be an object of the host's own options, e.g. { enableHttp2: true }; got " + describeValue(value));
     const o = value as Record<string, unknown>;
     const names = Object.keys(o);
     for (const key of names) {
       if (key in owned) fail(where + '.' + key + ' is set by channel-sdk; use ' + (owned[key] || key) + ' instead');
       const allowed = accepted[key];
       if (allowed && allowed.split(',').indexOf(o[key] as string) < 0)
-        fail(where + '.' + key + ' must be one of "' + allowed.replace(/,/g, '", "') + '"' + (host ? ' on ' + host : '') + '; got ' + describe(o[key]));
+        fail(where + '.' + key + ' must be one of "' + allowed.replace(/,/g, '", "') + '"' + (host ? ' on ' + host : '') + '; got ' + describeValue(o[key]));
     }
     const keys = Object.keys(accepted);
     if (!keys.length && names.length)
