@@ -1,6 +1,6 @@
 // Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
-import { checkKeys, describe } from '../shared/check.js';
+import { checkKeys, describeValue } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
 import type { StoredToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
@@ -132,7 +132,7 @@ function commandsFor(redis: unknown, what: string): Commands {
   const r = redis as Record<string, unknown> | null;
   const has = (name: string) => typeof r?.[name] === 'function';
   if (!r || typeof r !== 'object' || !has('get') || !has('set') || !has('del') || !has('eval')) {
-    throw new ConfigError(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describe(redis));
+    throw new ConfigError(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describeValue(redis));
   }
   if (typeof r.status === 'string') {
     const io = redis as IoRedisCalls;
@@ -181,7 +181,7 @@ function commandsFor(redis: unknown, what: string): Commands {
 
 function checkPrefix(what: string, prefix: unknown, fallback: string): string {
   if (prefix === undefined) return fallback;
-  if (typeof prefix !== 'string') throw new ConfigError(what + ': prefix must be a string such as "myapp:"; got ' + describe(prefix));
+  if (typeof prefix !== 'string') throw new ConfigError(what + ': prefix must be a string such as "myapp:"; got ' + describeValue(prefix));
   return prefix;
 }
 
@@ -260,7 +260,7 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
     throw new ConfigError(
       what +
         ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' +
-        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describe(ttlSeconds)),
+        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describeValue(ttlSeconds)),
     );
   }
   const ms = (lease: { ms: number }) => String(Math.max(1, Math.ceil(lease.ms)));

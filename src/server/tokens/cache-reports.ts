@@ -1,6 +1,6 @@
 // What the exchange tells `onCacheError` (or, without it, one console.warn): a cache call that
 // failed, timed out or gave junk, and a cache too slow for one getToken's budget.
-import { describe } from '../../shared/check.js';
+import { describeValue } from '../../shared/check.js';
 import { safeReport } from '../../shared/report.js';
 import type { TokenCacheErrorInfo } from './token-cache.js';
 
@@ -47,7 +47,7 @@ export function createCacheReporter(o: {
         reason === 'timeout'
           ? 'no answer within ' + o.cacheTimeout + ' ms'
           : reason === 'invalid'
-            ? 'the cache returned ' + describe(error) + ', not a token'
+            ? 'the cache returned ' + describeValue(error) + ', not a token'
             : o.thrown(error);
       tell({ operation, reason, message, skipMs });
     },

@@ -1,4 +1,4 @@
-import { checkKeys, describe, fail } from '../../shared/check.js';
+import { checkKeys, describeValue, fail } from '../../shared/check.js';
 import { isChannelError } from '../../errors/ChannelError.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { messageIn } from '../../shared/message.js';
@@ -111,7 +111,7 @@ function describeUser(user: unknown): string {
       ', beyond 2^53 - 1: a JavaScript number that large has lost its last digits, so distinct users share it (return the id as a string, as your database holds it)'
     );
   if (typeof user === 'number' && Number.isFinite(user)) return 'the number ' + String(user) + ', not a whole number';
-  return describe(user);
+  return describeValue(user);
 }
 
 /**
@@ -136,12 +136,12 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
     throw new ConfigError('createTokenRoute needs exchange: createTokenExchange({ baseUrl, accessKey, secretKey })');
   if (typeof o.resolveUser !== 'function') throw new ConfigError('createTokenRoute needs resolveUser: (request) => the signed-in user id, or null');
   if (o.onError !== undefined && typeof o.onError !== 'function')
-    throw new ConfigError('onError must be a function (error, info) => void; got ' + describe(o.onError));
+    throw new ConfigError('onError must be a function (error, info) => void; got ' + describeValue(o.onError));
   const { resolveUser } = o;
   const allowed = checkAllowedOrigins(o.allowedOrigins);
   const bodyTimeoutMs = o.bodyTimeoutMs ?? 8000;
   if (!(typeof bodyTimeoutMs === 'number' && Number.isInteger(bodyTimeoutMs) && bodyTimeoutMs >= 1 && bodyTimeoutMs <= MAX_DELAY))
-    fail('bodyTimeoutMs must be a whole number of milliseconds from 1 to ' + MAX_DELAY + ' (e.g. 8000); got ' + describe(o.bodyTimeoutMs));
+    fail('bodyTimeoutMs must be a whole number of milliseconds from 1 to ' + MAX_DELAY + ' (e.g. 8000); got ' + describeValue(o.bodyTimeoutMs));
   // The webhook route's guard: a POST that stalls its body is answered 408 and let go.
   const bodies = createBodyGuard(bodyTimeoutMs, MAX_BUFFERED);
   const stopped = stoppedBodyAnswers(bodyTimeoutMs);

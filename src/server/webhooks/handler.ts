@@ -1,4 +1,4 @@
-import { describe } from '../../shared/check.js';
+import { describeValue } from '../../shared/check.js';
 import { bounded } from '../../shared/bounded.js';
 import { sleep } from '../../shared/signal.js';
 import { createCallbackRunner, FAILED, OK, UNFINISHED } from './callbacks.js';
@@ -192,7 +192,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     try {
       const state = await storeCall(() => store.claim(key, lease), 'claim');
       if (state === 'claimed' || state === 'running' || state === 'done') return state;
-      throw new Error("the dedup store's claim answered " + describe(state) + "; expected 'claimed', 'running' or 'done'");
+      throw new Error("the dedup store's claim answered " + describeValue(state) + "; expected 'claimed', 'running' or 'done'");
     } catch (error) {
       report(error, { stage: 'dedup', level: 'warn' });
       return watching ? 'unknown' : undefined;
