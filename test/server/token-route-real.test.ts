@@ -9,7 +9,6 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, createTokenExchange, createTokenRoute, toNodeHandler, type TokenRouteErrorInfo, type TokenRouteOptions } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
-import { stall, type Stalled } from './stalled.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -349,31 +348,4 @@ describe('cross-site requests and non-JSON POSTs are refused (#21.5)', () => {
     expect(() => createTokenRoute({ ...base, bodyTimeout: 5000 } as never)).toThrow(/did you mean "bodyTimeoutMs"/);
     expect(() => createTokenRoute({ ...base, bodyTimeoutMs: 0 })).toThrow(/bodyTimeoutMs must be a whole number of milliseconds from 1/);
   });
-});
-
-// #30.6: the token route read POST bodies without a deadline: 500 unauthenticated POSTs that
-// stalled their body were all still held after 60 s (node:http's own limit is 300 s), while the
-// webhook route on the same server closed its 500 with 408 at 8 s.
-describe('the POST body deadline (#30.6)', () => {
-  test('500 POSTs that stall their body, default options -> each answered 408 and closed by bodyTimeoutMs (8 s) and some slack; a GET meanwhile gets its token', async () => {
-    const route = await routeServer();
-    const port = Number(new URL(route.url).port);
-    const sockets: Stalled[] = [];
-    try {
-      const started = performance.now();
-      for (let i = 0; i < 500; i++) sockets.push(await stall(port, 100, 10, '/channel-token'));
-      const get = await send(route.url + '/channel-token', { headers: { 'x-user': 'alice' } });
-      expect([get.status, typeof get.json.access_token]).toEqual([200, 'string']);
-      await expect.poll(() => sockets.filter((s) => s.closed).length, { timeout: 16_000, interval: 250 }).toBe(500);
-      const ms = performance.now() - started;
-      expect({ statuses: [...new Set(sockets.map((s) => s.status))], within14s: ms < 14_000 }).toEqual({ statuses: [408], within14s: true });
-      expect(route.reports.filter(([, info]) => info.stage === 'body').length).toBe(500);
-      expect((route.reports[0][0] as Error).message).toMatch(
-        /the POST body did not arrive within bodyTimeoutMs \(8000 ms\); answered 408 and closed the connection/,
-      );
-    } finally {
-      for (const s of sockets) s.socket.destroy();
-      await route.close();
-    }
-  }, 30_000);
 });
