@@ -1,7 +1,7 @@
 import { checkKeys } from '../../shared/check.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
-import { HEADER_NAME } from '../http-io.js';
+import { HEADER_NAME, readLimited } from '../http-io.js';
 import type { Sandbox, TokenClaims, TokenVerdict } from '../sandbox/types.js';
 
 /** Options of {@link checkTokenRoute}. */
@@ -30,6 +30,8 @@ export interface TokenRouteCheckOptions {
 const OPTION_KEYS = ['url', 'sandbox', 'headers', 'forceWindowMs'];
 /** Per call; the client's own `tokenTimeout` is 10 s. */
 const CALL_TIMEOUT_MS = 15_000;
+/** The most of a sandbox's answer to a token check that is read. */
+const VERDICT_LIMIT = 64 * 1024;
 const TOKEN_TIMEOUT_MS = 10_000;
 const SLOW_MS = 2_000;
 const FOREIGN_ORIGINS = ['https://evil.example', 'null'];
@@ -364,7 +366,10 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
         `no sandbox at ${base} (${cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)}): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL`,
       );
     }
-    const value = safeJson(await response.text()) as (TokenVerdict & { error?: string }) | undefined;
+    // A verdict is under 1 KB: whatever answers more is not the sandbox, and is not read on.
+    const { text, over } = await readLimited(response, VERDICT_LIMIT);
+    if (over) throw new ConfigError(`${base} answered HTTP ${response.status} with more than 64 KiB to a token check: is it a channel-sandbox?`);
+    const value = safeJson(text) as (TokenVerdict & { error?: string }) | undefined;
     if (!response.ok || typeof value?.valid !== 'boolean') {
       throw new ConfigError(
         `${base} did not check the token (HTTP ${response.status}${value?.error ? ': ' + value.error : ''}): is it a channel-sandbox of this version, with its control API on?`,
