@@ -8,12 +8,12 @@ import { signReference, type SignInput } from './tokens/signing.js';
 import type { WebhookHandler, WebhookHandlerOptions } from './webhooks/handler-options.js';
 import { createHandler } from './webhooks/handler.js';
 import { parseWith, type ParseWebhookInput } from './webhooks/parse.js';
-import { bodyKey, signBody, verifySignature, type RawBody } from './webhooks/verify.js';
+import { bodyKey, signBody, verifySignature, type RawBody, type Secrets } from './webhooks/verify.js';
 
 export function serverApi(crypto: Crypto) {
   const referenceSign = (input: SignInput): Promise<Record<string, string>> => signReference(crypto, input);
   return {
-    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> =>
+    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secrets): Promise<boolean> =>
       verifySignature(crypto, rawBody, signature, secret),
     signWebhookBody: (rawBody: RawBody, secret: Secret): Promise<string> => signBody(crypto, rawBody, secret),
     parseWebhook: (input: ParseWebhookInput): Promise<WebhookEvent> => parseWith(crypto, input),

@@ -7,7 +7,7 @@ export type { TokenRoute, TokenRouteErrorInfo, TokenRouteOptions, TokenSource } 
 export { createMemoryDedupStore } from './webhooks/dedup.js';
 export type { DedupLease, DedupState, MemoryDedupStoreOptions, WebhookDedupStore } from './webhooks/dedup.js';
 export { SIGNATURE_HEADER } from './webhooks/verify.js';
-export type { RawBody } from './webhooks/verify.js';
+export type { RawBody, Secrets } from './webhooks/verify.js';
 export { compareLogistics, latestEventTime, isLogisticsUpdated } from './webhooks/parse.js';
 export type { ParseWebhookInput } from './webhooks/parse.js';
 export type { HeadersLike } from './http/headers.js';

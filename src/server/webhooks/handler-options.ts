@@ -4,10 +4,9 @@ import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/logistics.js';
-import type { Secret } from '../crypto/crypto.js';
 import { unprefixed, type FetchRoute } from '../http/route.js';
 import { checkDedupStore, type WebhookDedupStore } from './dedup.js';
-import { isSecret } from './verify.js';
+import { isSecrets, secretListProblem, type Secrets } from './verify.js';
 
 /** What a callback receives besides the event. */
 export interface WebhookContext {
@@ -43,17 +42,19 @@ export interface WebhookErrorInfo {
 }
 
 /**
- * The webhook signing secret, or a function that returns it. A function is called at the first
- * request (not when the route module is imported, so a build without secrets works) and its
+ * The webhook signing secret, a list of them while one is rotated (`[current, previous]`: a push
+ * signed with any is accepted), or a function that returns either. A function is called at the
+ * first request (not when the route module is imported, so a build without secrets works) and its
  * answer kept; while it returns nothing or throws, pushes get 500 and are never accepted unsigned.
  */
-export type WebhookSecret = Secret | (() => Secret | null | undefined | Promise<Secret | null | undefined>);
+export type WebhookSecret = Secrets | (() => Secrets | null | undefined | Promise<Secrets | null | undefined>);
 
 /** Options of {@link createWebhookHandler}. */
 export interface WebhookHandlerOptions {
   /**
    * The webhook signing secret from the integration configuration, or a function returning it
-   * (resolved at the first request: `secret: () => process.env.CHANNEL_WEBHOOK_SECRET`).
+   * (resolved at the first request: `secret: () => process.env.CHANNEL_WEBHOOK_SECRET`). While
+   * you rotate it, a list: `[current, previous]` accepts pushes signed with either.
    */
   secret: WebhookSecret;
   /** Accept unsigned pushes when the secret is empty (the service then sends no signature). @default false */
@@ -160,7 +161,8 @@ export function handlerSettings(options: WebhookHandlerOptions) {
   checkKeys(o, OPTION_KEYS, 'createWebhookHandler option', OPTION_HINTS);
   const { allowUnsigned = false, onLogisticsUpdated, onEvent, dedup } = o;
   if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
-  if (typeof o.secret !== 'function' && !isSecret(o.secret) && !allowUnsigned) {
+  if (Array.isArray(o.secret) && !isSecrets(o.secret)) throw new ConfigError(secretListProblem(o.secret, 'createWebhookHandler'));
+  if (typeof o.secret !== 'function' && !isSecrets(o.secret) && !allowUnsigned) {
     throw new ConfigError(
       'createWebhookHandler: secret is empty. Pass the webhook secret from the integration configuration; to read it at the first request instead of at import (e.g. for next build), pass a function: secret: () => process.env.CHANNEL_WEBHOOK_SECRET. With no secret configured at all: allowUnsigned: true',
     );
@@ -210,17 +212,19 @@ export function handlerSettings(options: WebhookHandlerOptions) {
 /** The secret as given, or resolved once from a function; an Error while none is configured. */
 function secretSource(secret: WebhookSecret, allowUnsigned: boolean) {
   // '' stands for "unsigned pushes accepted" (allowUnsigned with an empty secret).
-  const usable = (value: unknown): Secret | '' | undefined =>
-    isSecret(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined;
+  const usable = (value: unknown): Secrets | '' | undefined =>
+    isSecrets(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined;
   const source = {
     value: typeof secret === 'function' ? undefined : usable(secret),
-    pending: undefined as Promise<Secret | '' | Error> | undefined,
-    resolve(): Promise<Secret | '' | Error> {
+    pending: undefined as Promise<Secrets | '' | Error> | undefined,
+    resolve(): Promise<Secrets | '' | Error> {
       if (source.pending) return source.pending;
       const pending = (async () => {
         try {
-          const value = usable(await (secret as () => unknown)());
+          const answer = await (secret as () => unknown)();
+          const value = usable(answer);
           if (value !== undefined) return (source.value = value);
+          if (Array.isArray(answer)) return new ConfigError(secretListProblem(answer, 'the webhook secret function') + '. Refusing the push');
           return new ConfigError(
             'the webhook secret function returned no secret; set it where the server runs (e.g. CHANNEL_WEBHOOK_SECRET). Refusing the push: it is never accepted unsigned',
           );

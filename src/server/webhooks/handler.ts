@@ -5,12 +5,12 @@ import { safeReport } from '../../shared/report.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { UnknownWebhookEvent, WebhookEvent } from '../../schemas/logistics.js';
 import { createBodyGuard } from './body-guard.js';
-import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
+import { isSignatureHex, type Crypto } from '../crypto/crypto.js';
 import type { DedupLease, DedupState, WebhookDedupStore } from './dedup.js';
 import { handlerSettings, type WebhookContext, type WebhookErrorInfo, type WebhookHandler, type WebhookHandlerOptions } from './handler-options.js';
 import { answer, CONSUMED_ADVICE, fetchRoute, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
 import { isLogisticsUpdated, parsePayload } from './parse.js';
-import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature } from './verify.js';
+import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature, type Secrets } from './verify.js';
 const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
 // Closing the connection: a client that stalls its body is not kept for another request.
@@ -77,7 +77,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     }
   };
 
-  async function verified(incoming: Incoming, secret: Secret | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
+  async function verified(incoming: Incoming, secret: Secrets | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
     if (!body.ok) {
       if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
