@@ -5,7 +5,7 @@ import type { Crypto, Secret } from './crypto/crypto.js';
 import type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
 import { createExchange } from './tokens/exchange.js';
 import { signReference, type SignInput } from './tokens/signing.js';
-import type { WebhookHandler, WebhookHandlerOptions } from './webhooks/handler-options.js';
+import type { WebhookHandler, WebhookHandlerOptions, WebhookInboxHandlerOptions } from './webhooks/handler-options.js';
 import { createHandler } from './webhooks/handler.js';
 import { parseWith, type ParseWebhookInput } from './webhooks/parse.js';
 import { bodyKey, signBody, verifySignature, type RawBody, type Secrets } from './webhooks/verify.js';
@@ -18,7 +18,7 @@ export function serverApi(crypto: Crypto) {
     signWebhookBody: (rawBody: RawBody, secret: Secret): Promise<string> => signBody(crypto, rawBody, secret),
     parseWebhook: (input: ParseWebhookInput): Promise<WebhookEvent> => parseWith(crypto, input),
     dedupKey: (rawBody: RawBody): Promise<string> => bodyKey(crypto, rawBody),
-    createWebhookHandler: (options: WebhookHandlerOptions): WebhookHandler => createHandler(crypto, options),
+    createWebhookHandler: (options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler => createHandler(crypto, options),
     createTokenExchange: (options: TokenExchangeOptions): TokenExchange => createExchange(referenceSign, options),
     referenceSign,
   };

@@ -11,7 +11,29 @@ export type { RawBody, Secrets } from './webhooks/verify.js';
 export { compareLogistics, latestEventTime, isLogisticsUpdated } from './webhooks/parse.js';
 export type { ParseWebhookInput } from './webhooks/parse.js';
 export type { HeadersLike } from './http/headers.js';
-export type { WebhookContext, WebhookErrorInfo, WebhookHandler, WebhookHandlerOptions, WebhookSecret } from './webhooks/handler-options.js';
+export type {
+  WebhookContext,
+  WebhookErrorInfo,
+  WebhookHandler,
+  WebhookHandlerOptions,
+  WebhookInboxHandlerOptions,
+  WebhookSecret,
+} from './webhooks/handler-options.js';
+export { createRedisInbox } from './webhooks/inbox/redis-inbox.js';
+export type { RedisInbox } from './webhooks/inbox/redis-inbox.js';
+export type { RedisInboxOptions } from './webhooks/inbox/inbox-options.js';
+export type { InboxHandlerOptions } from './webhooks/inbox/intake.js';
+export type {
+  DeadLetter,
+  InboxAppendResult,
+  InboxContext,
+  InboxErrorInfo,
+  InboxProcessOptions,
+  InboxPush,
+  InboxStats,
+  InboxWorker,
+  WebhookInbox,
+} from './webhooks/inbox/inbox-types.js';
 export { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './tokens/exchange-options.js';
 export type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
 export { createMemoryTokenCache } from './tokens/token-cache.js';

@@ -7,6 +7,7 @@ import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/l
 import { unprefixed, type FetchRoute } from '../http/route.js';
 import { checkDedupStore, type WebhookDedupStore } from './dedup.js';
 import { isSecrets, secretListProblem, type Secrets } from './verify.js';
+import { checkInboxOptions, type InboxHandlerOptions } from './inbox/intake.js';
 
 /** What a callback receives besides the event. */
 export interface WebhookContext {
@@ -30,9 +31,9 @@ export interface WebhookErrorInfo {
    * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
    * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
    * push is processed anyway), `callback` threw, `slow` the callback is still running after
-   * `slowCallbackMs`.
+   * `slowCallbackMs`, `inbox` the inbox failed to store the push or was slow (503).
    */
-  stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow';
+  stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow' | 'inbox';
   /** `info` needs nothing done; `warn` a rejected or slow push; `error` something to fix. */
   level: 'info' | 'warn' | 'error';
   /** The status answered (absent for `slow` and `dedup`, which do not end the request). */
@@ -106,6 +107,16 @@ export interface WebhookHandlerOptions {
   dedupLeaseMs?: number;
 }
 
+/**
+ * Options of {@link createWebhookHandler} with a durable inbox (`createRedisInbox`, or your own
+ * queue): the handler stores each verified push and answers at once; the callback goes to
+ * `inbox.process({ onLogisticsUpdated })` in your workers.
+ */
+export interface WebhookInboxHandlerOptions
+  extends Omit<WebhookHandlerOptions, 'onLogisticsUpdated' | 'onEvent' | 'dedup' | 'dedupTimeoutMs' | 'dedupLeaseMs' | 'slowCallbackMs'>, InboxHandlerOptions {
+  inbox: NonNullable<InboxHandlerOptions['inbox']>;
+}
+
 /** What {@link createWebhookHandler} returns: a Fetch route that `toNodeHandler` also serves. */
 export type WebhookHandler = FetchRoute;
 
@@ -128,6 +139,8 @@ const OPTION_KEYS = [
   'dedup',
   'dedupTimeoutMs',
   'dedupLeaseMs',
+  'inbox',
+  'inboxTimeoutMs',
 ];
 // Habits from other libraries (body-parser's `limit`, Fastify's `bodyLimit`, undici's
 // `bodyTimeout`), and names the shared stems would otherwise point elsewhere (checkKeys takes
@@ -155,12 +168,14 @@ function whole(name: string, value: unknown, fallback: number, min: number, max:
 }
 
 /** The options checked, with their defaults: what the handler runs on. */
-export function handlerSettings(options: WebhookHandlerOptions) {
+export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHandlerOptions) {
   if (typeof options !== 'object' || options === null) throw new ConfigError('createWebhookHandler needs an options object: { secret, onLogisticsUpdated }');
-  const o = options;
+  const o = options as WebhookHandlerOptions;
   checkKeys(o, OPTION_KEYS, 'createWebhookHandler option', OPTION_HINTS);
+  // With an inbox no callback runs here (the intake answers first), so none is required.
+  const inbox = checkInboxOptions(o as unknown as Record<string, unknown>);
   const { allowUnsigned = false, onLogisticsUpdated, onEvent, dedup } = o;
-  if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
+  if (!inbox && typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
   if (Array.isArray(o.secret) && !isSecrets(o.secret)) throw new ConfigError(secretListProblem(o.secret, 'createWebhookHandler'));
   if (typeof o.secret !== 'function' && !isSecrets(o.secret) && !allowUnsigned) {
     throw new ConfigError(
