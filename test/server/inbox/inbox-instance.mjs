@@ -4,7 +4,8 @@
 //   work?: { concurrency, callbackMs } }.
 // serve: an HTTP receiver (createWebhookHandler with the inbox) on a free port.
 // work: a worker whose callback logs { pid, key, order, attempt, phase: 'start' | 'end' } to the
-//   Redis list `<prefix>log` (through this process's own client), sleeping callbackMs between.
+//   Redis list `<prefix>log` (through this process's own client), or with logTo 'ipc' to the
+//   parent, sleeping callbackMs between.
 // IPC: sends { type: 'ready', port? }; on { type: 'close' } closes the worker (drains), answers
 // { type: 'closed' } and exits. Reports (onError) are kept, sent on { type: 'reports' }.
 import { createServer } from 'node:http';
@@ -17,7 +18,9 @@ const redis = await connect(config.client, config.redisUrl, config.clusterNodes)
 const inbox = createRedisInbox(redis.client, { prefix: config.prefix, ...config.inboxOptions });
 const reports = [];
 const keep = (error, info) => void reports.push({ ...info, message: String(error?.message ?? error) });
-const log = (entry) => {
+const log = async (entry) => {
+  // logTo 'ipc': to the parent (a test that kills Redis nodes must not lose its record with them).
+  if (config.logTo === 'ipc') return void process.send({ type: 'log', line: { pid: process.pid, ...entry } });
   const line = JSON.stringify({ pid: process.pid, ...entry });
   const key = config.prefix + 'log';
   return typeof redis.client.rPush === 'function' ? redis.client.rPush(key, line) : redis.client.rpush(key, line);

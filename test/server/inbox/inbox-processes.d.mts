@@ -10,6 +10,8 @@ export interface InboxProcessConfig {
   serve?: string;
   /** Run a worker. */
   work?: { concurrency?: number; callbackMs?: number };
+  /** Where the callbacks log: the Redis list `<prefix>log` (default), or the parent (`lines`). */
+  logTo?: 'redis' | 'ipc';
 }
 
 export interface InboxReport {
@@ -25,6 +27,8 @@ export interface InboxReport {
 export interface InboxProcess {
   pid: number;
   port?: number;
+  /** What its callbacks logged through IPC (logTo 'ipc'). */
+  lines: LogLine[];
   url?: string;
   kill(): Promise<void>;
   reports(): Promise<InboxReport[]>;
@@ -40,7 +44,18 @@ export interface Runs {
   ends: number[];
 }
 
+export interface LogLine {
+  pid: number;
+  key: string;
+  order: string;
+  attempt: number;
+  phase: 'start' | 'end';
+}
+
 export function readLog(
   lrange: (key: string, start: number, stop: number) => Promise<string[]>,
   prefix: string,
-): Promise<{ lines: Array<{ pid: number; key: string; order: string; attempt: number; phase: string }>; byKey: Map<string, Runs> }>;
+): Promise<{ lines: LogLine[]; byKey: Map<string, Runs> }>;
+
+/** Log lines grouped per dedupKey. */
+export function byKeyOf(lines: LogLine[]): { lines: LogLine[]; byKey: Map<string, Runs> };

@@ -13,6 +13,8 @@ export async function startInboxProcess(config) {
   child.stdout.on('data', (chunk) => (child.output += chunk));
   child.stderr.on('data', (chunk) => (child.output += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  const lines = [];
+  child.on('message', (message) => message.type === 'log' && lines.push(message.line));
   const { port } = await next(child, 'ready').catch((error) => {
     child.kill('SIGKILL');
     throw error;
@@ -20,6 +22,8 @@ export async function startInboxProcess(config) {
   return {
     pid: child.pid,
     port,
+    /** What its callbacks logged through IPC (logTo 'ipc'). */
+    lines,
     url: port ? `http://127.0.0.1:${port}/webhooks/channel` : undefined,
     /** SIGKILL: no drain, no goodbye. */
     kill: async () => {
@@ -51,7 +55,11 @@ export async function startInboxProcess(config) {
  * client): per dedupKey, the runs started and ended, with the pid of each.
  */
 export async function readLog(lrange, prefix) {
-  const lines = (await lrange(prefix + 'log', 0, -1)).map((line) => JSON.parse(line));
+  return byKeyOf((await lrange(prefix + 'log', 0, -1)).map((line) => JSON.parse(line)));
+}
+
+/** Log lines grouped per dedupKey. */
+export function byKeyOf(lines) {
   const byKey = new Map();
   for (const line of lines) {
     const runs = byKey.get(line.key) ?? { order: line.order, starts: [], ends: [] };
