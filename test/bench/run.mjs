@@ -428,6 +428,15 @@ if (global.gc) {
   console.log('\n' + out.trim());
 }
 
+// ---------------------------------------------------------------- H: the webhook inbox (issue #33)
+// In processes of its own (test/bench/inbox.mjs): receivers, a redis-server and workers it kills.
+{
+  const { execFileSync } = await import('node:child_process');
+  const out = execFileSync(process.execPath, [new URL('./inbox.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], { encoding: 'utf8' });
+  tables.push(out.trim());
+  console.log('\n' + out.trim());
+}
+
 console.log(
   `\nNode ${process.version}, ${(await import('node:os')).cpus().length} cores, ky ${JSON.parse((await import('node:fs')).readFileSync(new URL('../../node_modules/ky/package.json', import.meta.url), 'utf8')).version}`,
 );
