@@ -1,5 +1,5 @@
 /**
- * examples/webhook-inbox.ts and examples/webhook-inbox-bullmq.ts, as docs/guide/webhooks.md shows
+ * examples/backend/webhook-inbox.ts and examples/backend/webhook-inbox-bullmq.ts, as docs/guide/webhooks.md shows
  * them: run against the sandbox and a real redis-server (the BullMQ recipe with the real `bullmq`,
  * a worker process SIGKILLed mid-job included), and type-checked against the built package as a
  * user's project would see them.
@@ -39,8 +39,8 @@ describe.runIf(hasRedis)('the inbox examples', () => {
     await Promise.all([redis?.stop(), sandbox?.close()]);
   });
 
-  test('examples/webhook-inbox.ts: pushes answered 202 at once, saved by the worker; close() on SIGTERM drains', async () => {
-    const app = (await import(/* @vite-ignore */ root + 'examples/webhook-inbox.ts')) as {
+  test('examples/backend/webhook-inbox.ts: pushes answered 202 at once, saved by the worker; close() on SIGTERM drains', async () => {
+    const app = (await import(/* @vite-ignore */ root + 'examples/backend/webhook-inbox.ts')) as {
       webhook: WebhookHandler;
       inbox: RedisInbox;
       redis: { disconnect(): void };
@@ -60,8 +60,8 @@ describe.runIf(hasRedis)('the inbox examples', () => {
     }
   });
 
-  test('examples/webhook-inbox-bullmq.ts with the real bullmq: a repeat stored once; a worker SIGKILLed mid-job leaves it to another; the newer snapshot kept', async () => {
-    const example = root + 'examples/webhook-inbox-bullmq.ts';
+  test('examples/backend/webhook-inbox-bullmq.ts with the real bullmq: a repeat stored once; a worker SIGKILLed mid-job leaves it to another; the newer snapshot kept', async () => {
+    const example = root + 'examples/backend/webhook-inbox-bullmq.ts';
     const app = (await import(/* @vite-ignore */ example)) as {
       webhook: WebhookHandler;
       queue: { getJobCounts(...types: string[]): Promise<Record<string, number>>; close(): Promise<void> };
@@ -124,11 +124,14 @@ describe.runIf(hasRedis)('the inbox examples', () => {
   });
 });
 
-test.each(['examples/webhook-inbox.ts', 'examples/webhook-inbox-bullmq.ts'])('%s type-checks against the built package (strict, NodeNext)', async (example) => {
-  const tsc = root + 'node_modules/typescript/bin/tsc';
-  const args = ['--ignoreConfig', '--noEmit', '--strict', '--exactOptionalPropertyTypes', '--module', 'nodenext', '--moduleResolution', 'nodenext'];
-  const { stdout } = await promisify(execFile)(process.execPath, [tsc, ...args, '--target', 'es2022', '--types', 'node', '--skipLibCheck', example], {
-    cwd: root,
-  }).catch((error: { stdout: string }) => error);
-  expect(stdout).toBe('');
-});
+test.each(['examples/backend/webhook-inbox.ts', 'examples/backend/webhook-inbox-bullmq.ts'])(
+  '%s type-checks against the built package (strict, NodeNext)',
+  async (example) => {
+    const tsc = root + 'node_modules/typescript/bin/tsc';
+    const args = ['--ignoreConfig', '--noEmit', '--strict', '--exactOptionalPropertyTypes', '--module', 'nodenext', '--moduleResolution', 'nodenext'];
+    const { stdout } = await promisify(execFile)(process.execPath, [tsc, ...args, '--target', 'es2022', '--types', 'node', '--skipLibCheck', example], {
+      cwd: root,
+    }).catch((error: { stdout: string }) => error);
+    expect(stdout).toBe('');
+  },
+);

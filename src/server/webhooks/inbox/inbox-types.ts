@@ -34,7 +34,7 @@ export type InboxAppendResult = 'stored' | 'duplicate' | void;
  */
 export interface WebhookInbox {
   /** Stores the push durably; resolves once it is stored. Rejects when it could not be. */
-  append(push: InboxPush): InboxAppendResult | Promise<InboxAppendResult>;
+  append(push: InboxPush): Promise<InboxAppendResult>;
 }
 
 /** What an inbox callback receives besides the event. */
