@@ -161,6 +161,28 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(ran).not.toContain('2024-06-01T12:00:00+08:00');
   });
 
+  test('pushes of a dead worker are taken over even behind a long list of live ones (the reclaim scan walks the whole pending list)', async () => {
+    const client = await connect();
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    for (let i = 0; i < 40; i++) await post(handler, bodyOf(snapshot('SO-scan-' + i, '2024-06-01T12:00:00+08:00')));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const busy = inbox.process({ concurrency: 30, onLogisticsUpdated: () => held });
+    open.push({ close: () => (release(), busy.close()) });
+    await until(() => busy.running === 30, 'thirty live pushes');
+    // A worker that died right after taking the last ten: they are pending, never renewed.
+    const raw = client.client as unknown as { xreadgroup(...args: string[]): Promise<unknown> };
+    await raw.xreadgroup('GROUP', 'workers', 'dead-worker', 'COUNT', '10', 'STREAMS', '{' + prefix + 'inbox}:stream', '>');
+    const taken: string[] = [];
+    const rescuer = inbox.process({ concurrency: 1, onLogisticsUpdated: ({ logistics }) => void taken.push(logistics.order_no) });
+    open.push(rescuer);
+    await until(() => taken.length === 10, "the dead worker's ten pushes", 15_000);
+    expect(busy.running).toBe(30);
+    release();
+  });
+
   test('the same push from two receivers at once is stored once and run once', async () => {
     const [a, b] = [await connect(clientKinds[0]), await connect(clientKinds[2])];
     const prefix = fresh();

@@ -26,11 +26,12 @@ export const APPEND =
   "redis.call('set', KEYS[2], 'q', 'ex', ARGV[6]) return 1";
 
 /**
- * KEYS stream, retry, parked; ARGV tag, group, consumer, count, leaseMs, busyMs, ttl.
- * Moves due retries into the stream, takes pushes whose lease lapsed (XAUTOCLAIM), then new ones
- * (XREADGROUP), up to count. Per push of an order: older than the newest processed -> stale
- * (acknowledged, not run); another push of the order running -> parked for busyMs (not an
- * attempt); else the order's lock is taken. Answers { created, {id, 'go'|'stale', k, o, t, at, attempt, body}... }.
+ * KEYS stream, retry, parked; ARGV tag, group, consumer, count, leaseMs, busyMs, ttl, cursor.
+ * Moves due retries into the stream, takes pushes whose lease lapsed (XAUTOCLAIM from `cursor`, so
+ * that successive reads walk the whole pending list however long), then new ones (XREADGROUP), up
+ * to count. Per push of an order: older than the newest processed -> stale (acknowledged, not
+ * run); another push of the order running -> parked for busyMs (not an attempt); else the order's
+ * lock is taken. Answers { created, next cursor, {id, 'go'|'stale', k, o, t, at, attempt, body}... }.
  */
 export const READ =
   PRELUDE +
@@ -43,7 +44,7 @@ export const READ =
   "  redis.call('zrem', R, k) " +
   'end ' +
   'local created = 0 ' +
-  "local claimed = redis.pcall('xautoclaim', S, g, c, lease, '0-0', 'count', count) " +
+  "local claimed = redis.pcall('xautoclaim', S, g, c, lease, ARGV[8], 'count', count) " +
   'if claimed.err then ' +
   "  if not string.find(claimed.err, 'NOGROUP') then return redis.error_reply(claimed.err) end " +
   "  redis.call('xgroup', 'create', S, g, '0', 'mkstream') created = 1 claimed = { '0-0', {} } " +
@@ -55,7 +56,7 @@ export const READ =
   "  local r = redis.call('xreadgroup', 'group', g, c, 'count', count - #entries, 'streams', S, '>') " +
   '  if r then for _, e in ipairs(r[1][2]) do entries[#entries + 1] = e end end ' +
   'end ' +
-  'local out = { created } ' +
+  'local out = { created, claimed[1] } ' +
   'for i, e in ipairs(entries) do ' +
   '  local id, f = e[1], fields(e[2]) ' +
   '  local deliveries = 1 ' +

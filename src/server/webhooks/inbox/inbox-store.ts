@@ -45,14 +45,15 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
       return num(await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append')) === 1 ? 'stored' : 'duplicate';
     },
 
-    async read(consumer: string, count: number): Promise<{ created: boolean; entries: Entry[] }> {
-      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl];
+    /** `cursor`: where the previous read's scan for lapsed leases stopped ('0-0' to start over). */
+    async read(consumer: string, count: number, cursor: string): Promise<{ created: boolean; cursor: string; entries: Entry[] }> {
+      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor];
       const reply = (await call(READ, [keys.stream, keys.retry, keys.parked], args, 'read')) as unknown[];
-      const entries = reply.slice(1).map((row) => {
+      const entries = reply.slice(2).map((row) => {
         const [id, status, key, orderNo, snapshotAt, receivedAt, attempt, body] = (row as unknown[]).map(str);
         return { id, status: status as Entry['status'], key, orderNo, snapshotAt, receivedAt: num(receivedAt), attempt: num(attempt), body };
       });
-      return { created: num(reply[0]) === 1, entries };
+      return { created: num(reply[0]) === 1, cursor: str(reply[1]) || '0-0', entries };
     },
 
     /** The ids of `held` that are no longer this consumer's. */

@@ -171,6 +171,7 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
 
   const open = () => !closing;
   const loop = (async () => {
+    let cursor = '0-0';
     for (let failures = 0; open();) {
       const free = concurrency - running.size;
       if (free <= 0) {
@@ -179,7 +180,8 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
       }
       let batch: Awaited<ReturnType<InboxStore['read']>>;
       try {
-        batch = await store.read(consumer, free);
+        batch = await store.read(consumer, free, cursor);
+        cursor = batch.cursor;
         failures = 0;
       } catch (error) {
         report(error, { stage: 'redis', level: 'warn' });
