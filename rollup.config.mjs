@@ -20,7 +20,7 @@ const external = (id) => id.startsWith('node:');
 // `channel-sandbox check` is built once, as dist/check.cjs (the last build below), and loaded
 // by both testing builds and the CLI: four copies (ESM, CommonJS and their maps) would add
 // ~200 KB to the install. CommonJS, so that Jest's CommonJS mode can require it too.
-const checks = /\/src\/testing\/checks\.ts$/;
+const checks = /\/src\/testing\/check\/checks\.ts$/;
 const toChecks = {
   external: (id, _importer, resolved) => external(id) || (resolved && checks.test(id)),
   paths: (id) => (checks.test(id) ? './check.cjs' : id),
@@ -85,19 +85,19 @@ export default [
   // next to it, and the checks from dist/check.cjs, rather than a second copy of them and zod.
   {
     input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
-    external: (id, importer, resolved) => toChecks.external(id, importer, resolved) || (resolved && id.endsWith('/src/testing/sandbox.ts')),
+    external: (id, importer, resolved) => toChecks.external(id, importer, resolved) || (resolved && id.endsWith('/src/testing/sandbox/sandbox.ts')),
     plugins: [resolve(), compile('es2022'), notices],
     output: {
       dir: 'dist',
       format: 'es',
       entryFileNames: '[name].js',
       banner: '#!/usr/bin/env node',
-      paths: (id) => (id.endsWith('/src/testing/sandbox.ts') ? './testing.js' : toChecks.paths(id)),
+      paths: (id) => (id.endsWith('/src/testing/sandbox/sandbox.ts') ? './testing.js' : toChecks.paths(id)),
     },
   },
   // `channel-sandbox check`, for the testing entry and the CLI (see `checks` above): no source map.
   {
-    input: { check: 'src/testing/checks.ts' },
+    input: { check: 'src/testing/check/checks.ts' },
     external,
     plugins: [resolve(), compile('es2022'), notices],
     output: { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs' },

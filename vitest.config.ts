@@ -1,6 +1,20 @@
 import { defineConfig } from 'vitest/config';
 
-// Client code runs under happy-dom (a browser-like global scope); server-side code under node.
+// Two tiers (CONTRIBUTING "Test tiers"):
+// - fast (`npm test`: the projects `client` and `node`): the source under test in this process,
+//   over the emulated transports and local HTTP servers; no build, browser, Redis or child process.
+// - integration (`npm run verify`: the projects `integration` and `integration-dom`): what needs the
+//   build (dist/, the packed tarball), Chromium, redis-server, real frameworks or child processes.
+// A file is integration when it sits in one of the folders below or its name ends in
+// `.integration.test.ts`; everything else is fast and must stay so.
+const integration = ['test/e2e/**/*.test.ts', 'test/readme/**/*.test.ts', 'test/package/**/*.test.ts', 'test/**/*.integration.test.ts'];
+// The slower stages have their own configs (test/cluster, test/frameworks) and scripts.
+const elsewhere = ['test/cluster/**', 'test/frameworks/**', 'test/consumers/**'];
+const dom = './test/helpers/quiet-happy-dom.ts';
+// Client code runs under happy-dom (a browser-like global scope) unless a file asks for Node
+// (`// @vitest-environment node`); the mini-program emulations run under Node, which has no
+// `wx` and none of the browser globals a host lacks either.
+const clientFiles = ['test/core/**/*.test.ts', 'test/transports/*.test.ts', 'test/conformance/*.test.ts'];
 // Inline projects do not inherit the root's test options, so each states its timeout: the
 // machines are shared and real servers, browsers and child processes take their time.
 const testTimeout = 20_000;
@@ -8,32 +22,20 @@ const testTimeout = 20_000;
 export default defineConfig({
   test: {
     projects: [
+      { test: { name: 'client', testTimeout, environment: dom, include: clientFiles, exclude: integration } },
+      { test: { name: 'node', testTimeout, environment: 'node', include: ['test/**/*.test.ts'], exclude: [...clientFiles, ...integration, ...elsewhere] } },
       {
         test: {
-          name: 'client',
-          testTimeout,
-          // happy-dom minus its devtools network log (see the file).
-          environment: './test/helpers/quiet-happy-dom.ts',
-          include: ['test/core/**/*.test.ts', 'test/transports/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/readme/browser-*.test.ts'],
-        },
-      },
-      {
-        test: {
-          name: 'node',
+          name: 'integration',
           testTimeout,
           environment: 'node',
-          include: [
-            'test/package/**/*.test.ts',
-            'test/server/**/*.test.ts',
-            'test/testing/**/*.test.ts',
-            'test/e2e/**/*.test.ts',
-            'test/miniprogram/**/*.test.ts',
-            'test/model/**/*.test.ts',
-            'test/readme/**/*.test.ts',
-          ],
+          // The webhook vectors and properties once more, now also against dist/ (test/server/implementations.ts).
+          include: [...integration, 'test/server/vectors.test.ts', 'test/server/properties.test.ts'],
           exclude: ['test/readme/browser-*.test.ts'],
+          env: { CHANNEL_TEST_DIST: '1' },
         },
       },
+      { test: { name: 'integration-dom', testTimeout, environment: dom, include: ['test/readme/browser-*.test.ts'] } },
     ],
   },
 });

@@ -1,6 +1,6 @@
 // Builds miniprogram_dist/index.js for WeChat's "build npm": CommonJS, every dependency
 // inlined (the directory is copied verbatim), syntax no newer than ES2017 (no regenerator,
-// so no `Function(...)`), minified. Checked by test/miniprogram/bundle.test.ts.
+// so no `Function(...)`), minified. Checked by test/package/miniprogram-bundle.test.ts.
 // scripts/size.mjs imports `miniprogramBuild` for its per-module breakdown.
 import { build } from 'esbuild';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,13 +28,15 @@ export const miniprogramBuild = {
 /**
  * The entry's runtime exports assigned to `module.exports` in one object literal. esbuild's
  * own ESM-to-CJS conversion defines a getter per export through helpers (0.2 KB gz more);
- * mini-programs need no live bindings.
+ * mini-programs need no live bindings. `options` override esbuild's (`{ write: false }`: the
+ * bundle in memory, as the fast tests run it from source).
  */
-async function buildPlainCommonJs() {
+export async function buildPlainCommonJs(options = {}) {
   const probe = await build({ ...miniprogramBuild, format: 'esm', minify: false, write: false, metafile: true });
   const names = Object.values(probe.metafile.outputs)[0].exports;
-  await build({
+  return build({
     ...miniprogramBuild,
+    ...options,
     entryPoints: undefined,
     stdin: {
       contents: `import { ${names.join(', ')} } from './${entry}';\nmodule.exports = { ${names.join(', ')} };`,

@@ -7,7 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { miniprogramBuild } from './build-miniprogram.mjs';
 
 const KB = 1024;
-// The enforced budgets sit just above what we ship, so that any growth fails the suite.
+// The enforced budgets sit about 2% above what we ship (#31): a rename or a move that shifts gzip by
+// a few bytes needs no budget commit, while a feature's growth still fails the suite.
 // Issue 10's targets, 14.5 KB and 7.2 KB, held when the libraries were first bundled (14.02
 // and 6.95 KB: bundling cost nothing). The behaviour issues #11 and #12 require (the logout
 // fence, redaction, checks of every option, request option and URL, the CORS diagnosis) then
@@ -17,8 +18,9 @@ const KB = 1024;
 // crossTab generations and message checks, paths checked as parsers and servers read them,
 // token ends from the service's Date) 1.4 / 1.2 KB, and #22 (upload/download with progress,
 // hostOptions checked per host, shared identical GETs) 1.7 / 3.0 KB. docs/maintainers/size.md has the breakdown.
-const BROWSER_ALL_IN = 21.35 * KB;
-const MINIPROGRAM_ALL_IN = 14.7 * KB;
+// #31 set the budgets 2% above 21.29 / 14.67 KB.
+const BROWSER_ALL_IN = 21.7 * KB;
+const MINIPROGRAM_ALL_IN = 14.95 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

@@ -5,8 +5,8 @@
  */
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
-import { describe, fail, optionalString } from './shared/check.js';
-import { isJwt } from './core/jwt.js';
+import { describeValue, fail, optionalString } from './shared/check.js';
+import { isJwt } from './core/jwt-claims.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { lazyShare } from './tokens/lazy-share.js';
 
@@ -78,7 +78,7 @@ export interface Client extends BaseClient {
 export function createClient(options: ClientOptions): Client {
   const { fetch, ky, crossTab } = (options || {}) as ClientOptions;
   if (crossTab !== undefined && !(crossTab && typeof crossTab.key === 'string' && crossTab.key)) {
-    fail('crossTab must be { key: userId }; got ' + describe(crossTab));
+    fail('crossTab must be { key: userId }; got ' + describeValue(crossTab));
   }
   return createCoreClient(
     options,
@@ -96,7 +96,7 @@ export function createClient(options: ClientOptions): Client {
         take: (u) => {
           const blob = u.file as Blob | undefined;
           if (!(blob && typeof blob === 'object' && typeof blob.size === 'number' && typeof blob.type === 'string'))
-            fail('file must be a Blob or File, e.g. input.files[0]; got ' + describe(blob));
+            fail('file must be a Blob or File, e.g. input.files[0]; got ' + describeValue(blob));
           return { blob, fileName: optionalString(u, 'fileName') };
         },
       },

@@ -5,11 +5,11 @@
  */
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
-import { describe, fail } from './shared/check.js';
-import { hostOptionsFor } from './transports/host-options.js';
-import { findHost, hostGlobals } from './transports/hosts.js';
-import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/host-api.js';
-import { createMiniProgramTransport } from './transports/miniprogram.js';
+import { describeValue, fail } from './shared/check.js';
+import { hostOptionsFor } from './transports/miniprogram/host-options.js';
+import { HOST_METHODS, resolveHostFunctions } from './transports/miniprogram/host-functions.js';
+import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/miniprogram/host-api.js';
+import { createMiniProgramTransport } from './transports/miniprogram/host-transport.js';
 
 /** Options of the host's own functions, passed as they are; see README "Host options". */
 export type HostOptions = Record<string, unknown>;
@@ -86,10 +86,6 @@ export interface Client extends BaseClient<MiniProgramRequestExtra> {
   download(path: string, options?: DownloadOptions): Promise<DownloadResult>;
 }
 
-type HostFn = HostRequest;
-const methods = ['request', 'uploadFile', 'downloadFile'] as const;
-type Method = (typeof methods)[number];
-
 /**
  * Creates a client over the mini-program host's `request()`; options, behaviour, events and
  * errors are those of the browser entry.
@@ -104,65 +100,23 @@ type Method = (typeof methods)[number];
  */
 export function createClient(options: MiniProgramClientOptions): Client {
   const o = options || ({} as MiniProgramClientOptions);
-  const given: Record<string, HostFn | undefined> = {};
-  for (const method of methods) {
-    const fn = o[method];
-    if (fn !== undefined && typeof fn !== 'function') fail(method + ' must be the host ' + method + ' function, e.g. ' + method + ': wx.' + method);
-    given[method] = fn;
-  }
-  // The host the given functions belong to (Douyin's dataType and the lists of hostOptions
-  // differ per host), else the first with a request().
-  const found = o.request
-    ? hostGlobals().filter(([, host]) => methods.some((method) => given[method] !== undefined && host[method] === given[method]))[0]
-    : findHost('request');
-  const name = found && found[0];
-  const own = () => hostGlobals().filter(([host]) => host === name)[0];
-  /** The host's function: given, else that of the host found above, else the first host's that has one. */
-  const fn = (method: Method) => () => {
-    let f = given[method];
-    if (!f) {
-      const mine = own();
-      const host = mine && typeof mine[1][method] === 'function' ? mine : findHost(method);
-      if (!host)
-        fail(
-          'no mini-program ' +
-            method +
-            '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' +
-            method +
-            ' (e.g. ' +
-            method +
-            ': wx.' +
-            method +
-            ') to createClient',
-        );
-      f = given[method] = bound(host[1], method);
-    }
-    return f;
-  };
-  const request = fn('request')();
+  const host = resolveHostFunctions(o);
   const { concurrency = 10 } = o;
   if (!(concurrency >= 1 && concurrency % 1 === 0)) fail('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
   return createCoreClient(
     o,
     {
       transport: createMiniProgramTransport({
-        request,
-        uploadFile: fn('uploadFile'),
-        downloadFile: fn('downloadFile'),
+        request: host.request,
+        uploadFile: host.uploadFile,
+        downloadFile: host.downloadFile,
         // Alipay (and DingTalk) take the field name as fileName and require fileType, whichever
         // wrapper (uni, Taro) hands the upload to my.uploadFile.
-        alipay: hostGlobals().some(([host]) => host === 'my'),
+        alipay: host.alipay,
         // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
-        dataType: name === 'tt' || name === 'swan' ? 'string' : 'text',
+        dataType: host.name === 'tt' || host.name === 'swan' ? 'string' : 'text',
         concurrency,
-        // With the host's own file system API (getFileSystemManager), where it has one.
-        removeFile: (filePath) => {
-          try {
-            (own()[1] as { getFileSystemManager(): { unlink(o: object): void } }).getFileSystemManager().unlink({ filePath, fail() {} });
-          } catch {
-            // no host, or no file system API: the host clears its temp files itself
-          }
-        },
+        removeFile: host.removeFile,
       }),
       files: {
         upload: ['filePath'],
@@ -172,18 +126,13 @@ export function createClient(options: MiniProgramClientOptions): Client {
           filePath:
             typeof u.filePath === 'string' && u.filePath
               ? u.filePath
-              : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describe(u.filePath)),
+              : fail('filePath must be the local path of the file, e.g. the tempFilePath of chooseMedia; got ' + describeValue(u.filePath)),
         }),
       },
-      hostOptions: hostOptionsFor(name, o.hostOptions),
+      hostOptions: hostOptionsFor(host.name, o.hostOptions),
     },
-    (methods as readonly string[]).concat('concurrency', 'hostOptions'),
+    HOST_METHODS.concat('concurrency', 'hostOptions'),
   ) as Client;
-}
-
-/** A host method called on its host: some hosts' functions need their object as `this`. */
-function bound(host: Record<string, unknown>, method: string): HostFn {
-  return (opts) => (host[method] as (o: unknown) => unknown)(opts);
 }
 
 export type {
@@ -195,7 +144,7 @@ export type {
   HostResult,
   HostUploadFile,
   HostUploadOptions,
-} from './transports/host-api.js';
+} from './transports/miniprogram/host-api.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

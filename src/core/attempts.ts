@@ -4,9 +4,9 @@ import { UnauthorizedError } from '../errors/UnauthorizedError.js';
 import type { Stop } from './cancel.js';
 import type { Call } from './call-options.js';
 import type { ClientEvents, Events, RequestInfo } from './events.js';
-import type { Redactor } from './redact.js';
+import type { Redactor } from './redactor.js';
 import { delayOf, retryAfterMs } from './retry.js';
-import { abortError, raceRequest, sleepRequest } from './signal.js';
+import { abortError, raceRequest, sleepRequest } from './request-abort.js';
 import type { HeldToken, TokenManager } from './token-types.js';
 import type { Progress, SignalLike, Transport, TransportResponse } from './types.js';
 

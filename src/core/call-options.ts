@@ -1,11 +1,11 @@
-import { checkKeys, describe, fail, optionalString } from '../shared/check.js';
+import { checkKeys, describeValue, fail, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
-import type { CallKind, Platform } from './client.js';
+import type { CallKind, Platform } from './platform.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
-import { buildUrl } from './url.js';
+import { buildUrl } from './build-url.js';
 
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
 // Habits from axios, fetch and got, so that a wrong key is a ConfigError that names the right one.
@@ -56,7 +56,9 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
 
   function prepare(path: string, o: Record<string, unknown>, kind: CallKind, helper?: string): Call {
     if (typeof o !== 'object' || o === null)
-      fail(kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describe(o));
+      fail(
+        kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describeValue(o),
+      );
     checkKeys(o, keys[kind], kind + ' option', hints[kind]);
     const own = o.headers ? normalizeHeaders(o.headers, 'headers') : undefined;
     let headers = own ? Object.assign({}, config.headers, own) : config.headers;
@@ -71,7 +73,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
           ? 'GET'
           : typeof o.method === 'string' && methodName.test(o.method)
             ? o.method.toUpperCase()
-            : fail('method must be an HTTP method name such as "PUT"; got ' + describe(o.method)));
+            : fail('method must be an HTTP method name such as "PUT"; got ' + describeValue(o.method)));
       body = o.body as string | undefined;
       if (body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
       if (o.json !== undefined) {
@@ -81,7 +83,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         } catch (error) {
           fail('json could not be serialised (' + messageOf(error) + '); pass plain JSON data');
         }
-        if (body === undefined) fail('json must be JSON data; got ' + describe(o.json));
+        if (body === undefined) fail('json must be JSON data; got ' + describeValue(o.json));
         if (!headers['content-type']) headers = Object.assign({}, headers, { 'content-type': 'application/json' });
       }
       if (body !== undefined && (method === 'GET' || method === 'HEAD')) fail(method + ' requests have no body; send values in searchParams, or use POST');
@@ -102,17 +104,17 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     }
     const url = buildUrl(config.base, path, o.searchParams as RequestOptions['searchParams']);
     const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
-    if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describe(raw));
+    if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describeValue(raw));
     if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
-      fail('schema must be a Standard Schema (zod 4, valibot, arktype...); got ' + describe(schema));
+      fail('schema must be a Standard Schema (zod 4, valibot, arktype...); got ' + describeValue(schema));
     }
     const given = o.signal as SignalLike | undefined;
     if (given !== undefined && !(given && typeof given.addEventListener === 'function' && typeof given.aborted === 'boolean')) {
-      fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describe(given));
+      fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describeValue(given));
     }
     const { onProgress } = o;
     if (onProgress !== undefined && typeof onProgress !== 'function')
-      fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describe(onProgress));
+      fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describeValue(onProgress));
     return {
       kind,
       method,
@@ -134,16 +136,16 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
   function uploadSpec(o: Record<string, unknown>): FileSpec {
     const name = o.name;
     if (!(typeof name === 'string' && name))
-      fail('name must be the multipart field name the server reads the file from, e.g. name: "file"; got ' + describe(name));
+      fail('name must be the multipart field name the server reads the file from, e.g. name: "file"; got ' + describeValue(name));
     const formData: Record<string, string> = {};
     const fields = o.formData;
     if (fields !== undefined) {
       if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
-        fail('formData must be an object of field names to strings; got ' + describe(fields));
+        fail('formData must be an object of field names to strings; got ' + describeValue(fields));
       for (const key of Object.keys(fields)) {
         const value = (fields as Record<string, unknown>)[key];
         if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
-          fail('formData.' + key + ' must be a string, number or boolean; got ' + describe(value));
+          fail('formData.' + key + ' must be a string, number or boolean; got ' + describeValue(value));
         formData[key] = String(value);
       }
     }

@@ -3,20 +3,20 @@ import { isChannelError } from '../errors/ChannelError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { Stop } from './cancel.js';
 import { messageOf } from '../shared/message.js';
-import { readResponse, validate } from './envelope.js';
+import { readResponse, validate } from './read-response.js';
 import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
-import { createRedactor } from './redact.js';
+import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
-import { abortError, cleared } from './signal.js';
+import { abortError, cleared } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
-import type { TokenManagerOptions, TokenShare } from './token-types.js';
-import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, Transport, TransportResponse, UploadFields, UploadSpec } from './types.js';
+import type { CallKind, Platform } from './platform.js';
+import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
 import { createCallPreparer, type Call } from './call-options.js';
-import { createSharedGets, shareKey } from './dedupe-gets.js';
+import { createGetDedupe, dedupeKeyOf } from './dedupe-gets.js';
 import { monotonic } from './progress.js';
 
 /** What every client has, on both entries; `X` is what an entry adds to the request options. */
@@ -61,36 +61,6 @@ export interface Client extends BaseClient<{ hostOptions?: Record<string, unknow
   download(path: string, options?: FileCallOptions): Promise<unknown>;
 }
 
-/** What a call is: `request()` and its helpers, `upload()` or `download()`. */
-export type CallKind = 'request' | 'upload' | 'download';
-
-/** What an entry supplies to the platform-neutral core. */
-export interface Platform {
-  transport: Transport;
-  /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
-  createAbortController?: TokenManagerOptions['createAbortController'];
-  /** Shares the token with other clients (the browser entry's crossTab), given the checked options. */
-  share?: (config: { base: string; tokenTimeout: number }) => TokenShare | undefined;
-  /** How an upload names its file: a host file path (mini-programs) or a Blob (browsers). */
-  files: FileSource;
-  /**
-   * Checks a call's `hostOptions` against the host's list for that kind of call and merges the
-   * client's own; absent where there are none (the option is then unknown).
-   */
-  hostOptions?: (kind: CallKind, value: unknown) => Record<string, unknown> | undefined;
-}
-
-/** An entry's way of naming an upload's file, and the options that adds to upload and download. */
-export interface FileSource {
-  /** Option names upload (then download) takes besides the shared ones, e.g. `['filePath']`. */
-  upload: string[];
-  download: string[];
-  /** Other libraries' names for those options, for "did you mean" (keys lower-case). */
-  hints: Record<string, string>;
-  /** The file of an upload's options, checked (a ConfigError naming the fix otherwise). */
-  take(o: Record<string, unknown>): Pick<UploadSpec, 'filePath' | 'blob' | 'fileName'>;
-}
-
 const noop = () => {};
 
 /**
@@ -129,7 +99,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   });
   const prepare = createCallPreparer(config, platform);
   const attempts = createAttempts(transport, now, tokens, events, redact);
-  const joinShared = createSharedGets(attempts, live);
+  const dedupeGet = createGetDedupe(attempts, live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
@@ -148,11 +118,11 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     try {
       if (stop.aborted) throw abortError(stop, call.context);
       const progress = call.onProgress && monotonic(call.onProgress, stop);
-      const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? shareKey(call, o) : undefined;
+      const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, o) : undefined;
       const response =
         key === undefined
           ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report)
-          : await joinShared(key, call, requestId, stop);
+          : await dedupeGet(key, call, requestId, stop);
       // Awaited only when the schema validates asynchronously: each await delays the result.
       const settled = settle(call, response) as { then?: unknown } | undefined;
       const value = settled && typeof settled.then === 'function' ? await settled : settled;

@@ -1,18 +1,18 @@
 import { Stop } from './cancel.js';
 import type { Attempts } from './attempts.js';
 import type { Call } from './call-options.js';
-import { raceRequest } from './signal.js';
+import { raceRequest } from './request-abort.js';
 import type { TransportResponse } from './types.js';
 
 /**
  * dedupeGets: identical GETs in flight share one network call, any number of waiters. The
- * returned `joinShared` runs a call through `attempts`, or joins the one under way for its key;
+ * returned `dedupeGet` runs a call through `attempts`, or joins the one under way for its key;
  * `live` holds what clearToken() fences.
  */
-export function createSharedGets(attempts: Attempts, live: Set<Stop>) {
+export function createGetDedupe(attempts: Attempts, live: Set<Stop>) {
   const shared = new Map<string, { users: number; stop: Stop; promise: Promise<TransportResponse> }>();
 
-  function joinShared(key: string, call: Call, requestId: number, stop: Stop): Promise<TransportResponse> {
+  function dedupeGet(key: string, call: Call, requestId: number, stop: Stop): Promise<TransportResponse> {
     let entry = shared.get(key);
     // A call whose every waiter left is being dropped: a newcomer starts a fresh one.
     if (!entry || entry.stop.aborted) {
@@ -35,11 +35,11 @@ export function createSharedGets(attempts: Attempts, live: Set<Stop>) {
     return waited;
   }
 
-  return joinShared;
+  return dedupeGet;
 }
 
 /** The key identical GETs share, or undefined for a GET that must go alone. */
-export function shareKey(call: Call, o: Record<string, unknown>): string | undefined {
+export function dedupeKeyOf(call: Call, o: Record<string, unknown>): string | undefined {
   // A retry policy with its own delay function cannot be compared: such a GET goes alone.
   const retry = o.retry as { delay?: unknown } | undefined;
   if (retry && typeof retry.delay === 'function') return undefined;

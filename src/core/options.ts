@@ -1,6 +1,6 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
-import { checkKeys, describe, fail } from '../shared/check.js';
+import { checkKeys, describeValue, fail } from '../shared/check.js';
 import { MAX_DELAY } from '../shared/signal.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 
@@ -26,7 +26,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   }
   checkKeys(options, coreKeys.concat(entryKeys), 'option');
   if (typeof options.tokenProvider !== 'function') {
-    fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describe(options.tokenProvider));
+    fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describeValue(options.tokenProvider));
   }
   const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false } = options;
   if (
@@ -35,13 +35,13 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   ) {
     fail(
       'tokenStore must be an object with get(), set(value) and remove() (sync or async), e.g. hostTokenStore({ key: () => userId }); got ' +
-        describe(tokenStore),
+        describeValue(tokenStore),
     );
   }
   if (tokenStore && tokenStore.key !== undefined && typeof tokenStore.key !== 'function')
-    fail('tokenStore.key must be a function returning the signed-in user id; got ' + describe(tokenStore.key));
+    fail('tokenStore.key must be a function returning the signed-in user id; got ' + describeValue(tokenStore.key));
   if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
-    fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describe(refreshLeeway));
+    fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describeValue(refreshLeeway));
   }
   return {
     base: normalizeBaseUrl(options.baseUrl),
@@ -54,14 +54,14 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     retry: retryPolicy(options.retry),
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
     tokenStore,
-    dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describe(dedupeGets)),
+    dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describeValue(dedupeGets)),
   };
 }
 
 /** A positive number of ms no larger than a timer can hold. */
 export function milliseconds(name: string, value: unknown): number {
   if (typeof value === 'number' && value > 0 && value <= MAX_DELAY) return value;
-  return fail(name + ' must be a number of milliseconds from 1 to ' + MAX_DELAY + '; got ' + describe(value));
+  return fail(name + ' must be a number of milliseconds from 1 to ' + MAX_DELAY + '; got ' + describeValue(value));
 }
 
 // RFC 9110 field names; values may not break the header line (a CR/LF would inject headers).
@@ -77,9 +77,9 @@ export function normalizeHeaders(headers: unknown, name: string): Record<string,
   for (const key of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[key];
     const lower = key.toLowerCase();
-    if (!headerName.test(key)) fail(name + ': ' + describe(key) + " is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)");
+    if (!headerName.test(key)) fail(name + ': ' + describeValue(key) + " is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)");
     if (lower === 'authorization') fail(name + '.' + key + ' is set by channel-sdk from tokenProvider; remove it');
-    if (typeof value !== 'string') fail(name + '.' + key + ' must be a string; got ' + describe(value));
+    if (typeof value !== 'string') fail(name + '.' + key + ' must be a string; got ' + describeValue(value));
     // The value is not quoted: it may be a credential.
     if (/[\r\n\0]/.test(value)) fail(name + '.' + key + ' contains a line break or NUL; a header value must be one line');
     out[lower] = value;

@@ -1,16 +1,19 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { describe } from '../shared/check.js';
-import { isJwt } from './jwt.js';
+import { describeValue } from '../shared/check.js';
+import { isJwt } from './jwt-claims.js';
 
 /** What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. */
-export function check(value: unknown): string {
+export function tokenFromAnswer(value: unknown): string {
   if (typeof value !== 'string') {
     if (value !== null && typeof value === 'object') {
       const hint = 'access_token' in value ? 'access_token' : 'data' in value ? 'data.access_token' : 'the access_token string';
       throw new TokenProviderError('tokenProvider returned an object; return ' + hint + ', the string itself');
     }
     throw new TokenProviderError(
-      'tokenProvider returned ' + describe(value) + '; it must resolve to the access_token string' + (value === undefined ? ' (is a `return` missing?)' : ''),
+      'tokenProvider returned ' +
+        describeValue(value) +
+        '; it must resolve to the access_token string' +
+        (value === undefined ? ' (is a `return` missing?)' : ''),
     );
   }
   if (value === '') throw new TokenProviderError('tokenProvider returned an empty string; return the access_token from the token endpoint');

@@ -1,4 +1,4 @@
-import { checkKeys, describe, fail } from '../shared/check.js';
+import { checkKeys, describeValue, fail } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
 import { MAX_DELAY } from '../shared/signal.js';
 import type { RetryOptions } from './types.js';
@@ -27,12 +27,12 @@ const isInt = (value: unknown, min: number, max: number) => typeof value === 'nu
 export function retryPolicy(value: number | RetryOptions | undefined, base: RetryPolicy = defaults): RetryPolicy {
   if (value === undefined) return base;
   const o = typeof value === 'number' ? { limit: value } : value;
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) fail(shape + '; got ' + describe(value));
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) fail(shape + '; got ' + describeValue(value));
   checkKeys(o, Object.keys(defaults), 'retry option');
   const policy: RetryPolicy = Object.assign({}, base, o);
   const { limit, methods, statusCodes, delay, maxRetryAfter } = policy;
   const problem = !isInt(limit, 0, 100)
-    ? 'limit must be a whole number from 0 to 100; got ' + describe(limit)
+    ? 'limit must be a whole number from 0 to 100; got ' + describeValue(limit)
     : !Array.isArray(methods) || methods.some((m) => typeof m !== 'string')
       ? "methods must be an array of method names, e.g. ['GET', 'PUT']"
       : !Array.isArray(statusCodes) || statusCodes.some((s) => !isInt(s, 100, 599))
@@ -40,7 +40,7 @@ export function retryPolicy(value: number | RetryOptions | undefined, base: Retr
         : typeof delay !== 'function'
           ? 'delay must be a function (retry number) => milliseconds'
           : !isInt(maxRetryAfter, 0, MAX_DELAY)
-            ? 'maxRetryAfter must be a number of milliseconds from 0 to ' + MAX_DELAY + '; got ' + describe(maxRetryAfter)
+            ? 'maxRetryAfter must be a number of milliseconds from 0 to ' + MAX_DELAY + '; got ' + describeValue(maxRetryAfter)
             : '';
   if (problem) fail('retry.' + problem);
   policy.methods = methods.map((m) => m.toUpperCase());
@@ -55,7 +55,7 @@ export function delayOf(policy: RetryPolicy, n: number): number {
   } catch (error) {
     fail('retry.delay threw: ' + messageOf(error));
   }
-  if (!(typeof ms === 'number' && ms >= 0)) fail('retry.delay must return a number of milliseconds >= 0; it returned ' + describe(ms));
+  if (!(typeof ms === 'number' && ms >= 0)) fail('retry.delay must return a number of milliseconds >= 0; it returned ' + describeValue(ms));
   return Math.min(ms, MAX_DELAY);
 }
 

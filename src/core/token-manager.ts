@@ -1,13 +1,13 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import { messageOf } from '../shared/message.js';
-import { claimsOf, isJwt } from './jwt.js';
+import { claimsOf, isJwt } from './jwt-claims.js';
 import { createServerClock } from './server-clock.js';
-import { abortError, cleared } from './signal.js';
+import { abortError, cleared } from './request-abort.js';
 import { createStoreWriter } from './store-writer.js';
 import type { HeldToken, Obtained, TokenManager, TokenManagerOptions } from './token-types.js';
 import type { SignalLike, StoredToken, TokenReason, TokenStore } from './types.js';
 // Last, so that bundlers place it after the modules above, as when it was part of this file.
-import { check } from './provider-answer.js';
+import { tokenFromAnswer } from './provider-answer.js';
 
 /**
  * How far a fresh token's `iat` may sit from the server clock learnt from `Date` headers (ms)
@@ -54,7 +54,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     active = true;
     const fetch = () => {
       const receivedAt = now();
-      return invoke(forced).then((value) => ({ token: check(value), receivedAt, doneAt: now(), fresh: forced }));
+      return invoke(forced).then((value) => ({ token: tokenFromAnswer(value), receivedAt, doneAt: now(), fresh: forced }));
     };
     const ask = () => (share ? share.obtain(stale, fetch) : fetch());
     // The provider is asked synchronously unless the store is read first (once).

@@ -1,5 +1,5 @@
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
-import type { Redactor } from './redact.js';
+import type { Redactor } from './redactor.js';
 import type { TokenProvider, TokenReason, TokenStore } from './types.js';
 
 /** A token as the client holds it. `version` grows by one with every token installed. */

@@ -109,16 +109,16 @@ export type WebhookEvent = LogisticsUpdatedEvent | UnknownWebhookEvent;
 // allocation. The webhook hot path uses it and asks zod only for the messages of a body that
 // fails (test/server/shape.test.ts holds the two to the same answers).
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const optionalString = (value: unknown) => value === undefined || typeof value === 'string';
+const isOptionalString = (value: unknown) => value === undefined || typeof value === 'string';
 
 function isTrackingEvent(value: unknown): boolean {
-  return isRecord(value) && optionalString(value.time) && optionalString(value.status) && optionalString(value.desc);
+  return isRecord(value) && isOptionalString(value.time) && isOptionalString(value.status) && isOptionalString(value.desc);
 }
 
 function isShipment(value: unknown): boolean {
   if (!isRecord(value)) return false;
-  if (!optionalString(value.tracking_no) || !optionalString(value.express_company) || !optionalString(value.express_code)) return false;
-  if (!optionalString(value.shipment_status) || !optionalString(value.shipped_at)) return false;
+  if (!isOptionalString(value.tracking_no) || !isOptionalString(value.express_company) || !isOptionalString(value.express_code)) return false;
+  if (!isOptionalString(value.shipment_status) || !isOptionalString(value.shipped_at)) return false;
   const events = value.events;
   if (events === undefined) return true;
   if (!Array.isArray(events)) return false;
@@ -130,7 +130,8 @@ function isShipment(value: unknown): boolean {
 export function isLogisticsUpdatedBody(value: unknown): value is LogisticsUpdatedEvent {
   if (!isRecord(value) || value.event !== 'logistics.updated') return false;
   const logistics = value.logistics;
-  if (!isRecord(logistics) || typeof logistics.order_no !== 'string' || logistics.order_no === '' || !optionalString(logistics.partner_order_no)) return false;
+  if (!isRecord(logistics) || typeof logistics.order_no !== 'string' || logistics.order_no === '' || !isOptionalString(logistics.partner_order_no))
+    return false;
   const shipments = logistics.shipments;
   if (!Array.isArray(shipments)) return false;
   for (let i = 0; i < shipments.length; i++) if (!isShipment(shipments[i])) return false;

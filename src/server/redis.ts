@@ -1,6 +1,6 @@
 // Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
-import { checkKeys, describe } from '../shared/check.js';
+import { checkKeys, describeValue } from '../shared/check.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
 import type { StoredToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
@@ -90,7 +90,7 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
     throw new ConfigError(
       what +
         ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' +
-        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describe(ttlSeconds)),
+        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describeValue(ttlSeconds)),
     );
   }
   const ms = (lease: { ms: number }) => String(Math.max(1, Math.ceil(lease.ms)));

@@ -8,7 +8,7 @@ export function fail(message: string): never {
 }
 
 /** A short, token-free description of a value for an error message. */
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   const type = typeof value;
@@ -21,7 +21,7 @@ export function describe(value: unknown): string {
 /** `o[name]`: absent, or a non-empty string. */
 export function optionalString(o: Record<string, unknown>, name: string): string | undefined {
   const value = o[name];
-  if (value !== undefined && !(typeof value === 'string' && value)) fail(name + ' must be a non-empty string; got ' + describe(value));
+  if (value !== undefined && !(typeof value === 'string' && value)) fail(name + ' must be a non-empty string; got ' + describeValue(value));
   return value as string | undefined;
 }
 

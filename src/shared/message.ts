@@ -1,4 +1,4 @@
-import { describe } from './check.js';
+import { describeValue } from './check.js';
 
 /**
  * The message of anything thrown, without quoting objects: an Error's message, or the
@@ -8,7 +8,7 @@ export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   const o = error as { errMsg?: unknown; errorMessage?: unknown; message?: unknown } | null;
   const text = o && typeof o === 'object' ? [o.errMsg, o.errorMessage, o.message].filter((t) => typeof t === 'string')[0] : undefined;
-  return typeof text === 'string' ? text : describe(error);
+  return typeof text === 'string' ? text : describeValue(error);
 }
 
 /** How {@link messageIn} words a thrown value; each caller keeps the wording its messages always had. */

@@ -1,5 +1,5 @@
 // Base URLs, checked and normalised the same way by the client and the token exchange.
-import { describe, fail } from './check.js';
+import { describeValue, fail } from './check.js';
 
 /** `scheme://` and the authority (`[userinfo@]host[:port]`) of a full URL. */
 export const authority = /^([a-z][a-z\d+.-]*:\/\/)([^/?#]*)/i;
@@ -26,7 +26,7 @@ export function normalizeBaseUrl(value: unknown): string {
   ) {
     fail(
       'baseUrl must be an absolute http(s) URL without query or fragment (and no \\, control character, . or .. in its path), e.g. "https://api.example.com"; got ' +
-        describe(value),
+        describeValue(value),
     );
   }
   return value.replace(/\/+$/, '');

@@ -1,7 +1,7 @@
-import { checkKeys, describe, fail } from '../shared/check.js';
+import { checkKeys, describeValue, fail } from '../shared/check.js';
 import { userKey } from '../core/token-manager.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
-import { findHost } from '../transports/hosts.js';
+import { findHost } from '../transports/miniprogram/host-globals.js';
 
 /** The host storage functions a store uses: WeChat-style `(key, data)`, or Alipay's `({ key, data })`. */
 export interface HostStorage {
@@ -41,7 +41,7 @@ export interface HostTokenStoreOptions {
 export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
   const { key } = options || ({} as HostTokenStoreOptions);
   if (typeof key !== 'function' && (typeof key !== 'string' || !key)) {
-    fail("hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another's token; got " + describe(key));
+    fail("hostTokenStore needs { key }: a function returning the signed-in user id, so that one user never gets another's token; got " + describeValue(key));
   }
   checkKeys(options, ['key', 'storage', 'alipay'], 'hostTokenStore option');
   let storage = options.storage;

@@ -97,7 +97,15 @@ async function main() {
       event: 'logistics.updated',
       logistics: {
         order_no: 'SO-bench-' + n,
-        shipments: [{ tracking_no: 'SF' + n, express_company: '顺丰速运', express_code: 'SF', shipment_status: 'in_transit', events: Array(6).fill(event) }],
+        shipments: [
+          {
+            tracking_no: 'SF' + n,
+            express_company: '顺丰速运',
+            express_code: 'SF',
+            shipment_status: 'in_transit',
+            events: Array.from({ length: 6 }, () => event),
+          },
+        ],
       },
     });
   const signed = (body) => ({ 'content-type': 'application/json', 'x-channel-webhook-signature': createHmac('sha256', SECRET).update(body).digest('hex') });

@@ -71,23 +71,23 @@ describe.runIf(hasCluster)('the inbox on a 3-master Redis Cluster with replicas'
 
   // Each on a cluster of its own: after a failover, the promoted master has no replica left.
   describe.each([clients[0], clients[2]])('%s', (_label, client) => {
-    let cluster: Cluster;
+    let own: Cluster;
     beforeAll(async () => {
-      cluster = await startCluster({ replicas: 1 });
+      own = await startCluster({ replicas: 1 });
     });
     afterAll(async () => {
-      await cluster?.stop();
+      await own?.stop();
     });
 
     test('the master holding the inbox SIGKILLed mid-run: its replica takes over, every acknowledged push is processed (0 lost)', async () => {
       const prefix = `cl-failover-${client}:`;
-      const base = { client, clusterNodes: cluster.urls, prefix, inboxOptions, logTo: 'ipc' as const };
+      const base = { client, clusterNodes: own.urls, prefix, inboxOptions, logTo: 'ipc' as const };
       const processes: InboxProcess[] = [];
       try {
         const receivers = await Promise.all([0, 1].map(() => startInboxProcess({ ...base, serve: webhookSecret })));
         const workers = await Promise.all([0, 1].map(() => startInboxProcess({ ...base, work: { concurrency: 4, callbackMs: 50 } })));
         processes.push(...receivers, ...workers);
-        const master = await cluster.masterOf(`{${prefix}inbox}:stream`);
+        const master = await own.masterOf(`{${prefix}inbox}:stream`);
         expect(master).toBeDefined();
         const total = 60;
         let killed = false;
@@ -114,9 +114,9 @@ describe.runIf(hasCluster)('the inbox on a 3-master Redis Cluster with replicas'
         expect(redelivered.length).toBeGreaterThan(0);
         // Only pushes held across the failover may run twice: a handful, not the run.
         expect(twice).toBeLessThan(20);
-        const now = await cluster.masterOf(
+        const now = await own.masterOf(
           `{${prefix}inbox}:stream`,
-          cluster.nodes.find((n) => n !== master),
+          own.nodes.find((n) => n !== master),
         );
         expect(now && now !== master).toBe(true);
       } finally {

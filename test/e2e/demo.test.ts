@@ -354,15 +354,13 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
             newestInView: n.bottom > sticky.bottom && n.top < innerHeight,
           };
         });
-      await expect
-        .poll(inFlight, { timeout: 10_000 })
-        .toEqual({
-          text: expect.stringMatching(/^run \d+ · flow 5 in flight: refresh ahead/),
-          inView: true,
-          uncovered: true,
-          spinner: 'spin',
-          newestInView: true,
-        });
+      await expect.poll(inFlight, { timeout: 10_000 }).toEqual({
+        text: expect.stringMatching(/^run \d+ · flow 5 in flight: refresh ahead/),
+        inView: true,
+        uncovered: true,
+        spinner: 'spin',
+        newestInView: true,
+      });
       await page.waitForFunction(() => document.querySelector('[data-testid="status"]')?.getAttribute('data-state') !== 'busy');
       await settled();
       expect({ width, problems: await layoutProblems(page) }).toEqual({ width, problems: [] });

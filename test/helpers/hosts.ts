@@ -12,7 +12,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, unlinkSync } from
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import type { HostDownloadOptions, HostRequestOptions, HostResult, HostUploadOptions } from '../../src/transports/host-api.js';
+import type { HostDownloadOptions, HostRequestOptions, HostResult, HostUploadOptions } from '../../src/transports/miniprogram/host-api.js';
 
 export type HostKind = 'wx' | 'my' | 'tt' | 'swan' | 'qq' | 'uni' | 'Taro';
 

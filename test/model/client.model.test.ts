@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { createClient as createFetchClient } from '../../src/index.js';
 import { createClient as createMiniClient } from '../../src/miniprogram.js';
-import type { HostRequestOptions } from '../../src/transports/host-api.js';
+import type { HostRequestOptions } from '../../src/transports/miniprogram/host-api.js';
 import { createHost } from '../helpers/hosts.js';
 import { checkModel, type Coverage } from './client-model.js';
 

@@ -1,6 +1,6 @@
 import { vi } from 'vitest';
 import type { Logistics } from '../../src/schemas/logistics.js';
-import { demoLogistics } from '../../src/testing/demo-data.js';
+import { demoLogistics } from '../../src/testing/sandbox/demo-data.js';
 
 /** Collects console output as `level message` lines until restored (tests stay quiet). */
 export function captureConsole() {

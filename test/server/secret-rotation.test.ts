@@ -2,7 +2,7 @@
  * Webhook secret rotation (issue #33 item 3): `secret` may be a list, `[current, previous]`; a
  * push signed with any of them is accepted, on verifyWebhookSignature, parseWebhook and the
  * handler (source and built package, node:crypto and Web Crypto). The inbox path is covered in
- * test/server/inbox/intake.test.ts.
+ * test/server/inbox/redis-inbox.integration.test.ts ("forged, unsigned, oversized…").
  */
 import { describe, expect, test } from 'vitest';
 import { nodeCrypto } from '../../src/server/crypto/node.js';

@@ -1,4 +1,4 @@
-// One backend instance for test/server/webhook-instances.test.ts: the built package's webhook
+// One backend instance for test/server/webhook-instances.integration.test.ts: the built package's webhook
 // handler on node:http with the Redis dedup store over its own ioredis client. It tells the parent
 // over IPC when a callback starts (so the parent can SIGKILL it mid-callback), and reports its
 // callbacks and each onError stage/status on request.

@@ -1,9 +1,9 @@
 /** The sandbox's small parts on their own: nonce store, event log, JWT checks, loopback test. */
 import { describe, expect, test } from 'vitest';
-import { createEventLog } from '../../src/testing/event-log.js';
-import { isLoopback } from '../../src/testing/http.js';
-import { createJwtSigner } from '../../src/testing/jwt.js';
-import { createNonceStore } from '../../src/testing/nonce-store.js';
+import { createEventLog } from '../../src/testing/sandbox/event-log.js';
+import { isLoopback } from '../../src/testing/http-io.js';
+import { createJwtSigner } from '../../src/testing/sandbox/sandbox-jwt.js';
+import { createNonceStore } from '../../src/testing/sandbox/nonce-store.js';
 
 describe('nonce store', () => {
   test('refuses a nonce within its time, forgets it after, and holds only the window, not the history', () => {

@@ -1,5 +1,5 @@
 // What createTokenExchange takes and returns, and the checks of both the options and a user id.
-import { checkKeys, describe } from '../../shared/check.js';
+import { checkKeys, describeValue } from '../../shared/check.js';
 import { MAX_DELAY } from '../../shared/signal.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { SignFunction } from './signing.js';
@@ -108,7 +108,7 @@ const optionKeys = [
 ];
 
 /** A value in an option's message: numbers as they are. */
-export const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describe(value));
+export const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describeValue(value));
 /** Throws ConfigError for the first option that is wrong. */
 export function checkOptions(o: TokenExchangeOptions): void {
   if (typeof o !== 'object' || o === null) throw new ConfigError('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');

@@ -2,7 +2,7 @@
 // cache lock), tokens from the cache while fresh, the cache skipped while it fails. The call
 // itself is in token-request.ts, the options in exchange-options.ts.
 import { isThenable } from '../../shared/bounded.js';
-import { describe } from '../../shared/check.js';
+import { describeValue } from '../../shared/check.js';
 import { safeReport } from '../../shared/report.js';
 import { MAX_DELAY, raceSignal, sleep } from '../../shared/signal.js';
 import { normalizeBaseUrl } from '../../shared/url.js';
@@ -95,7 +95,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       reason === 'timeout'
         ? 'no answer within ' + cacheTimeout + ' ms'
         : reason === 'invalid'
-          ? 'the cache returned ' + describe(error) + ', not a token'
+          ? 'the cache returned ' + describeValue(error) + ', not a token'
           : thrownMessage(call, error);
     tell({ operation, reason, message, skipMs });
   }

@@ -1,4 +1,4 @@
-import { checkKeys, describe } from '../../shared/check.js';
+import { checkKeys, describeValue } from '../../shared/check.js';
 import { isChannelError } from '../../errors/ChannelError.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { messageIn } from '../../shared/message.js';
@@ -83,14 +83,14 @@ function checkAllowedOrigins(value: unknown): (origin: string) => boolean {
   if (typeof value === 'function') return (origin) => (value as (origin: string) => unknown)(origin) === true;
   if (!Array.isArray(value))
     throw new ConfigError(
-      'allowedOrigins must be an array of origins such as ["https://shop.example.com"], or a function (origin) => boolean; got ' + describe(value),
+      'allowedOrigins must be an array of origins such as ["https://shop.example.com"], or a function (origin) => boolean; got ' + describeValue(value),
     );
   const allowed = new Set<string>();
   value.forEach((item: unknown, i) => {
     const origin = typeof item === 'string' ? item.replace(/\/+$/, '') : item;
     if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
       throw new ConfigError(
-        'allowedOrigins[' + i + '] must be an origin: scheme, host and port only, such as "https://shop.example.com"; got ' + describe(item),
+        'allowedOrigins[' + i + '] must be an origin: scheme, host and port only, such as "https://shop.example.com"; got ' + describeValue(item),
       );
     }
     allowed.add(origin.toLowerCase());
@@ -126,7 +126,7 @@ function describeUser(user: unknown): string {
     return 'an object' + (keys.length ? ' with keys ' + keys.join(', ') : '') + hint;
   }
   if (typeof user === 'bigint') return 'a bigint (return String(id))';
-  return describe(user);
+  return describeValue(user);
 }
 
 /**
@@ -149,7 +149,7 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
     throw new ConfigError('createTokenRoute needs exchange: createTokenExchange({ baseUrl, accessKey, secretKey })');
   if (typeof o.resolveUser !== 'function') throw new ConfigError('createTokenRoute needs resolveUser: (request) => the signed-in user id, or null');
   if (o.onError !== undefined && typeof o.onError !== 'function')
-    throw new ConfigError('onError must be a function (error, info) => void; got ' + describe(o.onError));
+    throw new ConfigError('onError must be a function (error, info) => void; got ' + describeValue(o.onError));
   const { resolveUser } = o;
   const allowed = checkAllowedOrigins(o.allowedOrigins);
   let exchange: TokenSource | undefined = typeof given === 'function' ? undefined : given;

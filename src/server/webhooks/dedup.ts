@@ -1,4 +1,4 @@
-import { checkKeys, describe } from '../../shared/check.js';
+import { checkKeys, describeValue } from '../../shared/check.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 
 /** One delivery's hold on a push while its callback runs: it lapses unless renewed. */
@@ -53,8 +53,9 @@ export function createMemoryDedupStore(options: MemoryDedupStoreOptions = {}): W
   checkKeys(o, ['ttlSeconds', 'maxEntries'], 'createMemoryDedupStore option', { ttl: 'ttlSeconds', max: 'maxEntries' });
   const { ttlSeconds = 86400, maxEntries = 100000 } = o;
   if (!(typeof ttlSeconds === 'number' && ttlSeconds > 0))
-    throw new ConfigError('ttlSeconds must be a positive number of seconds (e.g. 86400); got ' + describe(ttlSeconds));
-  if (!(typeof maxEntries === 'number' && maxEntries >= 1)) throw new ConfigError('maxEntries must be at least 1 (e.g. 100000); got ' + describe(maxEntries));
+    throw new ConfigError('ttlSeconds must be a positive number of seconds (e.g. 86400); got ' + describeValue(ttlSeconds));
+  if (!(typeof maxEntries === 'number' && maxEntries >= 1))
+    throw new ConfigError('maxEntries must be at least 1 (e.g. 100000); got ' + describeValue(maxEntries));
   // Processed keys share one TTL, so insertion order is expiry order: expired keys are always at
   // the front. Leases live apart: they are few (pushes in flight) and of their own lengths.
   const done = new Map<string, number>();
@@ -110,7 +111,10 @@ export function checkDedupStore(dedup: unknown): asserts dedup is WebhookDedupSt
   const missing = ['claim', 'renew', 'complete', 'release'].filter((name) => !has(name));
   if (missing.length) {
     throw new ConfigError(
-      'dedup must be a store with claim, renew, complete and release (e.g. createMemoryDedupStore()); ' + describe(dedup) + ' has no ' + missing.join(', '),
+      'dedup must be a store with claim, renew, complete and release (e.g. createMemoryDedupStore()); ' +
+        describeValue(dedup) +
+        ' has no ' +
+        missing.join(', '),
     );
   }
 }

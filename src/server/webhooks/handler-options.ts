@@ -1,5 +1,5 @@
 // What createWebhookHandler takes, and its checks: every option checked once, with its default.
-import { checkKeys, describe } from '../../shared/check.js';
+import { checkKeys, describeValue } from '../../shared/check.js';
 import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
 import { ConfigError } from '../../errors/ConfigError.js';
@@ -164,7 +164,7 @@ const OPTION_HINTS = {
 function whole(name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
   if (value === undefined) return fallback;
   if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
-  throw new ConfigError(name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describe(value));
+  throw new ConfigError(name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
 }
 
 /** The options checked, with their defaults: what the handler runs on. */
@@ -183,7 +183,7 @@ export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHan
     );
   }
   if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0))
-    throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describe(o.maxBodyBytes));
+    throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describeValue(o.maxBodyBytes));
   const maxBodyBytes = o.maxBodyBytes ?? 1024 * 1024;
   const bodyTimeoutMs = whole('bodyTimeoutMs', o.bodyTimeoutMs, 8000, 1, MAX_DELAY, '8000');
   const maxBufferedBytes = whole('maxBufferedBytes', o.maxBufferedBytes, Math.max(64 * 1024 * 1024, maxBodyBytes), 1, Number.MAX_SAFE_INTEGER, '67108864');
@@ -205,9 +205,9 @@ export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHan
   }
   if (dedup !== undefined) checkDedupStore(dedup);
   if (onEvent !== undefined && typeof onEvent !== 'function')
-    throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
+    throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describeValue(onEvent));
   if (o.onError !== undefined && typeof o.onError !== 'function')
-    throw new ConfigError('onError must be a function (error, info) => ...; got ' + describe(o.onError));
+    throw new ConfigError('onError must be a function (error, info) => ...; got ' + describeValue(o.onError));
   return {
     allowUnsigned,
     onLogisticsUpdated,

@@ -1,4 +1,4 @@
-import { describe } from '../../shared/check.js';
+import { describeValue } from '../../shared/check.js';
 import { bounded } from '../../shared/bounded.js';
 import { withoutStack } from '../../shared/errors.js';
 import { safeReport } from '../../shared/report.js';
@@ -151,7 +151,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
       try {
         state = await storeCall(() => store.claim(key, lease), 'claim');
         if (state !== 'claimed' && state !== 'running' && state !== 'done') {
-          throw new Error("the dedup store's claim answered " + describe(state) + "; expected 'claimed', 'running' or 'done'");
+          throw new Error("the dedup store's claim answered " + describeValue(state) + "; expected 'claimed', 'running' or 'done'");
         }
       } catch (error) {
         state = undefined;

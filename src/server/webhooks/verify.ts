@@ -1,4 +1,4 @@
-import { describe } from '../../shared/check.js';
+import { describeValue } from '../../shared/check.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { WebhookSignatureError } from '../../errors/WebhookSignatureError.js';
 import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
@@ -43,7 +43,7 @@ export function secretListProblem(list: readonly unknown[], what: string): strin
     ': secret[' +
     index +
     '] is ' +
-    (list[index] === '' ? 'empty' : 'not a string or bytes (' + describe(list[index]) + ')') +
+    (list[index] === '' ? 'empty' : 'not a string or bytes (' + describeValue(list[index]) + ')') +
     '; every secret in the list must be a non-empty string or Uint8Array ([current, previous] while rotating)'
   );
 }

@@ -1,5 +1,5 @@
 // One process of "your backend" with the inbox (the built package, imported by name), for
-// crash.test.ts, test/cluster/inbox.test.ts and test/bench/inbox.mjs.
+// crash.integration.test.ts, test/cluster/inbox.test.ts and test/bench/inbox.mjs.
 // argv[2]: JSON { client, redisUrl | clusterNodes, prefix, inboxOptions?, serve?: secret,
 //   work?: { concurrency, callbackMs } }.
 // serve: an HTTP receiver (createWebhookHandler with the inbox) on a free port.

@@ -1,5 +1,5 @@
 // Starts inbox-instance.mjs child processes (receivers and workers of "your backend") and reads
-// what their callbacks logged. Shared by crash.test.ts, test/cluster/inbox.test.ts and the bench.
+// what their callbacks logged. Shared by crash.integration.test.ts, test/cluster/inbox.test.ts and the bench.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { next } from '../redis/instances.mjs';

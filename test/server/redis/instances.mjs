@@ -1,5 +1,5 @@
 // Starts N backend instances (worker.mjs child processes) and runs them at once.
-// Shared by multi-process.test.ts, test/cluster/ and test/bench/token-cache.mjs.
+// Shared by multi-process.integration.test.ts, test/cluster/ and test/bench/token-cache.mjs.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,5 +1,5 @@
 // One backend instance, as a child process: its own token exchange over its own Redis client
-// (the built package, imported by name). Used by multi-process.test.ts, test/cluster/ and
+// (the built package, imported by name). Used by multi-process.integration.test.ts, test/cluster/ and
 // test/bench/token-cache.mjs.
 // argv[2]: JSON InstanceConfig (instances.d.mts): a single node (redisUrl) or a Redis Cluster
 // (clusterNodes), and optionally an HTTP server with the token route (route) and a webhook

@@ -1,5 +1,5 @@
 // What createRedisInbox and inbox.process take, and their checks: every option checked once, with its default.
-import { checkKeys, describe, fail } from '../../../shared/check.js';
+import { checkKeys, describeValue, fail } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
 import { checkPrefix } from '../../redis-client.js';
 import type { InboxProcessOptions } from './inbox-types.js';
@@ -59,7 +59,7 @@ const OPTION_HINTS = {
 function whole(what: string, name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
   if (value === undefined) return fallback;
   if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
-  return fail(what + ': ' + name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describe(value));
+  return fail(what + ': ' + name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
 }
 
 /** 1 s, 2 s, 4 s... at most 10 minutes, each ±20%. */
@@ -71,7 +71,7 @@ export function defaultRetryDelay(attempt: number): number {
 /** The options checked, with their defaults, and the inbox's keys. */
 export function inboxSettings(options: RedisInboxOptions | undefined) {
   const what = 'createRedisInbox(redis, options)';
-  if (options !== undefined && (typeof options !== 'object' || options === null)) fail(what + ': options must be an object; got ' + describe(options));
+  if (options !== undefined && (typeof options !== 'object' || options === null)) fail(what + ': options must be an object; got ' + describeValue(options));
   const o = options || {};
   checkKeys(o, OPTION_KEYS, what + ' option', OPTION_HINTS);
   const prefix = checkPrefix(what, o.prefix, 'channel-sdk:');
@@ -87,7 +87,7 @@ export function inboxSettings(options: RedisInboxOptions | undefined) {
         '): the lease is renewed every third of it, and a renewal may take timeoutMs',
     );
   if (o.retryDelayMs !== undefined && typeof o.retryDelayMs !== 'function')
-    fail(what + ': retryDelayMs must be a function (attempt) => milliseconds; got ' + describe(o.retryDelayMs));
+    fail(what + ': retryDelayMs must be a function (attempt) => milliseconds; got ' + describeValue(o.retryDelayMs));
   // A hash tag of our own unless the prefix brings one: every key then lives in one slot.
   const tag = prefix.includes('{') ? prefix + 'inbox' : '{' + prefix + 'inbox}';
   return {
@@ -115,7 +115,8 @@ export function processSettings(options: InboxProcessOptions) {
   });
   const { onLogisticsUpdated, onEvent, onError } = options;
   if (typeof onLogisticsUpdated !== 'function') fail(what + ' needs onLogisticsUpdated: async (event, context) => { ... }');
-  if (onEvent !== undefined && typeof onEvent !== 'function') fail(what + ': onEvent must be a function (event, context) => ...; got ' + describe(onEvent));
-  if (onError !== undefined && typeof onError !== 'function') fail(what + ': onError must be a function (error, info) => ...; got ' + describe(onError));
+  if (onEvent !== undefined && typeof onEvent !== 'function')
+    fail(what + ': onEvent must be a function (event, context) => ...; got ' + describeValue(onEvent));
+  if (onError !== undefined && typeof onError !== 'function') fail(what + ': onError must be a function (error, info) => ...; got ' + describeValue(onError));
   return { onLogisticsUpdated, onEvent, onError, concurrency: whole(what, 'concurrency', options.concurrency, 1, 1, 10_000, '4') };
 }

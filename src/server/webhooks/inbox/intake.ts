@@ -2,7 +2,7 @@
 // 2xx only once the inbox says it is stored; 503 when it fails or is slow, so the service delivers
 // it again. Nothing is acknowledged that is not stored.
 import { bounded } from '../../../shared/bounded.js';
-import { describe, fail } from '../../../shared/check.js';
+import { describeValue, fail } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
 import type { WebhookEvent } from '../../../schemas/logistics.js';
 import type { Crypto } from '../../crypto/crypto.js';
@@ -40,7 +40,7 @@ export function checkInboxOptions(o: Record<string, unknown>): boolean {
   }
   const inbox = o.inbox as Record<string, unknown> | null;
   if (typeof inbox !== 'object' || inbox === null || typeof inbox.append !== 'function')
-    fail('createWebhookHandler: inbox must have append(push), e.g. createRedisInbox(redis); got ' + describe(o.inbox));
+    fail('createWebhookHandler: inbox must have append(push), e.g. createRedisInbox(redis); got ' + describeValue(o.inbox));
   const extra = CALLBACK_OPTIONS.filter((name) => o[name] !== undefined);
   if (extra.length)
     fail(
@@ -50,7 +50,7 @@ export function checkInboxOptions(o: Record<string, unknown>): boolean {
     );
   const ms = o.inboxTimeoutMs;
   if (ms !== undefined && !(typeof ms === 'number' && Number.isInteger(ms) && ms >= 1 && ms <= MAX_DELAY))
-    fail('createWebhookHandler: inboxTimeoutMs must be a whole number of milliseconds (e.g. 3000); got ' + describe(ms));
+    fail('createWebhookHandler: inboxTimeoutMs must be a whole number of milliseconds (e.g. 3000); got ' + describeValue(ms));
   return true;
 }
 

@@ -1,4 +1,4 @@
-import { describe, fail } from '../../../shared/check.js';
+import { describeValue, fail } from '../../../shared/check.js';
 import { commandsFor, type RedisClient } from '../../redis-client.js';
 import type { DeadLetter, InboxProcessOptions, InboxPush, InboxStats, InboxWorker, WebhookInbox } from './inbox-types.js';
 import { inboxSettings, type RedisInboxOptions } from './inbox-options.js';
@@ -29,7 +29,7 @@ const DEAD_LETTER_ID = /^\d+-\d+$/;
 
 function checkId(what: string, id: unknown): string {
   if (typeof id === 'string' && DEAD_LETTER_ID.test(id)) return id;
-  return fail(what + ': the id must be a dead letter id such as "1717000000000-0" (from deadLetters()); got ' + describe(id));
+  return fail(what + ': the id must be a dead letter id such as "1717000000000-0" (from deadLetters()); got ' + describeValue(id));
 }
 
 /**
@@ -59,7 +59,7 @@ export function createRedisInbox(redis: RedisClient, options?: RedisInboxOptions
     async deadLetters(listOptions = {}) {
       const limit = listOptions?.limit ?? 100;
       if (!(typeof limit === 'number' && Number.isInteger(limit) && limit >= 1 && limit <= 10_000))
-        fail('inbox.deadLetters: limit must be a whole number from 1 to 10000; got ' + describe(limit));
+        fail('inbox.deadLetters: limit must be a whole number from 1 to 10000; got ' + describeValue(limit));
       return store.deadLetters(limit);
     },
     async replay(id) {

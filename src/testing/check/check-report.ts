@@ -1,0 +1,142 @@
+// What `checkTokenRoute` and `checkWebhook` (and `channel-sandbox check`) report, and the one
+// way they call the partner's app: a bounded fetch that never throws and times the answer.
+import { ConfigError } from '../../errors/ConfigError.js';
+import { isHttpUrl, readAnswer, trimAnswer } from '../http-io.js';
+
+/** `pass` ✓, `fail` ✗ (the exit code is 1), `warn` ⚠ (worth a look, not a failure), `skip` – (not run, and why). */
+export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
+
+/** One line of a check report. */
+export interface CheckResult {
+  /** Stable id, e.g. `force-query`, `raw-bytes`. */
+  id: string;
+  /** What is checked, e.g. `?force=1 gives a new token`. */
+  title: string;
+  status: CheckStatus;
+  /** What was seen. Never a token, a secret or a signature. */
+  detail: string;
+  /** What to change, for `fail` and `warn`. */
+  fix?: string;
+}
+
+/** What a check resolves to; `ok` is false when any line failed. */
+export interface CheckReport {
+  /** `token-route` or `webhook`. */
+  target: 'token-route' | 'webhook';
+  url: string;
+  ok: boolean;
+  /** How many lines passed, failed, warned, were skipped. */
+  counts: Record<CheckStatus, number>;
+  checks: CheckResult[];
+}
+
+const MARK: Record<CheckStatus, string> = { pass: '✓', fail: '✗', warn: '⚠', skip: '–' };
+
+/**
+ * The report as `channel-sandbox check` prints it: a heading, one line per check (`✓`, `✗`,
+ * `⚠`, `–`) with what to fix under a failure or warning, and a count.
+ */
+export function formatCheckReport(report: CheckReport): string {
+  const lines = [`channel-sandbox check ${report.target} ${report.url}`];
+  for (const check of report.checks) {
+    lines.push(`${MARK[check.status]} ${check.title}: ${check.detail}`);
+    if (check.fix && (check.status === 'fail' || check.status === 'warn')) lines.push(`    fix: ${check.fix}`);
+  }
+  const { pass, fail, warn, skip } = report.counts;
+  const parts = [`${pass} passed`, `${fail} failed`, ...(warn ? [`${warn} warning${warn === 1 ? '' : 's'}`] : []), ...(skip ? [`${skip} skipped`] : [])];
+  lines.push(`${report.checks.length} checks: ${parts.join(', ')}`);
+  return lines.join('\n');
+}
+
+/** Collects the lines of one report, in the order they are added. */
+export function createReport(target: CheckReport['target'], url: string) {
+  const checks: CheckResult[] = [];
+  const add = (status: CheckStatus) => (id: string, title: string, detail: string, fix?: string) =>
+    void checks.push({ id, title, status, detail, ...(fix ? { fix } : {}) });
+  return {
+    pass: add('pass'),
+    fail: add('fail'),
+    warn: add('warn'),
+    skip: add('skip'),
+    done(): CheckReport {
+      const counts: Record<CheckStatus, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
+      for (const check of checks) counts[check.status]++;
+      return { target, url, ok: counts.fail === 0, counts, checks };
+    },
+  };
+}
+
+/** An answer from the partner's app, or why there was none; `ms` from sending to the whole body. */
+export type Answer =
+  | { status: number; headers: Headers; text: string; ms: number; error?: undefined }
+  | { error: string; ms: number; status?: undefined; headers?: undefined; text?: undefined };
+
+/** Bodies larger than this are not read whole (a token route or webhook answer is small). */
+const ANSWER_LIMIT = 64 * 1024;
+
+/** One request to the partner's app, bounded by `timeoutMs`; never throws, never follows a redirect. */
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+  timeoutMs: number,
+): Promise<Answer> {
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  try {
+    const response = await fetch(url, {
+      method: init.method ?? 'GET',
+      headers: init.headers,
+      body: init.body as BodyInit | undefined,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await readAnswer(response, ANSWER_LIMIT);
+    return { status: response.status, headers: response.headers, text, ms: ms() };
+  } catch (error) {
+    return { error: failure(error, timeoutMs), ms: ms() };
+  }
+}
+
+/** `connection refused`, `no answer within 8000 ms`… */
+function failure(error: unknown, timeoutMs: number): string {
+  if ((error as Error).name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code === 'ECONNREFUSED') return 'connection refused (is your app running on that port?)';
+  if (cause?.code === 'ECONNRESET' || cause?.code === 'UND_ERR_SOCKET') return 'the connection was closed without an answer';
+  return 'connection failed: ' + (cause?.message ?? (error as Error).message);
+}
+
+/** `HTTP 401 {"error":"not signed in"}`, or why there was no answer. */
+export function describeAnswer(answer: Answer): string {
+  if (answer.error !== undefined) return answer.error;
+  const body = trimAnswer(answer.text);
+  return `HTTP ${answer.status}${body ? ' ' + (body.length > 120 ? body.slice(0, 119) + '…' : body) : ''}`;
+}
+
+export const is2xx = (answer: Answer): boolean => answer.status !== undefined && answer.status >= 200 && answer.status < 300;
+
+/** `12 ms`, `1.2 s` */
+export const duration = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+export function median(values: number[]): number {
+  const sorted = values.toSorted((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : 0;
+}
+
+/** Parsed JSON, or undefined for anything else. */
+export function safeJson(text: string | undefined): unknown {
+  try {
+    return JSON.parse(text ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** `value` when it is an http(s) URL, else a ConfigError naming the option. */
+export function httpUrl(value: unknown, name: string): string {
+  if (!isHttpUrl(value))
+    throw new ConfigError(
+      `${name} must be an http(s) URL like http://127.0.0.1:3000/channel-token; got ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`,
+    );
+  return value;
+}

@@ -1,0 +1,390 @@
+import { checkKeys } from '../../shared/check.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
+import { HEADER_NAME } from '../http-io.js';
+import type { Sandbox, TokenClaims, TokenVerdict } from '../sandbox/types.js';
+
+/** Options of {@link checkTokenRoute}. */
+export interface TokenRouteCheckOptions {
+  /** Your running app's token route, e.g. `http://127.0.0.1:3000/channel-token`. */
+  url: string;
+  /**
+   * The sandbox your app's token exchange is configured with (its `baseUrl`, AK and SK): the
+   * `Sandbox` from `startSandbox()`, or its URL (then its control API checks the tokens).
+   */
+  sandbox: Pick<Sandbox, 'url' | 'verifyToken'> | string;
+  /**
+   * A signed-in user's credentials, sent the way your front end sends them.
+   * @example { cookie: 'session=abc' } or { authorization: 'Bearer <your session token>' }
+   * @default {} (the route must then answer 401: the check says so)
+   */
+  headers?: Record<string, string>;
+  /**
+   * How long a forced call may keep answering the token another forced refresh obtained just
+   * before (routes that share one forced refresh among concurrent callers), in ms.
+   * @default 10000
+   */
+  forceWindowMs?: number;
+}
+
+const OPTION_KEYS = ['url', 'sandbox', 'headers', 'forceWindowMs'];
+/** Per call; the client's own `tokenTimeout` is 10 s. */
+const CALL_TIMEOUT_MS = 15_000;
+const TOKEN_TIMEOUT_MS = 10_000;
+const SLOW_MS = 2_000;
+const FOREIGN_ORIGINS = ['https://evil.example', 'null'];
+
+type Verify = (token: string) => Promise<TokenVerdict>;
+
+/** A token read from an answer and checked by the sandbox, or what was wrong. */
+type Got = { token: string; claims: TokenClaims; expiredByControl: boolean; shape: string; answer: Answer };
+type Read = Got | { problem: string; fix: string; answer: Answer };
+
+/**
+ * Checks your running app's token route against the tokenProvider contract, from outside, as
+ * `channel-sandbox check token-route <url>` does: it answers `{ access_token }` holding a JWT
+ * this sandbox issued; `?force=1` and a POSTed `{"forceRefresh":true}` give a new token;
+ * `Cache-Control: no-store`; no token without the user's credentials; no CORS for other
+ * origins; the time per call. Resolves to one line per check (never a token); throws
+ * `ConfigError` for bad options or when the sandbox cannot be reached.
+ * @example
+ * const report = await checkTokenRoute({ url: app + '/channel-token', sandbox, headers: { cookie: 'session=demo' } });
+ * if (!report.ok) console.log(formatCheckReport(report));
+ */
+export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<CheckReport> {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('checkTokenRoute needs { url, sandbox }');
+  checkKeys(options, OPTION_KEYS, 'checkTokenRoute option');
+  const url = httpUrl(options.url, 'url');
+  const credentials = checkHeaders(options.headers);
+  const windowMs = options.forceWindowMs ?? 10_000;
+  if (typeof windowMs !== 'number' || !(windowMs >= 0) || windowMs > 600_000)
+    throw new ConfigError('forceWindowMs must be a number of milliseconds from 0 to 600000');
+  const { verify, where } = verifier(options.sandbox);
+  await verify(''); // reaches the sandbox first: a wrong address is a ConfigError, not a report
+
+  const r = createReport('token-route', url);
+  const names = Object.keys(credentials);
+  const given = names.length ? `with ${names.join(', ')}` : 'with no credentials (no --header given)';
+  const seen = new Map<string, string>(); // token -> "#4"
+  const times: Array<[number, string]> = [];
+  const withForce = new URL(url);
+  withForce.searchParams.set('force', '1');
+
+  async function read(answer: Answer, label: string): Promise<Read> {
+    if (answer.error !== undefined) return { problem: answer.error, fix: 'start your app and pass the URL of its token route', answer };
+    times.push([answer.ms, label]);
+    if (!is2xx(answer)) {
+      // A redirect (to a login page) is how many apps say "not signed in" too.
+      const signedOut = answer.status === 401 || answer.status === 403 || (answer.status >= 300 && answer.status < 400);
+      return {
+        problem: `${describeAnswer(answer)} ${given}`,
+        fix: signedOut
+          ? 'pass the credentials your front end sends for a signed-in user: --header "cookie: session=…" (headers: { cookie } from Node)'
+          : "look at your app's log: the route failed (is its token exchange pointed at the sandbox, with its access and secret keys?)",
+        answer,
+      };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      body = undefined;
+    }
+    const found = tokenIn(body);
+    if (!found)
+      return {
+        problem: `${describeAnswer(answer)}: not { access_token } nor { code: 0, data: { access_token } }`,
+        fix: 'answer { access_token: token } (createTokenRoute does): your tokenProvider returns that string',
+        answer,
+      };
+    if (/^bearer\s/i.test(found.token)) return { problem: 'access_token starts with "Bearer "', fix: 'answer the token alone: the SDK adds "Bearer "', answer };
+    const verdict = await verify(found.token);
+    if (!verdict.valid && verdict.reason !== 'token expired (expireTokens)') {
+      const expired = verdict.reason === 'token expired';
+      return {
+        problem: expired ? 'the access_token has expired' : `the access_token is not a token this sandbox issued (${verdict.reason})`,
+        fix: expired
+          ? 'drop a cached token before it expires (createTokenExchange keeps a 60 s margin)'
+          : `point your app's token exchange at the sandbox: baseUrl ${where} with the access and secret keys it printed`,
+        answer,
+      };
+    }
+    return { token: found.token, claims: verdict.claims as TokenClaims, expiredByControl: !verdict.valid, shape: found.shape, answer };
+  }
+  const label = (got: Got) => {
+    const name = '#' + got.claims.jti;
+    seen.set(got.token, name);
+    return name;
+  };
+
+  // 1. A token for the signed-in user.
+  const first = await read(await call(url, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS), 'plain');
+  const title = 'answers a token for the signed-in user';
+  if ('problem' in first) {
+    r.fail('token', title, first.problem, first.fix);
+    if (first.answer.error === undefined) await checkCors(r, url, credentials);
+    for (const [id, what] of [
+      ['no-store', 'Cache-Control: no-store'],
+      ['cache', 'plain calls share a cached token'],
+      ['force-query', '?force=1 gives a new token'],
+      ['force-post', 'POST {"forceRefresh":true} gives a new token'],
+      ['credentials', "no token without the user's credentials"],
+    ] as const) {
+      r.skip(id, what, 'no token to compare with');
+    }
+    return r.done();
+  }
+  const user = first.claims.sub;
+  const firstName = label(first);
+  const envelope = first.shape === 'envelope' ? " (the service's envelope: your tokenProvider must return data.access_token)" : '';
+  if (first.expiredByControl) {
+    r.warn(
+      'token',
+      title,
+      `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: token ${firstName} for "${user}", which \`channel-sandbox expire\` expired; the forced calls below must replace it${envelope}`,
+    );
+  } else {
+    r.pass(
+      'token',
+      title,
+      `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: a JWT this sandbox issued, for "${user}" (token ${firstName})${envelope}`,
+    );
+  }
+
+  // 2. Plain calls: the same (cached) token.
+  const second = await read(await call(url, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS), 'plain');
+  const noStore: string[] = [];
+  const cacheControl = (answer: Answer, what: string) => {
+    if (!/(^|,)\s*no-store\s*(,|$)/i.test(answer.headers?.get('cache-control') ?? ''))
+      noStore.push(`${what}: ${answer.headers?.get('cache-control') ?? 'no Cache-Control'}`);
+  };
+  cacheControl(first.answer, 'plain call');
+  if ('problem' in second) r.fail('cache', 'plain calls share a cached token', 'a second plain call: ' + second.problem, second.fix);
+  else if (second.token === first.token) r.pass('cache', 'plain calls share a cached token', `a second call got token ${firstName} again`);
+  else
+    r.warn(
+      'cache',
+      'plain calls share a cached token',
+      `each call got a new token (${firstName}, then ${label(second)}): nothing caches, so every page load asks the service`,
+      'cache per user until shortly before expiry (createTokenExchange does)',
+    );
+
+  // 3 and 4. Forced calls, in both forms: a token no earlier answer held.
+  async function forced(id: 'force-query' | 'force-post', what: string, send: () => Promise<Answer>): Promise<void> {
+    const titleOf = `${what} gives a new token`;
+    const started = performance.now();
+    let wait = 500;
+    let shared = 0;
+    let repeated = '';
+    for (;;) {
+      const answer = await send();
+      if (id === 'force-post' && (answer.status === 404 || answer.status === 405)) {
+        return r.skip(id, titleOf, `the route does not take POST (HTTP ${answer.status}): fine while your tokenProvider asks with ?force=1`);
+      }
+      const got = await read(answer, id === 'force-query' ? '?force=1' : 'POST force');
+      if ('problem' in got) return r.fail(id, titleOf, got.problem, got.fix);
+      if (shared === 0) cacheControl(got.answer, what);
+      if (got.claims.sub !== user)
+        return r.fail(
+          id,
+          titleOf,
+          `token #${got.claims.jti} is for "${got.claims.sub}", the plain call's for "${user}"`,
+          'force a refresh for the same signed-in user',
+        );
+      const before = seen.get(got.token);
+      if (before === undefined) {
+        const latest = [...seen.values()].at(-1);
+        const name = label(got);
+        const note = shared
+          ? ` (the first ${shared} answer${shared === 1 ? '' : 's'} within ${duration(Math.round(performance.now() - started))} repeated token ${repeated}: a forced refresh shared for a moment is fine)`
+          : '';
+        return r.pass(id, titleOf, `token ${name} (the cached one was ${latest}) in ${duration(got.answer.ms)}${note}`);
+      }
+      const left = windowMs - (performance.now() - started);
+      if (left <= 0) {
+        const fix =
+          id === 'force-query'
+            ? 'when the query has force=1, call exchange.getToken(user, { forceRefresh: true }) (createTokenRoute does): the service keeps older tokens valid, so the cached one may be the very token that just got a 401'
+            : 'read forceRefresh from the JSON body and call exchange.getToken(user, { forceRefresh: true }) (createTokenRoute does)';
+        return r.fail(
+          id,
+          titleOf,
+          `answered the cached token ${before} again (${shared + 1} forced calls over ${duration(Math.round(performance.now() - started))})`,
+          fix,
+        );
+      }
+      shared++;
+      repeated = before;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)));
+      wait = 1000; // then once a second: a shared forced refresh ends within the window (createTokenExchange's forceRefreshWindow)
+    }
+  }
+  await forced('force-query', '?force=1', () => call(withForce.href, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS));
+  await forced('force-post', 'POST {"forceRefresh":true}', () =>
+    call(
+      url,
+      { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json', ...credentials }, body: '{"forceRefresh":true}' },
+      CALL_TIMEOUT_MS,
+    ),
+  );
+  if (noStore.length) {
+    r.fail(
+      'no-store',
+      'Cache-Control: no-store',
+      noStore.join('; '),
+      'send Cache-Control: no-store with every token answer: a browser or proxy cache could hand back a token the service already refused',
+    );
+  } else {
+    r.pass('no-store', 'Cache-Control: no-store', 'on every token answer');
+  }
+
+  // 5. Without the credentials: no token, plain or forced.
+  const anonymous: string[] = [];
+  for (const [what, target] of [
+    ['plain', url],
+    ['?force=1', withForce.href],
+  ] as const) {
+    const answer = await call(target, { headers: { accept: 'application/json' } }, CALL_TIMEOUT_MS);
+    if (answer.error !== undefined) anonymous.push(`${what}: ${answer.error}`);
+    else if (is2xx(answer) && tokenIn(safeJson(answer.text))) anonymous.push(`${what}: HTTP ${answer.status} with a token`);
+    else anonymous.push(`${what}: HTTP ${answer.status}`);
+  }
+  const leaked = anonymous.filter((line) => line.endsWith('with a token'));
+  if (!names.length) {
+    r.fail(
+      'credentials',
+      "no token without the user's credentials",
+      `answered a token to a request with no credentials at all (${anonymous.join(', ')})`,
+      'answer 401 when nobody is signed in, then pass a signed-in user\'s credentials to this check with --header "cookie: session=…"',
+    );
+  } else if (leaked.length) {
+    r.fail(
+      'credentials',
+      "no token without the user's credentials",
+      `without ${names.join(', ')}: ${anonymous.join(', ')}`,
+      "find the user from the request's own credentials (session cookie, Authorization) and answer 401 when there are none",
+    );
+  } else {
+    r.pass('credentials', "no token without the user's credentials", `without ${names.join(', ')}: ${anonymous.join(', ')}`);
+  }
+
+  // 6. CORS.
+  await checkCors(r, url, credentials);
+
+  // 7. Time per call.
+  const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
+  const timing = `median ${duration(median(times.map((t) => t[0])))}, slowest ${duration(slowest[0])} (${slowest[1]}) over ${times.length} calls`;
+  if (slowest[0] >= TOKEN_TIMEOUT_MS) r.fail('timing', 'time per call', timing, `the client stops waiting after tokenTimeout (10 s by default): answer faster`);
+  else if (slowest[0] >= SLOW_MS)
+    r.warn(
+      'timing',
+      'time per call',
+      timing,
+      'every page waits for this route before its first call: look at what is slow (the exchange itself usually takes milliseconds)',
+    );
+  else r.pass('timing', 'time per call', timing);
+  return r.done();
+}
+
+/** Other origins must not be allowed to read the route's answers (which hold a user's token). */
+async function checkCors(r: ReturnType<typeof createReport>, url: string, credentials: Record<string, string>): Promise<void> {
+  const title = 'CORS grants no other origin';
+  const requested = Object.keys(credentials).filter((name) => name !== 'cookie');
+  const granted: string[] = [];
+  for (const origin of FOREIGN_ORIGINS) {
+    const probes: Array<[string, Promise<Answer>]> = [
+      ['GET', call(url, { headers: { accept: 'application/json', ...credentials, origin } }, CALL_TIMEOUT_MS)],
+      [
+        'a preflight',
+        call(
+          url,
+          {
+            method: 'OPTIONS',
+            headers: {
+              origin,
+              'access-control-request-method': 'GET',
+              ...(requested.length ? { 'access-control-request-headers': requested.join(', ') } : {}),
+            },
+          },
+          CALL_TIMEOUT_MS,
+        ),
+      ],
+    ];
+    for (const [what, pending] of probes) {
+      const answer = await pending;
+      const allowed = answer.headers?.get('access-control-allow-origin');
+      if (allowed === null || allowed === undefined) continue;
+      if (allowed.trim() === '*' || allowed.trim() === origin) {
+        const withCredentials = answer.headers?.get('access-control-allow-credentials') === 'true' ? ' with Access-Control-Allow-Credentials: true' : '';
+        granted.push(`Origin: ${origin} → Access-Control-Allow-Origin: ${allowed.trim()}${withCredentials} on ${what}`);
+      }
+    }
+  }
+  if (granted.length) {
+    r.fail(
+      'cors',
+      title,
+      granted.join('; '),
+      "allow only your front end's own origin (or send no CORS headers when the page and the route share one): a site that may read this route's answers gets your signed-in users' tokens",
+    );
+  } else {
+    r.pass('cors', title, `Origin: ${FOREIGN_ORIGINS.join(' and ')} got no Access-Control-Allow-Origin for them, on GET and on a preflight`);
+  }
+}
+
+/** The token in a documented answer shape, or undefined. */
+function tokenIn(body: unknown): { token: string; shape: 'access_token' | 'envelope' } | undefined {
+  const o = body as { access_token?: unknown; code?: unknown; data?: { access_token?: unknown } } | null | undefined;
+  if (typeof o !== 'object' || o === null) return undefined;
+  if (typeof o.access_token === 'string' && o.access_token) return { token: o.access_token, shape: 'access_token' };
+  if ((o.code === 0 || o.code === '0') && typeof o.data?.access_token === 'string' && o.data.access_token)
+    return { token: o.data.access_token, shape: 'envelope' };
+  return undefined;
+}
+
+/** The sandbox's own check of a token, from the object or over its control API. */
+function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify; where: string } {
+  if (typeof sandbox === 'object' && sandbox !== null && typeof sandbox.verifyToken === 'function' && typeof sandbox.url === 'string') {
+    return { verify: async (token) => (token ? sandbox.verifyToken(token) : { valid: false, reason: 'not a JWT' }), where: sandbox.url };
+  }
+  if (typeof sandbox !== 'string') throw new ConfigError('sandbox must be the Sandbox from startSandbox() or its URL, e.g. http://127.0.0.1:8787');
+  const base = httpUrl(sandbox, 'sandbox').replace(/\/+$/, '');
+  const verify: Verify = async (token) => {
+    let response: Response;
+    try {
+      response = await fetch(base + '/__sandbox/verify', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: token || '-' }),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new ConfigError(
+        `no sandbox at ${base} (${cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)}): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL`,
+      );
+    }
+    const value = safeJson(await response.text()) as (TokenVerdict & { error?: string }) | undefined;
+    if (!response.ok || typeof value?.valid !== 'boolean') {
+      throw new ConfigError(
+        `${base} did not check the token (HTTP ${response.status}${value?.error ? ': ' + value.error : ''}): is it a channel-sandbox of this version, with its control API on?`,
+      );
+    }
+    return value;
+  };
+  return { verify, where: base };
+}
+
+/** Header names (lower-case) and values, checked: a line break would let a value add headers. */
+function checkHeaders(headers: unknown): Record<string, string> {
+  if (headers === undefined) return {};
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    throw new ConfigError("headers must be an object such as { cookie: 'session=…' }");
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new ConfigError(`headers: "${name}" is not a header name`);
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) throw new ConfigError(`headers: the value of ${name} must be a string on one line`);
+    out[name.toLowerCase()] = value;
+  }
+  return out;
+}

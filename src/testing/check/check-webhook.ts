@@ -1,0 +1,347 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { checkKeys } from '../../shared/check.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import type { Logistics } from '../../schemas/logistics.js';
+import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
+import { demoLogistics } from '../sandbox/demo-data.js';
+
+/** Options of {@link checkWebhook}. */
+export interface WebhookCheckOptions {
+  /** Your running app's webhook route, e.g. `http://127.0.0.1:3000/webhooks/channel`. */
+  url: string;
+  /** The webhook signing secret your receiver verifies with (the sandbox's `webhookSecret`). */
+  secret: string;
+  /**
+   * How many times your callback has had its effect so far (rows saved, messages queued):
+   * read before and after a repeated push, so that "the callback ran once" is checked exactly.
+   * Without it a repeat answered 2xx like a new push is a warning (not visible from outside).
+   */
+  effects?: () => number | Promise<number>;
+}
+
+const OPTION_KEYS = ['url', 'secret', 'effects'];
+/**
+ * The service's signature header (spec §5.3): server/webhooks/verify.ts's SIGNATURE_HEADER, written out
+ * here because importing that module would bundle zod into dist/check.cjs (a test keeps them equal).
+ */
+export const SIGNATURE_HEADER = 'x-channel-webhook-signature';
+/** The service waits this long for an answer (spec §4.2). */
+const WINDOW_MS = 8_000;
+const SLOW_MS = WINDOW_MS / 2;
+const ONE_MIB = 1024 * 1024;
+
+/**
+ * Checks your running webhook receiver against the push contract, from outside, as
+ * `channel-sandbox check webhook <url>` does: a signed push gets 2xx within 8 s; upper-case
+ * hex is accepted; tampered, unsigned and malformed signatures are refused; the signature is
+ * checked over the raw bytes; a repeated push has its effect once; a 1 MiB push is accepted.
+ * Every push is a `logistics.updated` for the sandbox's demo order SO20240601001 with a
+ * tracking event `channel-sandbox check …`: point it at a test database.
+ * @example
+ * const report = await checkWebhook({ url: app + '/webhooks/channel', secret: 'whsec_test', effects: () => saved.length });
+ */
+export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckReport> {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('checkWebhook needs { url, secret }');
+  checkKeys(options, OPTION_KEYS, 'checkWebhook option');
+  const url = httpUrl(options.url, 'url');
+  const { secret, effects } = options;
+  if (typeof secret !== 'string' || secret === '')
+    throw new ConfigError('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
+  if (effects !== undefined && typeof effects !== 'function')
+    throw new ConfigError('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
+  const count = async (): Promise<number | undefined> => {
+    if (!effects) return undefined;
+    const value = await effects();
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigError('effects() must return a number; it returned ' + typeof value);
+    return value;
+  };
+
+  const r = createReport('webhook', url);
+  const run = randomBytes(3).toString('hex');
+  let serial = 0;
+  /** A fresh push body, unique (so a receiver's dedup sees a new push); `size`: exactly that many bytes. */
+  const fresh = (size = 0): string => {
+    const desc = `channel-sandbox check ${run}-${++serial}`;
+    const body = (extra: string, pad: number) => JSON.stringify({ event: 'logistics.updated', logistics: logistics(desc + extra, pad) });
+    if (!size) return body('', 0);
+    const padded = body('', size - 4096);
+    return body(' ' + '.'.repeat(size - Buffer.byteLength(padded) - 1), size - 4096);
+  };
+  const sign = (body: string, key = secret) => createHmac('sha256', key).update(body).digest('hex');
+  const push = (body: string, signature: string | undefined): Promise<Answer> =>
+    call(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) }, body },
+      WINDOW_MS,
+    );
+  /** Answer times of the pushes that should be accepted, and the ones with no answer in the window. */
+  const times: Array<[number, string]> = [];
+  const late: string[] = [];
+  const timed = (answer: Answer, what: string): Answer => {
+    if (answer.error === undefined) times.push([answer.ms, what]);
+    else if (answer.error.startsWith('no answer within')) late.push(what);
+    return answer;
+  };
+  const acceptFix = (answer: Answer): string => {
+    if (answer.error !== undefined)
+      return answer.error.startsWith('no answer')
+        ? 'answer within 8 s: acknowledge first and do the work in the background (enqueue, then return 2xx)'
+        : 'start your app and pass the URL of its webhook route';
+    if (answer.status === 401 || answer.status === 403)
+      return 'check that your receiver verifies with this secret (--secret / CHANNEL_WEBHOOK_SECRET), HMAC-SHA256 over the raw body, hex in either case';
+    if (answer.status === 413) return "accept bodies up to 1 MiB (express.raw({ limit: '1mb' }), Fastify bodyLimit…): pushes can be that large";
+    if (answer.status === 400 || answer.status === 422)
+      return "accept the documented body { event: 'logistics.updated', logistics: { order_no, shipments } } (createWebhookHandler does)";
+    return "look at your app's log: the receiver failed on a valid push";
+  };
+
+  // 1. A signed push, as the service sends it (lower-case hex).
+  const signedBody = fresh();
+  const signed = timed(await push(signedBody, sign(signedBody)), 'signed push');
+  const acceptedOne = is2xx(signed);
+  if (acceptedOne) r.pass('signed', 'a signed push gets 2xx', `HTTP ${signed.status} in ${duration(signed.ms)}`);
+  else r.fail('signed', 'a signed push gets 2xx', describeAnswer(signed), acceptFix(signed));
+  const unreachable = signed.error !== undefined && !signed.error.startsWith('no answer');
+  const skipAll = (ids: Array<[string, string]>, why: string) => ids.forEach(([id, title]) => r.skip(id, title, why));
+  if (unreachable) {
+    skipAll(
+      [
+        ['uppercase-hex', 'an upper-case hex signature is accepted'],
+        ['tampered', 'a body altered after signing is refused'],
+        ['unsigned', 'a push without a signature is refused'],
+        ['bad-signatures', 'wrong, truncated, empty and non-hex signatures are refused'],
+        ['raw-bytes', 'the signature is checked over the raw bytes'],
+        ['duplicate', 'the same push twice has its effect once'],
+        ['large', 'a 1 MiB push gets 2xx'],
+        ['timing', 'answers within the 8 s window'],
+      ],
+      'no receiver to check',
+    );
+    return r.done();
+  }
+  const notAccepting = acceptedOne ? '' : 'a correctly signed push was not accepted (above)';
+
+  // 2. Upper-case hex: the spec allows either case.
+  if (notAccepting) r.skip('uppercase-hex', 'an upper-case hex signature is accepted', notAccepting);
+  else {
+    const body = fresh();
+    const upper = timed(await push(body, sign(body).toUpperCase()), 'upper-case hex');
+    if (is2xx(upper)) r.pass('uppercase-hex', 'an upper-case hex signature is accepted', `HTTP ${upper.status} in ${duration(upper.ms)}`);
+    else
+      r.fail(
+        'uppercase-hex',
+        'an upper-case hex signature is accepted',
+        `refused: ${describeAnswer(upper)}`,
+        'compare the hex case-insensitively: the service may send upper or lower case (verifyWebhookSignature and createWebhookHandler accept both)',
+      );
+  }
+
+  // 3. What must be refused, sent at once (each is refused before any work, or it is a finding).
+  const tamperedBody = fresh();
+  const unsignedBody = fresh();
+  const bad = (): [string, string] => {
+    const body = fresh();
+    return [body, sign(body)];
+  };
+  const [wrongBody] = bad();
+  const [emptyBody] = bad();
+  const [shortBody, shortSignature] = bad();
+  const [nonHexBody] = bad();
+  const [junkBody, junkSignature] = bad();
+  const pretty = JSON.stringify(JSON.parse(fresh()), null, 2);
+  const [tampered, unsigned, wrong, empty, short, nonHex, junk, reserialised] = await Promise.all([
+    push(tamperedBody.replace('"order_no":"', '"order_no":"X'), sign(tamperedBody)),
+    push(unsignedBody, undefined),
+    push(wrongBody, sign(wrongBody, secret + '-not-the-secret')),
+    push(emptyBody, ''),
+    push(shortBody, shortSignature.slice(0, 32)),
+    push(nonHexBody, 'g'.repeat(64)),
+    push(junkBody, junkSignature + 'zz'),
+    push(pretty, sign(JSON.stringify(JSON.parse(pretty)))),
+  ]);
+  const refusedLine = (id: string, title: string, answer: Answer, what: string, fix: string) => {
+    if (answer.error !== undefined) r.fail(id, title, `${what}: ${answer.error}`, 'refuse a bad signature at once, before any work, within 8 s');
+    else if (is2xx(answer)) r.fail(id, title, `${what} was accepted: HTTP ${answer.status}`, fix);
+    else r.pass(id, title, `HTTP ${answer.status}`);
+  };
+  const verifyFix = `verify ${SIGNATURE_HEADER}: HMAC-SHA256 of the raw body with your webhook secret, compared in constant time, before using the body (createWebhookHandler / verifyWebhookSignature do)`;
+  refusedLine('tampered', 'a body altered after signing is refused', tampered, 'a body altered after signing', verifyFix);
+  refusedLine(
+    'unsigned',
+    'a push without a signature is refused',
+    unsigned,
+    `a push without ${SIGNATURE_HEADER}`,
+    `refuse a push without ${SIGNATURE_HEADER} whenever a secret is configured (never accept unsigned pushes)`,
+  );
+  const variants: Array<[string, Answer]> = [
+    ['signed with another secret', wrong],
+    ['an empty signature', empty],
+    ['the first 32 of the 64 hex digits', short],
+    ['64 characters that are not hex', nonHex],
+  ];
+  const badTitle = 'wrong, truncated, empty and non-hex signatures are refused';
+  const taken = variants.filter(([, a]) => is2xx(a)).map(([what, a]) => `${what} (HTTP ${a.status})`);
+  const silent = variants.filter(([, a]) => a.error !== undefined).map(([what, a]) => `${what}: ${a.error}`);
+  if (taken.length)
+    r.fail(
+      'bad-signatures',
+      badTitle,
+      'accepted: ' + taken.join('; '),
+      'accept exactly 64 hex digits (either case) equal to the HMAC-SHA256 of the raw body; compare all of them (createWebhookHandler / verifyWebhookSignature do)',
+    );
+  else if (silent.length) r.fail('bad-signatures', badTitle, silent.join('; '), 'refuse a bad signature at once, before any work, within 8 s');
+  else if (is2xx(junk)) {
+    r.warn(
+      'bad-signatures',
+      badTitle,
+      `all refused (HTTP ${[...new Set(variants.map(([, a]) => a.status))].join(', ')}), but the right signature followed by "zz" was accepted`,
+      'check that the header is exactly 64 hex digits (/^[0-9a-f]{64}$/i) before decoding it: Buffer.from(hex, "hex") stops at the first non-hex character',
+    );
+  } else r.pass('bad-signatures', badTitle, `HTTP ${[...new Set(variants.map(([, a]) => a.status))].join(', ')}`);
+
+  // 4. The raw bytes: the same JSON with other whitespace, signed as sent (accept) and signed as re-serialised (refuse).
+  const rawTitle = 'the signature is checked over the raw bytes';
+  if (notAccepting) r.skip('raw-bytes', rawTitle, notAccepting);
+  else {
+    const body = JSON.stringify(JSON.parse(fresh()), null, 2);
+    const asSent = timed(await push(body, sign(body)), 're-formatted push');
+    const rawFix =
+      'verify the body exactly as received, before parsing it, never JSON.stringify(req.body): mount the webhook route before any JSON body parser, or read it raw (express.raw({ type: "application/json" }), await request.text())';
+    const reserialisedTaken = is2xx(reserialised);
+    if (is2xx(asSent) && !reserialisedTaken && reserialised.error === undefined) {
+      r.pass(
+        'raw-bytes',
+        rawTitle,
+        `the same JSON with other whitespace: HTTP ${asSent.status} signed as sent, HTTP ${reserialised.status} signed as re-serialised`,
+      );
+    } else if (!is2xx(asSent)) {
+      r.fail(
+        'raw-bytes',
+        rawTitle,
+        `refused the same JSON with other whitespace signed over its exact bytes (${describeAnswer(asSent)})${reserialisedTaken ? ', and accepted it signed over the re-serialised JSON: the receiver verifies a re-serialised body' : ''}`,
+        rawFix,
+      );
+    } else if (reserialisedTaken) {
+      r.fail('raw-bytes', rawTitle, `accepted a body whose signature matches only its re-serialised JSON (HTTP ${reserialised.status})`, rawFix);
+    } else
+      r.fail(
+        'raw-bytes',
+        rawTitle,
+        `a body signed over its re-serialised JSON: ${reserialised.error}`,
+        'refuse a bad signature at once, before any work, within 8 s',
+      );
+  }
+
+  // 5. The same push twice: its effect once.
+  const dupTitle = 'the same push twice has its effect once';
+  if (notAccepting) r.skip('duplicate', dupTitle, notAccepting);
+  else await checkDuplicate();
+
+  // 6. A 1 MiB push.
+  const largeTitle = 'a 1 MiB push gets 2xx';
+  if (notAccepting) r.skip('large', largeTitle, notAccepting);
+  else {
+    const body = fresh(ONE_MIB);
+    const large = timed(await push(body, sign(body)), '1 MiB push');
+    if (is2xx(large)) r.pass('large', largeTitle, `${Buffer.byteLength(body).toLocaleString('en')} bytes: HTTP ${large.status} in ${duration(large.ms)}`);
+    else r.fail('large', largeTitle, `${Buffer.byteLength(body).toLocaleString('en')} bytes: ${describeAnswer(large)}`, acceptFix(large));
+  }
+
+  // 7. Time against the service's 8 s window.
+  const timingTitle = 'answers within the 8 s window';
+  const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
+  const summary = times.length
+    ? `slowest ${duration(slowest[0])} (${slowest[1]}), median ${duration(median(times.map((t) => t[0])))} over ${times.length} correctly signed ${times.length === 1 ? 'push' : 'pushes'}`
+    : '';
+  if (late.length)
+    r.fail(
+      'timing',
+      timingTitle,
+      `no answer within 8 s: ${late.join(', ')}${summary ? '; ' + summary : ''}`,
+      'answer within 8 s: the service then records a failure. Acknowledge first and do the work in the background (enqueue, then return 2xx)',
+    );
+  else if (slowest[0] >= SLOW_MS)
+    r.warn('timing', timingTitle, summary, "the service's network adds its own delay to this: acknowledge first and do the work in the background");
+  else if (times.length) r.pass('timing', timingTitle, summary);
+  else r.skip('timing', timingTitle, notAccepting || 'no push was accepted');
+  return r.done();
+
+  async function checkDuplicate(): Promise<void> {
+    const body = fresh();
+    const signature = sign(body);
+    const before = await count();
+    const once = timed(await push(body, signature), 'first copy');
+    if (!is2xx(once)) return r.fail('duplicate', dupTitle, `the first copy: ${describeAnswer(once)}`, acceptFix(once));
+    const between = await count();
+    // A receiver that leases a push while it runs may refuse a repeat until the first is done
+    // (the service retries): repeat until one is answered 2xx, within the window.
+    const started = performance.now();
+    const refusals: string[] = [];
+    let again: Answer;
+    for (;;) {
+      again = await push(body, signature);
+      if (is2xx(again) || again.error !== undefined || performance.now() - started > WINDOW_MS) break;
+      refusals.push(`HTTP ${again.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    timed(again, 'repeated push');
+    const after = await count();
+    const retried = refusals.length
+      ? ` after ${refusals.length} refusal${refusals.length === 1 ? '' : 's'} (${[...new Set(refusals)].join(', ')}) while the first was finishing`
+      : '';
+    if (!is2xx(again)) {
+      return r.fail(
+        'duplicate',
+        dupTitle,
+        `a repeat of a push it had acknowledged: ${describeAnswer(again)}${refusals.length ? ` (${refusals.length + 1} tries over ${duration(Math.round(performance.now() - started))})` : ''}`,
+        'answer 2xx to a push you already handled, or the service records a failure and sends it again (createWebhookHandler with dedup answers {"duplicate":true})',
+      );
+    }
+    const dedupFix =
+      'remember the pushes you handled: dedup: createMemoryDedupStore() (createRedisDedupStore(redis) across instances), or make the callback an idempotent upsert by order_no (compareLogistics)';
+    if (before !== undefined && between !== undefined && after !== undefined) {
+      if (between - before < 1) {
+        r.warn(
+          'duplicate',
+          dupTitle,
+          `effects() went ${before} → ${between} for a new push, so it cannot show a repeat; the repeat got HTTP ${again.status}${retried}`,
+          'return from effects() a count your callback raises on every push it handles',
+        );
+      } else if (after > between) {
+        r.fail(
+          'duplicate',
+          dupTitle,
+          `the repeat got HTTP ${again.status}${retried} and the callback had its effect again (effects ${before} → ${between} → ${after})`,
+          dedupFix,
+        );
+      } else r.pass('duplicate', dupTitle, `the repeat got HTTP ${again.status}${retried}; effects ${before} → ${between} → ${after}`);
+      return;
+    }
+    const marked = (safeJson(again.text) as { duplicate?: unknown } | undefined)?.duplicate === true;
+    if (marked) r.pass('duplicate', dupTitle, `the repeat got HTTP ${again.status} {"duplicate":true}${retried}: handled once`);
+    else {
+      r.warn(
+        'duplicate',
+        dupTitle,
+        `the repeat got HTTP ${again.status} like a new push${retried}: whether the callback ran twice cannot be seen from outside`,
+        dedupFix + '; checkWebhook({ effects }) checks it exactly',
+      );
+    }
+  }
+}
+
+/** The demo order's logistics with one tracking event that names this check, padded to `pad` extra bytes. */
+function logistics(desc: string, pad: number): Logistics {
+  const base = demoLogistics[0];
+  const shipment = base.shipments[0];
+  const time = new Date(Date.now() + 8 * 3600_000).toISOString().slice(0, 19) + '+08:00';
+  const events = [...(shipment.events ?? []), { time, status: 'in_transit', desc }];
+  return { ...base, shipments: [{ ...shipment, events: pad > 0 ? [...events, ...filler(pad)] : events }] };
+}
+
+/** Tracking events of about `bytes` in all. */
+function filler(bytes: number) {
+  const event = { time: '2024-06-01T12:00:00+08:00', status: 'in_transit', desc: '快件已到达【深圳转运中心】，正在发往下一站' };
+  const size = Buffer.byteLength(JSON.stringify(event)) + 1;
+  return Array.from({ length: Math.max(0, Math.floor(bytes / size)) }, () => event);
+}

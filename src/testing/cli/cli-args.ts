@@ -1,0 +1,56 @@
+import type { ParseArgsConfig } from 'node:util';
+import { CliError, DEFAULT_SANDBOX_URL } from './cli-client.js';
+import { isHttpUrl } from '../http-io.js';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+/** The options every command takes. */
+export const common: Options = { sandbox: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+/** Each command's own options (its name is the key). */
+export const optionsOf: Record<string, Options> = {
+  start: {
+    port: { type: 'string', default: '8787' },
+    host: { type: 'string', default: '127.0.0.1' },
+    ttl: { type: 'string', default: '900' },
+    'webhook-url': { type: 'string' },
+    'webhook-secret': { type: 'string', default: '' },
+    'access-key': { type: 'string' },
+    'secret-key': { type: 'string' },
+    control: { type: 'string', default: 'loopback' },
+    'control-host': { type: 'string', multiple: true },
+    quiet: { type: 'boolean' },
+  },
+  expire: {},
+  'fail-next': { status: { type: 'string' }, 'retry-after': { type: 'string' } },
+  push: { order: { type: 'string' }, tamper: { type: 'boolean' }, to: { type: 'string' } },
+  listen: { 'forward-to': { type: 'string' } },
+  events: { all: { type: 'boolean' } },
+  stats: {},
+  token: {},
+  ttl: {},
+  check: { header: { type: 'string', multiple: true }, secret: { type: 'string' } },
+};
+
+/** How many positional arguments each command takes after its name. */
+export const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1, check: 2 };
+
+/** What parseArgs read. */
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+/** The running sandbox's address: --sandbox, else $CHANNEL_SANDBOX_URL, else the default. */
+export function sandboxUrl(given: string | undefined): string {
+  const url = given || process.env.CHANNEL_SANDBOX_URL || DEFAULT_SANDBOX_URL;
+  httpUrl(url, given ? '--sandbox' : process.env.CHANNEL_SANDBOX_URL ? 'CHANNEL_SANDBOX_URL' : 'the default sandbox URL');
+  return url.replace(/\/+$/, '');
+}
+
+/** Exit 2 unless `value` is an http(s) URL. */
+export function httpUrl(value: string, name: string): void {
+  if (!isHttpUrl(value)) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
+}
+
+/** `text` as a whole number within min..max, else exit 2. */
+export function wholeNumber(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new CliError(`${name} must be a whole number from ${min} to ${max}; got "${text}"`, 2);
+  return value;
+}

@@ -1,0 +1,152 @@
+import { NetworkError } from '../../errors/NetworkError.js';
+import { TimeoutError } from '../../errors/TimeoutError.js';
+import { abortError } from '../../core/request-abort.js';
+import type { SignalLike, Transport, TransportRequest, TransportResponse } from '../../core/types.js';
+import { isChannelError } from '../../errors/ChannelError.js';
+import type { HostDownloadFile, HostRequest, HostRequestOptions, HostResult, HostTask, HostUploadFile } from './host-api.js';
+// Last, so that bundlers place them after the modules above: of the orders tried, this one gives
+// the smallest WeChat bundle (gzip).
+import { statusOf, toError, toResponse } from './host-response.js';
+import { fileOptions, progressOf, toDownload } from './host-files.js';
+import { limiter } from './concurrency-queue.js';
+
+// Written for the mini-program hosts: no fetch, Headers, AbortController, TextDecoder, URL,
+// Object.entries or Promise.prototype.finally here (see README "Mini-program hosts").
+
+export interface MiniProgramTransportOptions {
+  request: HostRequest;
+  /** Found at the first upload (a host without one fails only then, with a ConfigError). */
+  uploadFile: () => HostUploadFile;
+  /** Found at the first download. */
+  downloadFile: () => HostDownloadFile;
+  /** The uploads end at Alipay's (or DingTalk's) uploadFile, whose options differ. */
+  alipay?: boolean;
+  /** `dataType` that makes the host return raw text: `'string'` for tt/swan, `'text'` elsewhere. */
+  dataType: string;
+  /** Requests in flight at once, and as many uploads and downloads; more wait in a queue (WeChat allows 10 of each). */
+  concurrency: number;
+  /** Removes a file the host wrote (a download's error body); best effort, never throws. */
+  removeFile?: (path: string) => void;
+}
+
+const HOST_TIMEOUT_LIMIT = 60000;
+
+/** A transport over a mini-program host's `request()`, `uploadFile()` and `downloadFile()`. */
+export function createMiniProgramTransport(options: MiniProgramTransportOptions): Transport {
+  const { request, dataType, concurrency, alipay } = options;
+  // The host's limits are per API (WeChat: 10 requests, 10 uploads, 10 downloads at once).
+  const slots = { request: limiter(concurrency), upload: limiter(concurrency), download: limiter(concurrency) };
+
+  return (req) =>
+    new Promise<TransportResponse>((resolve, reject) => {
+      const { signal, file } = req;
+      const kind = file ? file.kind : 'request';
+      const slot = slots[kind];
+      let settled = false;
+      let started = false;
+      let task: HostTask | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const context = { method: req.method, url: req.url };
+
+      // Every request settles exactly once, whatever order success/fail/complete/abort come in.
+      const finish = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        if (signal) signal.removeEventListener('abort', onAbort);
+        if (started) slot.release();
+        outcome();
+      };
+      const abortTask = () => {
+        const t = task;
+        if (t && typeof t.abort === 'function') {
+          try {
+            t.abort();
+          } catch {
+            // the host may throw on a finished task
+          }
+        }
+      };
+      // Settle first, then abort the task: hosts answer abort() with a synchronous fail('abort').
+      const onAbort = () => {
+        finish(() => reject(abortError(signal as SignalLike, context)));
+        abortTask();
+      };
+      // What the host hands to a callback is read inside a try: a host that calls success()
+      // with nothing, or with a broken header list, still settles the request.
+      const settleWith = (read: () => TransportResponse | Error, answer: string) => {
+        let outcome: TransportResponse | Error;
+        try {
+          outcome = read();
+        } catch (error) {
+          outcome = new NetworkError(
+            'the host answered ' + answer + ' with something that is not a response (' + (error instanceof Error ? error.message : String(error)) + ')',
+            Object.assign({ cause: error }, context),
+          );
+        }
+        finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
+      };
+      const read = (result: HostResult) => (kind === 'download' ? toDownload(result, options.removeFile) : toResponse(result, !!req.raw));
+      const success = (result: HostResult) => settleWith(() => read(result), 'success()');
+      const fail = (error: HostResult) => settleWith(() => (statusOf(error) ? read(error) : toError(error || {}, req, kind)), 'fail()');
+
+      function start(): void {
+        if (settled) return;
+        started = true;
+        slot.take();
+        timer = setTimeout(() => {
+          finish(() => reject(new TimeoutError('no response within ' + req.timeout + ' ms (timeout)', context)));
+          abortTask();
+        }, req.timeout);
+        try {
+          const call = kind === 'request' ? request : kind === 'upload' ? options.uploadFile() : options.downloadFile();
+          task = call(kind === 'request' ? requestOptions(req, dataType, success, fail) : fileOptions(req, alipay, success, fail)) as HostTask | undefined;
+          // Taro returns a Promise with .abort; its rejection is reported through fail too.
+          if (task && typeof task.then === 'function' && typeof task.catch === 'function') task.catch(() => {});
+          const onProgress = req.onProgress;
+          if (onProgress && task && typeof task.onProgressUpdate === 'function') {
+            task.onProgressUpdate((update) => {
+              // A download's progress is the file's only. The hosts tell the status at the end, and
+              // report an error's body (a 401 before the replay) like a file: the service's error
+              // bodies are far below 1 KiB, so nothing is reported before that much has arrived.
+              if (!settled && update && !(kind === 'download' && !((update.totalBytesWritten as number) > 1024))) onProgress(progressOf(update));
+            });
+          }
+        } catch (error) {
+          finish(() =>
+            reject(
+              isChannelError(error)
+                ? error
+                : new NetworkError(
+                    'the host ' + (kind === 'request' ? 'request' : kind + 'File') + '() threw: ' + (error instanceof Error ? error.message : String(error)),
+                    Object.assign({ cause: error }, context),
+                  ),
+            ),
+          );
+        }
+      }
+
+      if (signal) {
+        if (signal.aborted) return reject(abortError(signal, context));
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
+      slot.enter(start);
+    });
+}
+
+function requestOptions(req: TransportRequest, dataType: string, success: (r: HostResult) => void, fail: (r: HostResult) => void): HostRequestOptions {
+  const options: HostRequestOptions = {
+    url: req.url,
+    method: req.method,
+    header: req.headers,
+    headers: req.headers,
+    dataType,
+    responseType: 'text',
+    timeout: Math.min(req.timeout, HOST_TIMEOUT_LIMIT),
+    success,
+    fail,
+  };
+  if (req.body !== undefined) options.data = req.body;
+  // The SDK's own keys are refused in hostOptions, so these only add or change dataType/responseType.
+  return Object.assign(options, req.hostOptions);
+}
