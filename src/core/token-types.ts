@@ -1,6 +1,6 @@
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { Redactor } from './redactor.js';
-import type { TokenProvider, TokenReason, TokenStore } from './types.js';
+import type { RuntimeAbortSignal, TokenProvider, TokenReason, TokenStore } from './types.js';
 
 /** A token as the client holds it. `version` grows by one with every token installed. */
 export interface HeldToken {
@@ -63,7 +63,7 @@ export interface TokenManagerOptions {
   refreshLeeway: number;
   now: () => number;
   /** Creates the controller whose signal the provider receives; absent on hosts without one. */
-  createAbortController?: () => { signal: AbortSignal; abort(): void };
+  createAbortController?: () => { signal: RuntimeAbortSignal; abort(): void };
   onToken: (reason: TokenReason, held: HeldToken) => void;
   onError: (reason: TokenReason, error: TokenProviderError) => void;
   /** Cuts tokens out of what a provider's error leaves in the TokenProviderError. */

@@ -90,12 +90,12 @@ export interface TransportResponse {
  */
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
-// Declared here so that the core type-checks without the DOM lib (mini-program build):
-// where the DOM lib is present this merges with the real AbortSignal.
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
-  interface AbortSignal extends SignalLike {}
-}
+/**
+ * The runtime's own `AbortSignal` type where its typings have one (the DOM lib, @types/node), else
+ * {@link SignalLike}: the core type-checks without the DOM lib (mini-program build), and the
+ * shipped types augment no global of the user's.
+ */
+export type RuntimeAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : SignalLike;
 
 /** What `tokenProvider` receives. */
 export interface TokenProviderContext {
@@ -109,7 +109,7 @@ export interface TokenProviderContext {
    * Aborted when `tokenTimeout` passes. A real `AbortSignal` where the runtime has
    * `AbortController` (browsers, Node); absent on mini-program hosts.
    */
-  signal?: AbortSignal;
+  signal?: RuntimeAbortSignal;
 }
 
 /**

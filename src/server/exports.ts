@@ -22,7 +22,6 @@ export type {
 export { createRedisInbox } from './webhooks/inbox/redis-inbox.js';
 export type { RedisInbox } from './webhooks/inbox/redis-inbox.js';
 export type { RedisInboxOptions } from './webhooks/inbox/inbox-options.js';
-export type { InboxHandlerOptions } from './webhooks/inbox/intake.js';
 export type {
   DeadLetter,
   InboxAppendResult,
@@ -34,7 +33,8 @@ export type {
   InboxWorker,
   WebhookInbox,
 } from './webhooks/inbox/inbox-types.js';
-export { MAX_EXTERNAL_USER_ID, TOKEN_PATH } from './tokens/exchange-options.js';
+// TOKEN_PATH stays inside: the exchange and the sandbox know the path, a partner never needs it.
+export { MAX_EXTERNAL_USER_ID } from './tokens/exchange-options.js';
 export type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
 export { createMemoryTokenCache } from './tokens/token-cache.js';
 export type { ExchangedToken, StoredToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './tokens/token-cache.js';
@@ -42,7 +42,9 @@ export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
 export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
 export type { SignFunction, SignInput } from './tokens/signing.js';
 export type { Secret } from './crypto/crypto.js';
-export { logisticsSchema, logisticsUpdatedSchema, shipmentSchema, trackingEventSchema, tokenResponseSchema } from '../schemas/logistics.js';
+// The zod schemas the handler explains a bad body with are not exported: undocumented, and their
+// types pulled 39 KB of zod-mini's internal declarations into the shipped .d.ts; isLogisticsUpdated()
+// and parseWebhook() are the public checks.
 export type { Logistics, LogisticsUpdatedEvent, Shipment, TrackingEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
 export { ChannelError, isChannelError, ConfigError, TokenExchangeError, WebhookPayloadError, WebhookSignatureError } from '../errors/index.js';
 export type { ChannelErrorCode } from '../errors/index.js';
