@@ -92,6 +92,8 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
       await until(() => attempts.length === 6, 'three more attempts');
       expect(attempts.slice(3)).toEqual([1, 2, 3]);
       await until(async () => (await inbox.stats()).deadLetters === 1, 'the dead letter again');
+      expect(await inbox.replay()).toBe(1); // all of them
+      await until(async () => (await inbox.stats()).deadLetters === 1 && attempts.length === 9, 'the dead letter a third time');
       const [again] = await inbox.deadLetters();
       expect(await inbox.discard(again.id)).toBe(true);
       expect(await inbox.discard(again.id)).toBe(false);
