@@ -33,7 +33,7 @@ interface IoRedisCalls {
   get(key: string): Promise<unknown>;
   set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  eval(script: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
+  eval(script: string, numberOfKeys: number, ...keysAndArguments: Array<string | Uint8Array>): Promise<unknown>;
 }
 
 /** How the adapters call a node-redis client. */
@@ -43,9 +43,9 @@ interface NodeRedisCalls {
   get(key: string): Promise<unknown>;
   set(key: string, value: string, options: { PX?: number; EX?: number; NX?: true }): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: Array<string | Uint8Array> }): Promise<unknown>;
   /** A cluster's (createCluster) raw command, routed by `firstKey`. */
-  sendCommand(firstKey: string, isReadonly: boolean, args: string[]): Promise<unknown>;
+  sendCommand(firstKey: string, isReadonly: boolean, args: Array<string | Uint8Array>): Promise<unknown>;
 }
 
 /** Your connected Redis client: ioredis or node-redis. */
@@ -60,8 +60,11 @@ export interface Commands {
   setEx(key: string, value: string, seconds: number): Promise<void>;
   /** EVAL of a script over one key (cluster-safe), its answer as text. */
   script(script: string, key: string, ...args: string[]): Promise<string | null>;
-  /** EVAL over several keys of one hash slot (the first routes it on a cluster); the reply as the client gives it. */
-  scriptKeys(script: string, keys: string[], args: string[]): Promise<unknown>;
+  /**
+   * EVAL over several keys of one hash slot (the first routes it on a cluster); the reply as the
+   * client gives it. An argument may be bytes (a Buffer where the runtime has one), sent as they are.
+   */
+  scriptKeys(script: string, keys: string[], args: Array<string | Uint8Array>): Promise<unknown>;
   del(key: string): Promise<void>;
   /** Deletes `key` only while it still holds `value`. */
   deleteIfEquals(key: string, value: string): Promise<void>;
@@ -111,7 +114,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
     // wrong argument: redis/node-redis#2811) and fails after its redirections; the raw command
     // with the key for routing goes to the right one on every version.
     const cluster = typeof r.getMasters === 'function' && typeof r.sendCommand === 'function';
-    const evalKeys = (script: string, keys: string[], args: string[]) =>
+    const evalKeys = (script: string, keys: string[], args: Array<string | Uint8Array>) =>
       cluster ? node.sendCommand(keys[0], false, ['EVAL', script, String(keys.length), ...keys, ...args]) : node.eval(script, { keys, arguments: args });
     const evalOne = (script: string, key: string, ...args: string[]) => evalKeys(script, [key], args);
     return {

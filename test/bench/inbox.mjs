@@ -46,6 +46,7 @@ async function serve(name, redisUrl) {
   const server = createServer(listener);
   server.keepAliveTimeout = 60_000;
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.on('message', (message) => message === 'cpu' && process.send({ cpu: process.cpuUsage() }));
   process.send({ port: server.address().port });
 }
 
@@ -123,36 +124,77 @@ async function main() {
     const { port } = await new Promise((resolve) => child.once('message', resolve));
     servers[name] = { child, url: `http://127.0.0.1:${port}/` };
   }
+  // CPU time (user + system) of the receiver process and of redis-server, per answer: what a push
+  // costs whatever else the machine runs, where answer times and throughput depend on the load.
+  const receiverCpu = (name) =>
+    new Promise((resolve) => {
+      const { child } = servers[name];
+      child.once('message', ({ cpu }) => resolve(cpu.user + cpu.system));
+      child.send('cpu');
+    });
+  const redisCpu = async () => {
+    const info = await redis.info('cpu');
+    const read = (field) => Number(new RegExp(field + ':([\\d.]+)').exec(info)[1]);
+    return (read('used_cpu_user') + read('used_cpu_sys')) * 1e6;
+  };
   const load = async (name, duration) => {
+    const [cpu0, redis0] = [await receiverCpu(name), await redisCpu()];
     const r = await autocannon({ url: servers[name].url, connections: 50, duration, requests: [request] });
-    return { p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'] / duration, failed: r.non2xx + r.errors + r.timeouts };
+    const [cpu1, redis1] = [await receiverCpu(name), await redisCpu()];
+    const answers = Math.max(1, r['2xx']);
+    return {
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      ok: r['2xx'] / duration,
+      failed: r.non2xx + r.errors + r.timeouts,
+      cpu: (cpu1 - cpu0) / answers,
+      redisCpu: (redis1 - redis0) / answers,
+    };
   };
   console.log(`# Webhook inbox (Node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
   for (const name of CONTENDERS) await load(name, 1); // warm-up
   const samples = Object.fromEntries(CONTENDERS.map((n) => [n, []]));
+  // Ratios to the floor within each round (drift on a shared machine hits a round's contenders alike).
+  const ratios = Object.fromEntries(CONTENDERS.map((n) => [n, { p50: [], p99: [], ok: [] }]));
   let failed = 0;
   for (let round = 0; round < rounds; round++) {
+    const perRound = {};
     for (const name of shuffle(CONTENDERS)) {
       const r = await load(name, seconds);
       failed += r.failed;
       samples[name].push(r);
+      perRound[name] = r;
     }
+    for (const name of CONTENDERS) for (const key of ['p50', 'p99', 'ok']) ratios[name][key].push(perRound[name][key] / perRound.floor[key]);
     await redis.flushall(); // the streams would otherwise grow round after round
   }
   const m = (name, key) => median(samples[name].map((r) => r[key]));
+  const ratio = (name, key) => fmt(median(ratios[name][key]), 2);
   table(
     'Answer time and throughput, signed ~1 KB pushes, 50 connections',
-    ['receiver', 'p50 ms', 'p99 ms', 'answers/s', 'p50 × floor', 'p99 × floor', 'throughput × floor'],
+    [
+      'receiver',
+      'p50 ms',
+      'p99 ms',
+      'answers/s',
+      'p50 × floor',
+      'p99 × floor',
+      'throughput × floor',
+      'receiver CPU µs / answer',
+      'redis-server CPU µs / answer',
+    ],
     CONTENDERS.map((n) => [
       n,
       fmt(m(n, 'p50'), 1),
       fmt(m(n, 'p99'), 1),
       fmt(m(n, 'ok')),
-      fmt(m(n, 'p50') / m('floor', 'p50'), 2),
-      fmt(m(n, 'p99') / m('floor', 'p99'), 2),
-      fmt(m(n, 'ok') / m('floor', 'ok'), 2),
+      ratio(n, 'p50'),
+      ratio(n, 'p99'),
+      ratio(n, 'ok'),
+      fmt(m(n, 'cpu')),
+      fmt(m(n, 'redisCpu')),
     ]),
-    `Medians of ${rounds} rounds × ${seconds} s per receiver, interleaved in random order; one redis-server (no persistence) for all; autocannon's latency percentiles${failed ? `; ${failed} non-2xx or socket errors` : ''}. No worker runs during these rounds.`,
+    `Medians of ${rounds} rounds × ${seconds} s per receiver, interleaved in random order (the ratios: medians of per-round ratios); one redis-server (no persistence) for all; autocannon's latency percentiles${failed ? `; ${failed} non-2xx or socket errors` : ''}. No worker runs during these rounds. Load average ${(await import('node:os')).loadavg()[0].toFixed(1)} on ${(await import('node:os')).cpus().length} cores at the end.`,
   );
   for (const { child } of Object.values(servers)) child.kill();
 

@@ -221,6 +221,23 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(await inbox.stats()).toMatchObject({ pending: 2 });
   });
 
+  test('the body is stored as the bytes received (a leading BOM included) and runs as the JSON it is', async () => {
+    const client = await connect(clientKinds[2]);
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    const body = '\ufeff' + bodyOf(snapshot('SO-bom', '2024-06-01T12:00:00+08:00', ' 快件已发出'));
+    expect((await post(handler, body)).status).toBe(202);
+    const raw = client.client as unknown as { xRange(key: string, from: string, to: string): Promise<Array<{ message: Record<string, string> }>> };
+    const [entry] = await raw.xRange('{' + prefix + 'inbox}:stream', '-', '+');
+    expect(entry.message.b).toBe(body);
+    const runs: string[] = [];
+    const worker = inbox.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.shipments[0].events![0].desc!) });
+    open.push(worker);
+    await until(() => runs.length === 1, 'the run');
+    expect(runs).toEqual(['at 2024-06-01T12:00:00+08:00 快件已发出']);
+  });
+
   test('worker.close() drains: no new push is taken, the running callback finishes and its outcome is stored', async () => {
     const client = await connect();
     const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });

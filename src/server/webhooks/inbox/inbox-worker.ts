@@ -106,7 +106,8 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
   async function invoke(entry: Entry, signal: AbortSignal): Promise<Outcome> {
     let event: WebhookEvent;
     try {
-      event = JSON.parse(entry.body) as WebhookEvent;
+      // Stored as received: a leading BOM (which the handler's check skipped) is dropped here too.
+      event = JSON.parse(entry.body.charCodeAt(0) === 0xfeff ? entry.body.slice(1) : entry.body) as WebhookEvent;
     } catch (error) {
       return { ok: false, error: new Error('the stored body is not JSON (' + messageOf(error) + ')') };
     }

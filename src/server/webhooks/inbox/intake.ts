@@ -65,9 +65,13 @@ export function inboxIntake(crypto: Crypto, options: InboxHandlerOptions, report
     try {
       const logistics = isLogisticsUpdated(event) ? event.logistics : undefined;
       const snapshotAt = logistics && latestEventTime(logistics);
+      let body: string | undefined;
       const push: InboxPush = {
         key: await dedupKey(),
-        body: crypto.utf8(rawBody),
+        // Decoded only for an inbox that reads it (the Redis inbox stores the bytes).
+        get body() {
+          return (body ??= crypto.utf8(rawBody));
+        },
         rawBody,
         event: event.event,
         ...(logistics ? { orderNo: logistics.order_no } : {}),
