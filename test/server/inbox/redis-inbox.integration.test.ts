@@ -185,6 +185,31 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     release();
   });
 
+  test('a push whose workers keep dying mid-callback becomes a dead letter after maxAttempts, without another run', async () => {
+    const client = await connect();
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix, maxAttempts: 3 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    await post(handler, bodyOf(snapshot('SO-poison', '2024-06-01T12:00:00+08:00')));
+    // Three workers took it and died (a callback that crashes its process): three deliveries, no outcome.
+    const raw = client.client as unknown as {
+      xreadgroup(...a: string[]): Promise<Array<[string, Array<[string, string[]]>]>>;
+      xclaim(...a: string[]): Promise<unknown>;
+    };
+    const stream = '{' + prefix + 'inbox}:stream';
+    await (client.client as unknown as { xgroup(...a: string[]): Promise<unknown> }).xgroup('CREATE', stream, 'workers', '0'); // as a worker's first read would
+    const [[, [[id]]]] = await raw.xreadgroup('GROUP', 'workers', 'crashed', 'COUNT', '1', 'STREAMS', stream, '>');
+    await raw.xclaim(stream, 'workers', 'crashed', '0', id, 'RETRYCOUNT', '3');
+    const runs: string[] = [];
+    const reports: Array<[string, InboxErrorInfo]> = [];
+    const worker = inbox.process({ onError: (e, info) => void reports.push([(e as Error).message, info]), onLogisticsUpdated: () => void runs.push('ran') });
+    open.push(worker);
+    await until(async () => (await inbox.stats()).deadLetters === 1, 'the dead letter', 15_000);
+    expect(runs).toEqual([]);
+    expect(reports.map(([, info]) => [info.stage, info.attempt])).toEqual([['dead-letter', 3]]);
+    expect((await inbox.deadLetters())[0]).toMatchObject({ attempts: 3, error: expect.stringMatching(/worker died mid-callback/) });
+  });
+
   test('the same push from two receivers at once is stored once and run once', async () => {
     const [a, b] = [await connect(clientKinds[0]), await connect(clientKinds[2])];
     const prefix = fresh();

@@ -21,6 +21,8 @@ interface Run {
   /** Settles once the outcome is stored (or given up on). */
   settled: Promise<void>;
   lost?: boolean;
+  /** Its outcome is being stored: a renewal that finds it gone is no lapse. */
+  settling?: boolean;
 }
 
 type Outcome = { ok: true } | { ok: false; error: unknown; timedOut?: boolean };
@@ -61,7 +63,7 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
         ),
       );
       for (const run of held) {
-        if (!lost.has(run.entry.id) || run.lost) continue;
+        if (!lost.has(run.entry.id) || run.lost || run.settling) continue;
         run.lost = true;
         report(
           new Error('the lease on this push lapsed while its callback ran (the event loop or Redis stalled past leaseMs); another worker may run it too'),
@@ -149,6 +151,17 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
   }
 
   function start(entry: Entry) {
+    // Runs past maxAttempts only when workers died holding it (each death a delivery, no outcome):
+    // a push that crashes its process would otherwise take every worker down, lease after lease.
+    if (entry.attempt > maxAttempts) {
+      const error = new Error('its worker died mid-callback (or lost its lease) on each of ' + maxAttempts + ' attempts; put aside without another run');
+      running.set(entry.id, {
+        entry,
+        settling: true,
+        settled: settle({ ...entry, attempt: maxAttempts }, { ok: false, error }).finally(() => (running.delete(entry.id), wake())),
+      });
+      return;
+    }
     const controller = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Outcome>((resolve) => {
@@ -161,7 +174,11 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
     const run: Run = {
       entry,
       settled: Promise.race([invoke(entry, controller.signal), timedOut])
-        .then((outcome) => (clearTimeout(timer), settle(entry, outcome)))
+        .then((outcome) => {
+          clearTimeout(timer);
+          run.settling = true;
+          return settle(entry, outcome);
+        })
         .finally(() => {
           running.delete(entry.id);
           wake();
