@@ -95,6 +95,7 @@ export type Transport = (request: TransportRequest) => Promise<TransportResponse
  * {@link SignalLike}: the core type-checks without the DOM lib (mini-program build), and the
  * shipped types augment no global of the user's.
  */
+// oxlint-disable-next-line no-restricted-globals -- a type query, nothing at run time
 export type RuntimeAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : SignalLike;
 
 /** What `tokenProvider` receives. */

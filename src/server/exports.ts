@@ -7,11 +7,32 @@ export type { TokenRoute, TokenRouteErrorInfo, TokenRouteOptions, TokenSource } 
 export { createMemoryDedupStore } from './webhooks/dedup.js';
 export type { DedupLease, DedupState, MemoryDedupStoreOptions, WebhookDedupStore } from './webhooks/dedup.js';
 export { SIGNATURE_HEADER } from './webhooks/verify.js';
-export type { RawBody } from './webhooks/verify.js';
+export type { RawBody, Secrets } from './webhooks/verify.js';
 export { compareLogistics, latestEventTime, isLogisticsUpdated } from './webhooks/parse.js';
 export type { ParseWebhookInput } from './webhooks/parse.js';
 export type { HeadersLike } from './http/headers.js';
-export type { WebhookContext, WebhookErrorInfo, WebhookHandler, WebhookHandlerOptions, WebhookSecret } from './webhooks/handler-options.js';
+export type {
+  WebhookContext,
+  WebhookErrorInfo,
+  WebhookHandler,
+  WebhookHandlerOptions,
+  WebhookInboxHandlerOptions,
+  WebhookSecret,
+} from './webhooks/handler-options.js';
+export { createRedisInbox } from './webhooks/inbox/redis-inbox.js';
+export type { RedisInbox } from './webhooks/inbox/redis-inbox.js';
+export type { RedisInboxOptions } from './webhooks/inbox/inbox-options.js';
+export type {
+  DeadLetter,
+  InboxAppendResult,
+  InboxContext,
+  InboxErrorInfo,
+  InboxProcessOptions,
+  InboxPush,
+  InboxStats,
+  InboxWorker,
+  WebhookInbox,
+} from './webhooks/inbox/inbox-types.js';
 // TOKEN_PATH stays inside: the exchange and the sandbox know the path, a partner never needs it.
 export { MAX_EXTERNAL_USER_ID } from './tokens/exchange-options.js';
 export type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';

@@ -41,5 +41,5 @@ export function exportsOf(program: ts.Program, file: string): string[] {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
       return symbol.name + (target.flags & ts.SymbolFlags.Value ? '' : ' (type)');
     })
-    .sort();
+    .toSorted();
 }

@@ -159,7 +159,7 @@ describe('the CLI against a server that answers without end (#30.8)', () => {
       });
       // What the server got to write before the CLI hung up: a few MiB, not everything on offer.
       expect(written.bytes).toBeLessThan(32 * 1024 * 1024);
-      if (outcome.peakMiB) expect(outcome.peakMiB).toBeLessThan(200);
+      expect(outcome.peakMiB).toBeLessThan(200); // 0 where /proc is missing
     },
     30_000,
   );

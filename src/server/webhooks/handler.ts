@@ -7,12 +7,20 @@ import { safeReport } from '../../shared/report.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { WebhookEvent } from '../../schemas/logistics.js';
 import { createBodyGuard } from '../http/body-guard.js';
-import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
+import { isSignatureHex, type Crypto } from '../crypto/crypto.js';
 import type { DedupLease, DedupState, WebhookDedupStore } from './dedup.js';
-import { handlerSettings, type WebhookContext, type WebhookErrorInfo, type WebhookHandler, type WebhookHandlerOptions } from './handler-options.js';
+import {
+  handlerSettings,
+  type WebhookContext,
+  type WebhookErrorInfo,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+  type WebhookInboxHandlerOptions,
+} from './handler-options.js';
+import { inboxIntake } from './inbox/intake.js';
 import { answer, CONSUMED_ADVICE, fetchRoute, stoppedBodyAnswers, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
 import { parsePayload } from './parse.js';
-import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature } from './verify.js';
+import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature, type Secrets } from './verify.js';
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
 const NOT_POST = answer(405, { error: 'method not allowed' }, { allow: 'POST' });
 const BAD_REQUEST = answer(400, { error: 'bad request' });
@@ -28,7 +36,7 @@ const REPEAT_WAIT_MS = 5000;
 const newLeaseId = () => globalThis.crypto.randomUUID();
 
 /** The webhook route over one crypto (what `createWebhookHandler` runs). */
-export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): WebhookHandler {
+export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler {
   const settings = handlerSettings(options);
   const { dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, dedupTimeoutMs, dedupLeaseMs, onError, secrets } = settings;
   const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
@@ -39,6 +47,8 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) },
   );
   const report = safeReport(onError);
+  // With an inbox, a verified push is stored and answered; no callback runs here.
+  const intake = inboxIntake(crypto, options as WebhookInboxHandlerOptions, report);
   const storeCall = <T>(call: () => T | Promise<T>, what: string) =>
     bounded(call, dedupTimeoutMs, () => new Error('the dedup store did not answer ' + what + ' within ' + dedupTimeoutMs + ' ms'));
   const deliver = createCallbackRunner({ ...settings, report, storeCall });
@@ -75,7 +85,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     }
   };
 
-  async function verified(incoming: Incoming, secret: Secret | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
+  async function verified(incoming: Incoming, secret: Secrets | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
     if (!body.ok) {
       if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
@@ -114,6 +124,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     }
     let key: Promise<string> | undefined;
     const context: WebhookContext = { rawBody, dedupKey: () => (key ||= crypto.sha256Hex(rawBody)), request: incoming.native };
+    if (intake) return intake(event, rawBody, context.dedupKey);
     if (!dedup) return deliver(event, context);
     return deliverOnce(dedup, event, context);
   }
