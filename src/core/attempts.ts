@@ -2,7 +2,7 @@ import { isChannelError, type ChannelError } from '../errors/ChannelError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { UnauthorizedError } from '../errors/UnauthorizedError.js';
 import type { Stop } from './cancel.js';
-import type { Call } from './call-options.js';
+import type { Call } from './call.js';
 import type { ClientEvents, Events, RequestInfo } from './events.js';
 import type { Redactor } from './redactor.js';
 import { delayOf, retryAfterMs } from './retry.js';

@@ -2,9 +2,10 @@ import { checkKeys, describeValue, fail, optionalString } from '../shared/check.
 import { messageOf } from '../shared/message.js';
 import type { CallKind, Platform } from './platform.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
-import { retryPolicy, type RetryPolicy } from './retry.js';
+import { retryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
-import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
+import type { Call } from './call.js';
+import type { FileSpec, RequestOptions, SignalLike } from './types.js';
 import { buildUrl } from './build-url.js';
 
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
@@ -21,24 +22,6 @@ const fileHints = Object.assign({}, requestHints, {
   data: 'formData',
 });
 const methodName = /^[A-Za-z]+$/;
-
-/** Everything a call needs, checked: built once, before a token is asked for or anything is sent. */
-export interface Call {
-  kind: CallKind;
-  method: string;
-  url: string;
-  context: { method: string; url: string };
-  headers: Record<string, string>;
-  body?: string;
-  raw: boolean;
-  schema?: StandardSchemaV1<unknown, unknown>;
-  given?: SignalLike;
-  timeout: number;
-  policy: RetryPolicy;
-  file?: FileSpec;
-  onProgress?: (progress: Progress) => void;
-  hostOptions?: Record<string, unknown>;
-}
 
 /**
  * The per-call option checks of a client: the returned `prepare` checks a call's options (the

@@ -15,7 +15,8 @@ import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions,
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
-import { createCallPreparer, type Call } from './call-options.js';
+import { createCallPreparer } from './call-options.js';
+import type { Call } from './call.js';
 import { createGetDedupe, dedupeKeyOf } from './dedupe-gets.js';
 import { monotonic } from './progress.js';
 

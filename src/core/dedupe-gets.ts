@@ -1,6 +1,6 @@
 import { Stop } from './cancel.js';
 import type { Attempts } from './attempts.js';
-import type { Call } from './call-options.js';
+import type { Call } from './call.js';
 import { raceRequest } from './request-abort.js';
 import type { TransportResponse } from './types.js';
 

@@ -4,6 +4,7 @@ import { claimsOf, isJwt } from './jwt-claims.js';
 import { createServerClock } from './server-clock.js';
 import { abortError, cleared } from './request-abort.js';
 import { createStoreWriter } from './store-writer.js';
+import { userKey } from './user-key.js';
 import type { HeldToken, Obtained, TokenManager, TokenManagerOptions } from './token-types.js';
 import type { SignalLike, StoredToken, TokenReason, TokenStore } from './types.js';
 // Last, so that bundlers place it after the modules above, as when it was part of this file.
@@ -284,9 +285,4 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       if (clock.observe(date, sentAt, doneAt) && held) time(held, false);
     },
   };
-}
-
-/** A user key as a non-empty string (a number id too), else undefined: nobody signed in. */
-export function userKey(value: unknown): string | undefined {
-  return (typeof value === 'string' && value) || (typeof value === 'number' && isFinite(value)) ? String(value) : undefined;
 }
