@@ -1,11 +1,12 @@
 import { checkKeys, describeValue, fail, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
-import type { CallKind, Platform } from './platform.js';
+import type { Platform } from './platform.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
-import type { Call } from './call.js';
-import type { FileSpec, RequestOptions, SignalLike } from './types.js';
+import type { Call, CallInput } from './call.js';
+import { monotonic } from './progress.js';
+import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
 import { buildUrl } from './build-url.js';
 
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
@@ -37,7 +38,8 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
   };
   const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
 
-  function prepare(path: string, o: Record<string, unknown>, kind: CallKind, helper?: string): Call {
+  function prepare(input: CallInput): Call {
+    const { kind, helper, options: o, stop } = input;
     if (typeof o !== 'object' || o === null)
       fail(
         kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describeValue(o),
@@ -85,7 +87,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         file = uploadSpec(o);
       }
     }
-    const url = buildUrl(config.base, path, o.searchParams as RequestOptions['searchParams']);
+    const url = buildUrl(config.base, input.path, o.searchParams as RequestOptions['searchParams']);
     const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
     if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describeValue(raw));
     if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
@@ -111,8 +113,13 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       timeout: o.timeout === undefined ? config.timeout : milliseconds('timeout', o.timeout),
       policy: o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
       file,
-      onProgress: onProgress as Call['onProgress'],
       hostOptions: platform.hostOptions && platform.hostOptions(kind, o.hostOptions),
+      requestId: input.requestId,
+      stop,
+      // A plain request without a signal of its own can only be fenced by clearToken(): an
+      // attempt already on the wire may then finish on its own (see attempts.ts).
+      dropOnAbort: !!given || kind !== 'request',
+      progress: onProgress ? monotonic(onProgress as (progress: Progress) => void, stop) : undefined,
     };
   }
 
