@@ -4,17 +4,14 @@ import { claimsOf, isJwt } from './jwt-claims.js';
 import { createServerClock } from './server-clock.js';
 import { abortError, cleared } from './request-abort.js';
 import { createStoreWriter } from './store-writer.js';
-import { userKey } from './user-key.js';
+import { storeKeyReader } from './user-key.js';
+import { createStoreReader } from './store-reader.js';
+import { callProvider } from './provider-call.js';
+import { timeToken } from './token-timing.js';
 import type { HeldToken, Obtained, TokenManager, TokenManagerOptions } from './token-types.js';
-import type { SignalLike, StoredToken, TokenReason, TokenStore } from './types.js';
+import type { SignalLike, TokenReason } from './types.js';
 // Last, so that bundlers place it after the modules above, as when it was part of this file.
 import { tokenFromAnswer } from './provider-answer.js';
-
-/**
- * How far a fresh token's `iat` may sit from the server clock learnt from `Date` headers (ms)
- * before that clock is dropped: the service's own machines and the network stay well within.
- */
-const TOLERANCE = 30000;
 
 interface Flight {
   promise: Promise<HeldToken>;
@@ -25,16 +22,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const { now, refreshLeeway, store, share } = options;
   const clock = createServerClock();
   const write = store && createStoreWriter(store, options.tokenTimeout);
-  const keyOf =
-    store && typeof store.key === 'function'
-      ? () => {
-          try {
-            return userKey((store.key as () => unknown)());
-          } catch {
-            return undefined;
-          }
-        }
-      : undefined;
+  const keyOf = storeKeyReader(store);
+  const restore = store && createStoreReader(store, !!keyOf, options);
   let session: string | undefined; // the key the current session belongs to
   let active = false; // the session has asked for or holds a token
   let loggedOut = false; // clear() ran (here or in another tab)
@@ -55,11 +44,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     active = true;
     const fetch = () => {
       const receivedAt = now();
-      return invoke(forced).then((value) => ({ token: tokenFromAnswer(value), receivedAt, doneAt: now(), fresh: forced }));
+      return callProvider(options, forced).then((value) => ({ token: tokenFromAnswer(value), receivedAt, doneAt: now(), fresh: forced }));
     };
     const ask = () => (share ? share.obtain(stale, fetch) : fetch());
     // The provider is asked synchronously unless the store is read first (once).
-    const source: Promise<Obtained> = restored ? ask() : ((restored = true), restore(key).then((found) => found || ask()));
+    const source: Promise<Obtained> = restored ? ask() : ((restored = true), (restore as NonNullable<typeof restore>)(key).then((found) => found || ask()));
     const promise = source
       .then((got) => {
         sync();
@@ -108,7 +97,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       fresh: !!got.fresh,
       until: got.until || Infinity,
     };
-    time(h, true);
+    timeToken(h, true, clock, refreshLeeway);
     held = h;
     active = true;
     options.onToken(reason, h);
@@ -117,80 +106,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       write(Object.assign({ token: h.token, receivedAt: h.receivedAt, expiresAt: h.end }, keyOf ? { key } : {}));
     }
     return h;
-  }
-
-  /**
-   * Works out when `h` ends, in local ms: `exp - iat` after the local time the provider was
-   * asked (never earlier than a fresh token's issue, and no device clock involved), or sooner
-   * when the server's clock (learnt from Date headers) says `exp` comes sooner: the token may
-   * have come from a backend cache. `first`: at install; later only an earlier end is taken.
-   */
-  function time(h: HeldToken, first: boolean): void {
-    const { iat, exp } = h;
-    const life = iat !== undefined && exp !== undefined && exp > iat ? exp - iat : undefined;
-    let end = Math.min(life === undefined ? Infinity : h.receivedAt + life, h.until);
-    const range = clock.range();
-    if (range && exp !== undefined) {
-      // A fresh token was issued while its call ran. A server clock that says otherwise is wrong
-      // (a gateway's Date, a device clock reset) and is dropped: it never causes a refresh loop.
-      if (h.fresh && iat !== undefined && (iat - h.doneAt > range[1] + TOLERANCE || iat + 1000 - h.receivedAt < range[0] - TOLERANCE)) clock.distrust();
-      // A fresh token's iat bounds the offset too (issued at most TOLERANCE before its call),
-      // however wide the range: one answer that was minutes in flight must not end it at once.
-      else end = Math.min(end, exp - (h.fresh && iat !== undefined ? Math.min(range[1], iat + 1000 + TOLERANCE - h.receivedAt) : range[1]));
-    }
-    if (!first && end > h.end - 1000) return;
-    h.end = end;
-    if (!refreshLeeway) return;
-    h.expiresAt = end;
-    const refreshAt = end - Math.min(refreshLeeway * 1000, (life === undefined ? Math.max(0, end - h.receivedAt) : life) / 2);
-    h.refreshAt = first ? refreshAt : Math.min(h.refreshAt, refreshAt);
-  }
-
-  function invoke(forceRefresh: boolean): Promise<unknown> {
-    const controller = options.createAbortController && options.createAbortController();
-    return new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (controller) controller.abort();
-        reject(
-          new TokenProviderError('tokenProvider did not settle within ' + options.tokenTimeout + ' ms (tokenTimeout); make sure it always resolves or rejects'),
-        );
-      }, options.tokenTimeout);
-      const settle = (fn: (v: unknown) => void) => (v: unknown) => {
-        clearTimeout(timer);
-        fn(v);
-      };
-      new Promise<unknown>((inner) => inner(options.provider(controller ? { forceRefresh, signal: controller.signal } : { forceRefresh }))).then(
-        settle(resolve),
-        settle(reject),
-      );
-    });
-  }
-
-  /**
-   * The stored token, if it belongs to `key` (with key()) and is still good for a while:
-   * received no later than now (a clock set back would stretch its life) and at least the
-   * refresh leeway (5 s at least) before its end. Whatever the store does (throws, hangs,
-   * returns junk), the provider is asked.
-   */
-  function restore(key: string | undefined): Promise<Obtained | undefined> {
-    const s = store as TokenStore;
-    if (keyOf && !key) return Promise.resolve(undefined);
-    return new Promise<unknown>((resolve) => {
-      const timer = setTimeout(resolve, options.tokenTimeout);
-      const done = (value?: unknown) => {
-        clearTimeout(timer);
-        resolve(value);
-      };
-      new Promise((inner) => inner(s.get())).then(done, () => done());
-    }).then((found) => {
-      const r = found as StoredToken | undefined;
-      if (!r || typeof r !== 'object' || !isJwt(r.token) || (keyOf && r.key !== key)) return undefined;
-      const life = r.expiresAt - r.receivedAt;
-      const t = now();
-      return t >= r.receivedAt && t < r.expiresAt - Math.min(Math.max(refreshLeeway * 1000, 5000), life / 2)
-        ? { token: r.token, receivedAt: r.receivedAt, stored: true, until: r.expiresAt }
-        : undefined;
-    });
   }
 
   function acquire(forced: boolean, reason: TokenReason): Promise<HeldToken> {
@@ -282,7 +197,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     },
     sync,
     observe(date, sentAt, doneAt) {
-      if (clock.observe(date, sentAt, doneAt) && held) time(held, false);
+      if (clock.observe(date, sentAt, doneAt) && held) timeToken(held, false, clock, refreshLeeway);
     },
   };
 }
