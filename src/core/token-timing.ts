@@ -34,3 +34,12 @@ export function timeToken(h: HeldToken, first: boolean, clock: ServerClock, refr
   const refreshAt = end - Math.min(refreshLeeway * 1000, (life === undefined ? Math.max(0, end - h.receivedAt) : life) / 2);
   h.refreshAt = first ? refreshAt : Math.min(h.refreshAt, refreshAt);
 }
+
+/**
+ * After a refresh ahead that failed or handed back the very same token: the still-valid token
+ * is kept, and the next try comes after half the time it has left (at least 1 s), not on
+ * every request.
+ */
+export function postponeRefresh(h: HeldToken, t: number): void {
+  h.refreshAt = t + Math.max(1000, (h.expiresAt - t) / 2);
+}
