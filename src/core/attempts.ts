@@ -49,10 +49,18 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
         // A fresh request object per attempt: nothing consumed by an earlier attempt is reused.
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
+        const headers = Object.assign({}, call.headers, { authorization: 'Bearer ' + held.token });
+        // A queued attempt takes the token held when it leaves: an answer read meanwhile may
+        // have shown, by the server's clock, that this one has ended.
+        const rebind = () => {
+          const next = token(tokens.get(), signal, context);
+          const use = (h: HeldToken) => void ((held = h), (headers.authorization = 'Bearer ' + h.token));
+          return 'then' in next ? next.then(use) : use(next);
+        };
         const sent = transport({
           method,
           url,
-          headers: Object.assign({}, call.headers, { authorization: 'Bearer ' + held.token }),
+          headers,
           body: call.body,
           timeout: call.timeout,
           signal,
@@ -61,6 +69,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
           onProgress: progress,
           hostOptions: call.hostOptions,
           raw: call.raw,
+          rebind,
         });
         response = await (drop ? sent : raceRequest(sent, signal, context));
       } catch (error) {
