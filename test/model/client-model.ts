@@ -61,7 +61,7 @@ interface RequestState {
   cancelled: boolean;
   /** An answer was given and the client has not reacted yet (response event, retry or settle). */
   awaitingReaction: boolean;
-  /** A transient retry was announced and not sent yet. */
+  /** A transient retry was announced and not made yet (its delay runs). */
   awaitingRetry: boolean;
   outcome?: { ok: boolean; error?: unknown };
   /** Aborts the request's signal; undefined for a request made without one. */
@@ -173,7 +173,7 @@ function waitingFor(world: World): string | undefined {
     if (r.outcome) continue;
     if (r.unarrived) return `request ${r.id}'s send to reach the server`;
     if (r.awaitingReaction) return `the client to read the answer to request ${r.id}`;
-    if (r.awaitingRetry) return `request ${r.id}'s announced retry`;
+    if (r.awaitingRetry) return `request ${r.id}'s announced retry to be made`;
   }
   return undefined;
 }
@@ -252,7 +252,6 @@ export async function createWorld(factory: ModelClientFactory, skew = 0): Promis
     request.sends++;
     request.unarrived++;
     world.trace.push(`  request ${id} sent (attempt ${request.sends}) with ${nameOf(world, token)}`);
-    request.awaitingRetry = false;
     if (request.after401) request.replays++;
     request.after401 = false;
     const tokenEpoch = world.tokens.get(token);
@@ -308,6 +307,9 @@ export async function createWorld(factory: ModelClientFactory, skew = 0): Promis
     if (request && (type === 'response' || type === 'retry' || type === 'error')) request.awaitingReaction = false;
     if (type === 'response') world.dateSeen = true;
     if (request && type === 'retry' && (payload as { reason: string }).reason !== 'unauthorized') request.awaitingRetry = true;
+    // The retry is made (handed to the transport): it may wait there for a host slot, which
+    // only a later command (an answer) frees, so its send is not waited for.
+    if (request && type === 'request') request.awaitingRetry = false;
     if (type === 'retry') world.seen[(payload as { reason: string }).reason === 'unauthorized' ? 'replays' : 'transientRetries']++;
     if (type === 'unauthorized') world.seen[(payload as { tokenVersion: number }).tokenVersion < world.version ? 'stale401' : 'fresh401']++;
     if (type === 'token' && ['proactive', 'expired'].includes((payload as { reason: string }).reason)) world.seen.refreshesAhead++;
