@@ -87,15 +87,9 @@ describe.runIf(hasCluster)('a 3-master Redis Cluster', () => {
         const results = await instances.run(users, 10);
         expect(results.flatMap((r) => r.errors)).toEqual([]);
         // What the cache reported, shown with a failure: a timeout here is a machine too busy to answer in 200 ms.
-        const reported = results.flatMap((r) => r.cacheErrors.map((e) => `${e.operation} ${e.reason} (${e.message})`));
-        expect(
-          { label, cold, tokenCalls: sandbox.stats.tokenCalls - calls <= 24 ? 'at most 24' : sandbox.stats.tokenCalls - calls },
-          reported.join('; '),
-        ).toEqual({
-          label,
-          cold,
-          tokenCalls: 'at most 24',
-        });
+        const made = sandbox.stats.tokenCalls - calls;
+        const reported = made <= 24 ? [] : results.flatMap((r) => r.cacheErrors.map((e) => `${e.operation} ${e.reason} (${e.message})`));
+        expect({ label, cold, tokenCalls: made <= 24 ? 'at most 24' : made, reported }).toEqual({ label, cold, tokenCalls: 'at most 24', reported: [] });
       } finally {
         await instances.close();
       }
