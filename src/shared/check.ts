@@ -1,6 +1,7 @@
 // The option checks every public constructor runs: unknown keys with a "did you mean", values
 // described without quoting a credential.
 import { ConfigError } from '../errors/ConfigError.js';
+import { MAX_DELAY } from './signal.js';
 
 /** Throws the ConfigError every option check ends in. */
 export function fail(message: string): never {
@@ -16,6 +17,24 @@ export function describeValue(value: unknown): string {
   // Numbers and booleans are shown as they are: they cannot be a credential.
   if (type === 'number' || type === 'boolean') return String(value);
   return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : 'a ' + type;
+}
+
+/**
+ * `value` when it is a number of milliseconds from `min` to `max` (by default 1 to the longest
+ * delay a timer holds), else the ConfigError every millisecond option words alike.
+ */
+export function milliseconds(name: string, value: unknown, min = 1, max = MAX_DELAY, example?: number): number {
+  if (typeof value === 'number' && value >= min && value <= max) return value;
+  return fail(
+    name +
+      ' must be a number of milliseconds from ' +
+      min +
+      ' to ' +
+      max +
+      (example === undefined ? '' : ' (e.g. ' + example + ')') +
+      '; got ' +
+      describeValue(value),
+  );
 }
 
 /** `o[name]`: absent, or a non-empty string. */

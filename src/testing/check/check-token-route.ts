@@ -1,5 +1,4 @@
-import { checkKeys } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, fail, milliseconds } from '../../shared/check.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
 import { HEADER_NAME, readLimited } from '../http-io.js';
 import type { Sandbox, TokenClaims, TokenVerdict } from '../sandbox/types.js';
@@ -54,13 +53,11 @@ type Read = Got | { problem: string; fix: string; answer: Answer };
  * if (!report.ok) console.log(formatCheckReport(report));
  */
 export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<CheckReport> {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('checkTokenRoute needs { url, sandbox }');
+  if (typeof options !== 'object' || options === null) fail('checkTokenRoute needs { url, sandbox }');
   checkKeys(options, OPTION_KEYS, 'checkTokenRoute option');
   const url = httpUrl(options.url, 'url');
   const credentials = checkHeaders(options.headers);
-  const windowMs = options.forceWindowMs ?? 10_000;
-  if (typeof windowMs !== 'number' || !(windowMs >= 0) || windowMs > 600_000)
-    throw new ConfigError('forceWindowMs must be a number of milliseconds from 0 to 600000');
+  const windowMs = milliseconds('forceWindowMs', options.forceWindowMs ?? 10_000, 0, 600_000);
   const { verify, where } = verifier(options.sandbox);
   await verify(''); // reaches the sandbox first: a wrong address is a ConfigError, not a report
 
@@ -349,7 +346,7 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
   if (typeof sandbox === 'object' && sandbox !== null && typeof sandbox.verifyToken === 'function' && typeof sandbox.url === 'string') {
     return { verify: async (token) => (token ? sandbox.verifyToken(token) : { valid: false, reason: 'not a JWT' }), where: sandbox.url };
   }
-  if (typeof sandbox !== 'string') throw new ConfigError('sandbox must be the Sandbox from startSandbox() or its URL, e.g. http://127.0.0.1:8787');
+  if (typeof sandbox !== 'string') fail('sandbox must be the Sandbox from startSandbox() or its URL, e.g. http://127.0.0.1:8787');
   const base = httpUrl(sandbox, 'sandbox').replace(/\/+$/, '');
   const verify: Verify = async (token) => {
     let response: Response;
@@ -362,7 +359,7 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new ConfigError(
+      fail(
         `no sandbox at ${base} (${cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)}): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL`,
       );
     }
@@ -371,7 +368,7 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
     if (over) throw new ConfigError(`${base} answered HTTP ${response.status} with more than 64 KiB to a token check: is it a channel-sandbox?`);
     const value = safeJson(text) as (TokenVerdict & { error?: string }) | undefined;
     if (!response.ok || typeof value?.valid !== 'boolean') {
-      throw new ConfigError(
+      fail(
         `${base} did not check the token (HTTP ${response.status}${value?.error ? ': ' + value.error : ''}): is it a channel-sandbox of this version, with its control API on?`,
       );
     }
@@ -383,12 +380,11 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
 /** Header names (lower-case) and values, checked: a line break would let a value add headers. */
 function checkHeaders(headers: unknown): Record<string, string> {
   if (headers === undefined) return {};
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
-    throw new ConfigError("headers must be an object such as { cookie: 'session=…' }");
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) fail("headers must be an object such as { cookie: 'session=…' }");
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) throw new ConfigError(`headers: "${name}" is not a header name`);
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) throw new ConfigError(`headers: the value of ${name} must be a string on one line`);
+    if (!HEADER_NAME.test(name)) fail(`headers: "${name}" is not a header name`);
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) fail(`headers: the value of ${name} must be a string on one line`);
     out[name.toLowerCase()] = value;
   }
   return out;

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { checkKeys } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, fail } from '../../shared/check.js';
 import type { Logistics } from '../../schemas/logistics.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
 import { demoLogistics } from '../sandbox/demo-data.js';
@@ -41,18 +40,18 @@ const ONE_MIB = 1024 * 1024;
  * const report = await checkWebhook({ url: app + '/webhooks/channel', secret: 'whsec_test', effects: () => saved.length });
  */
 export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckReport> {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('checkWebhook needs { url, secret }');
+  if (typeof options !== 'object' || options === null) fail('checkWebhook needs { url, secret }');
   checkKeys(options, OPTION_KEYS, 'checkWebhook option');
   const url = httpUrl(options.url, 'url');
   const { secret, effects } = options;
   if (typeof secret !== 'string' || secret === '')
-    throw new ConfigError('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
+    fail('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
   if (effects !== undefined && typeof effects !== 'function')
-    throw new ConfigError('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
+    fail('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
   const count = async (): Promise<number | undefined> => {
     if (!effects) return undefined;
     const value = await effects();
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigError('effects() must return a number; it returned ' + typeof value);
+    if (typeof value !== 'number' || !Number.isFinite(value)) fail('effects() must return a number; it returned ' + typeof value);
     return value;
   };
 
