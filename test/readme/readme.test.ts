@@ -18,7 +18,7 @@ const readme = readFileSync('README.md', 'utf8');
 // The README and the guides whose example blocks are synced (scripts/readme.mjs): an example
 // moved from the README into a guide stays shown, checked and run.
 const texts = Object.fromEntries((documents as string[]).map((file) => [file, readFileSync(file, 'utf8')]));
-const blocks = Object.entries(texts).flatMap(([file, text]) => readmeBlocks(text).map((b: { line: number }) => Object.assign(b, { file })));
+const blocks = Object.entries(texts).flatMap(([file, text]) => readmeBlocks(text).map((b) => Object.assign(b, { file })));
 const codeBlocks = blocks.filter((b) => /^(ts|js|typescript|javascript|tsx|jsx)$/.test(b.lang));
 const examples = readdirSync('examples').filter((f) => /\.(ts|js)$/.test(f));
 

@@ -365,7 +365,7 @@ function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify;
     }
     // A verdict is under 1 KB: whatever answers more is not the sandbox, and is not read on.
     const { text, over } = await readLimited(response, VERDICT_LIMIT);
-    if (over) throw new ConfigError(`${base} answered HTTP ${response.status} with more than 64 KiB to a token check: is it a channel-sandbox?`);
+    if (over) fail(`${base} answered HTTP ${response.status} with more than 64 KiB to a token check: is it a channel-sandbox?`);
     const value = safeJson(text) as (TokenVerdict & { error?: string }) | undefined;
     if (!response.ok || typeof value?.valid !== 'boolean') {
       fail(
