@@ -1,8 +1,7 @@
 // The user's own Redis client, ioredis (v5, v6) or node-redis (`redis` v4 to v6), seen through the
 // few commands the adapters (redis.ts) and the webhook inbox (webhooks/inbox/) need. No client is
 // bundled: each command is called in the style of the client at hand.
-import { describeValue } from '../shared/check.js';
-import { ConfigError } from '../errors/ConfigError.js';
+import { describeValue, fail } from '../shared/check.js';
 
 // The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
 // simpler type matches), so the public types only say which methods must be there; the calls
@@ -120,7 +119,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
   const r = redis as Record<string, unknown> | null;
   const has = (name: string) => typeof r?.[name] === 'function';
   if (!r || typeof r !== 'object' || !has('get') || !has('set') || !has('del') || !has('eval')) {
-    throw new ConfigError(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describeValue(redis));
+    fail(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describeValue(redis));
   }
   if (typeof r.status === 'string') {
     const io = redis as IoRedisCalls;
@@ -167,11 +166,11 @@ export function commandsFor(redis: unknown, what: string): Commands {
       connecting: () => undefined,
     };
   }
-  throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
+  fail(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
 }
 
 export function checkPrefix(what: string, prefix: unknown, fallback: string): string {
   if (prefix === undefined) return fallback;
-  if (typeof prefix !== 'string') throw new ConfigError(what + ': prefix must be a string such as "myapp:"; got ' + describeValue(prefix));
+  if (typeof prefix !== 'string') fail(what + ': prefix must be a string such as "myapp:"; got ' + describeValue(prefix));
   return prefix;
 }

@@ -1,7 +1,6 @@
 // Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
-import { checkKeys, describeValue } from '../shared/check.js';
-import { ConfigError } from '../errors/ConfigError.js';
+import { checkKeys, TTL_SECONDS, wholeNumber } from '../shared/check.js';
 import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
 import type { StoredToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
 
@@ -96,14 +95,7 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
   const o = options || {};
   checkKeys(o, ['prefix', 'ttlSeconds'], what + ' option', { ttl: 'ttlSeconds', keyprefix: 'prefix' });
   const prefix = checkPrefix(what, o.prefix, 'channel-sdk:webhook:');
-  const ttlSeconds = o.ttlSeconds ?? 86400;
-  if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-    throw new ConfigError(
-      what +
-        ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' +
-        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describeValue(ttlSeconds)),
-    );
-  }
+  const ttlSeconds = wholeNumber(what + ': ttlSeconds', o.ttlSeconds ?? TTL_SECONDS.example, TTL_SECONDS.min, TTL_SECONDS.max, 'seconds', TTL_SECONDS.example);
   const ms = (lease: { ms: number }) => String(Math.max(1, Math.ceil(lease.ms)));
   return {
     async claim(key, lease) {

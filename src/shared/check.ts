@@ -37,6 +37,18 @@ export function milliseconds(name: string, value: unknown, min = 1, max = MAX_DE
   );
 }
 
+/**
+ * `value` when it is a whole number from `min` to `max`, else the ConfigError every count and
+ * whole-second option words alike (`unit`: "seconds", "users"...).
+ */
+export function wholeNumber(name: string, value: unknown, min: number, max: number, unit: string, example: number): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  return fail(name + ' must be a whole number of ' + unit + ' from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
+}
+
+/** How long a processed push is remembered, in whole seconds: the same rule for every dedup store and the inbox. */
+export const TTL_SECONDS = { min: 1, max: 365 * 86_400, example: 86_400 } as const;
+
 /** `o[name]`: absent, or a non-empty string. */
 export function optionalString(o: Record<string, unknown>, name: string): string | undefined {
   const value = o[name];

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import {
   ConfigError,
   createMemoryDedupStore,
+  createRedisDedupStore,
+  createRedisInbox,
   createWebhookHandler,
   dedupKey,
   signWebhookBody,
@@ -99,7 +101,22 @@ describe('createMemoryDedupStore', () => {
 
   test('refuses nonsense options, naming the one meant', () => {
     expect(() => createMemoryDedupStore({ ttlSeconds: 0 })).toThrow(ConfigError);
-    expect(() => createMemoryDedupStore({ maxEntries: 0 })).toThrow(/maxEntries must be at least 1/);
+    expect(() => createMemoryDedupStore({ maxEntries: 0 })).toThrow(/maxEntries must be a whole number of pushes from 1/);
+  });
+
+  test('ttlSeconds follows the same rule in the memory and Redis dedup stores and the inbox (#31 item 5)', () => {
+    const redisShaped = { get() {}, set() {}, del() {}, eval() {}, status: 'ready' } as never;
+    const inboxRedis = redisShaped;
+    for (const ttlSeconds of [0, 1.5, 365 * 86_400 + 1, '60']) {
+      const rule = /ttlSeconds must be a whole number of seconds from 1 to 31536000 \(e\.g\. 86400\)/;
+      expect(() => createMemoryDedupStore({ ttlSeconds } as never)).toThrow(rule);
+      expect(() => createRedisDedupStore(redisShaped, { ttlSeconds } as never)).toThrow(rule);
+      expect(() => createRedisInbox(inboxRedis, { ttlSeconds } as never)).toThrow(rule);
+    }
+    for (const ttlSeconds of [1, 86_400, 365 * 86_400]) {
+      expect(() => createMemoryDedupStore({ ttlSeconds })).not.toThrow();
+      expect(() => createRedisDedupStore(redisShaped, { ttlSeconds })).not.toThrow();
+    }
     expect(() => createMemoryDedupStore({ ttl: 60 } as never)).toThrow(/unknown createMemoryDedupStore option "ttl"; did you mean "ttlSeconds"\?/);
   });
 });
@@ -381,9 +398,9 @@ describe('webhook dedup', () => {
     expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 1500, dedupTimeoutMs: 1000 })).toThrow(
       /dedupLeaseMs \(1500\) must be at least twice dedupTimeoutMs \(1000\)/,
     );
-    expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 0 })).toThrow(/dedupLeaseMs must be a whole number from 1/);
+    expect(() => createWebhookHandler({ ...base, dedupLeaseMs: 0 })).toThrow(/dedupLeaseMs must be a number of milliseconds from 1/);
     expect(() => createWebhookHandler({ ...base, callbackTimeout: 5000 } as never)).toThrow(/did you mean "callbackTimeoutMs"\?/);
-    expect(() => createWebhookHandler({ ...base, callbackTimeoutMs: 0 })).toThrow(/callbackTimeoutMs must be a whole number from 1/);
+    expect(() => createWebhookHandler({ ...base, callbackTimeoutMs: 0 })).toThrow(/callbackTimeoutMs must be a number of milliseconds from 1/);
   });
 
   test('default reporting prints nothing for a duplicate', async () => {

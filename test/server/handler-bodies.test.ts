@@ -174,7 +174,7 @@ describe('options', () => {
     expect(() => createWebhookHandler({ ...base, limit: '1mb' } as never)).toThrow(/did you mean "maxBodyBytes"\?/);
     expect(() => createWebhookHandler({ ...base, maxBufferBytes: 1 } as never)).toThrow(/did you mean "maxBufferedBytes"\?/);
     expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 0 })).toThrow(
-      /bodyTimeoutMs must be a whole number from 1 to 2147483647 \(e\.g\. 8000\); got 0/,
+      /bodyTimeoutMs must be a number of milliseconds from 1 to 2147483647 \(e\.g\. 8000\); got 0/,
     );
     expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: '8s' as never })).toThrow(/got "8s"/);
     expect(() => createWebhookHandler({ ...base, maxBufferedBytes: 1000, maxBodyBytes: 2000 })).toThrow(

@@ -280,7 +280,14 @@ test('createMemoryTokenCache: LRU order, expiry per entry, a bad size refused', 
   expect(cache.get('c')).toBe(value);
   cache.set('c', value, 0); // a TTL of 0 stores nothing (and drops what was there)
   expect(cache.get('c')).toBeUndefined();
-  expect(() => createMemoryTokenCache(0)).toThrow(/maxEntries must be a whole number of users, at least 1/);
+  expect(() => createMemoryTokenCache(0)).toThrow(/createMemoryTokenCache: maxEntries must be a whole number of users from 1 to \d+ \(e\.g\. 10000\); got 0/);
+  // #31 item 5: an options object like every other constructor; the bare number is still read.
+  expect(() => createMemoryTokenCache({ maxEntries: 1.5 })).toThrow(/maxEntries must be a whole number of users/);
+  expect(() => createMemoryTokenCache({ maxEntry: 5 } as never)).toThrow(/unknown createMemoryTokenCache option "maxEntry"; did you mean "maxEntries"\?/);
+  const one = createMemoryTokenCache({ maxEntries: 1 });
+  one.set('a', value, 60_000);
+  one.set('b', value, 60_000);
+  expect([one.get('a'), one.get('b')]).toEqual([undefined, value]);
 });
 
 test('the cache breaker: after a failure the cache is skipped for cacheCooldown (one report), then one call probes it; success brings it back', async () => {

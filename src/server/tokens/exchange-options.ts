@@ -1,7 +1,6 @@
 // What createTokenExchange takes and returns, and the checks of both the options and a user id.
-import { checkKeys, describeValue } from '../../shared/check.js';
+import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import { MAX_DELAY } from '../../shared/signal.js';
-import { ConfigError } from '../../errors/ConfigError.js';
 import type { SignFunction } from './signing.js';
 import type { ExchangedToken, TokenCache, TokenCacheErrorInfo } from './token-cache.js';
 
@@ -135,10 +134,10 @@ const optionKeys = [
 export const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describeValue(value));
 /** Throws ConfigError for the first option that is wrong. */
 export function checkOptions(o: TokenExchangeOptions): void {
-  if (typeof o !== 'object' || o === null) throw new ConfigError('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
+  if (typeof o !== 'object' || o === null) fail('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
   checkKeys(o, optionKeys, 'createTokenExchange option');
-  if (typeof o.accessKey !== 'string' || !o.accessKey) throw new ConfigError('accessKey must be the non-empty access key from the integration configuration');
-  if (typeof o.secretKey !== 'string' || !o.secretKey) throw new ConfigError('secretKey must be the non-empty secret key from the integration configuration');
+  if (typeof o.accessKey !== 'string' || !o.accessKey) fail('accessKey must be the non-empty access key from the integration configuration');
+  if (typeof o.secretKey !== 'string' || !o.secretKey) fail('secretKey must be the non-empty secret key from the integration configuration');
   const ms = [
     ['timeout', 1, 10000],
     ['cacheTimeout', 1, 200],
@@ -147,15 +146,13 @@ export function checkOptions(o: TokenExchangeOptions): void {
   ] as const;
   for (const [name, min, example] of ms) {
     const value = o[name];
-    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= MAX_DELAY)) {
-      throw new ConfigError(name + ' must be a number of milliseconds from ' + min + ' to ' + MAX_DELAY + ' (e.g. ' + example + '); got ' + shown(value));
-    }
+    if (value !== undefined) milliseconds(name, value, min, MAX_DELAY, example);
   }
   if (o.cacheMargin !== undefined && !(typeof o.cacheMargin === 'number' && o.cacheMargin >= 0 && o.cacheMargin <= MAX_DELAY / 1000)) {
-    throw new ConfigError('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
+    fail('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
   }
   for (const name of ['sign', 'fetch', 'onCacheError'] as const) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') throw new ConfigError(name + ' must be a function; got ' + shown(o[name]));
+    if (o[name] !== undefined && typeof o[name] !== 'function') fail(name + ' must be a function; got ' + shown(o[name]));
   }
   const cache = o.cache as Partial<TokenCache> | undefined;
   if (
@@ -166,7 +163,7 @@ export function checkOptions(o: TokenExchangeOptions): void {
       typeof cache.set !== 'function' ||
       (cache.lock !== undefined && typeof cache.lock !== 'function'))
   ) {
-    throw new ConfigError(
+    fail(
       'cache must be an object with get(key) and set(key, value, ttlMs) methods (and optionally lock(key, ttlMs)), e.g. createRedisTokenCache(redis); got ' +
         shown(cache),
     );

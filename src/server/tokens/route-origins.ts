@@ -1,8 +1,7 @@
 // Which browsers' requests the token route serves, and the CORS answers that let a page on an
 // allowed origin read them: same-origin and same-site pages, mini-program hosts, apps and
 // servers pass; a page on another site passes only when it is listed in `allowedOrigins`.
-import { describeValue } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { describeValue, fail } from '../../shared/check.js';
 import type { Incoming, Outgoing } from '../http/route.js';
 
 const ORIGIN = /^https?:\/\/[^/?#\s@]+$/i;
@@ -22,16 +21,12 @@ export function checkAllowedOrigins(value: unknown): (origin: string) => boolean
   if (value === undefined) return () => false;
   if (typeof value === 'function') return (origin) => (value as (origin: string) => unknown)(origin) === true;
   if (!Array.isArray(value))
-    throw new ConfigError(
-      'allowedOrigins must be an array of origins such as ["https://shop.example.com"], or a function (origin) => boolean; got ' + describeValue(value),
-    );
+    fail('allowedOrigins must be an array of origins such as ["https://shop.example.com"], or a function (origin) => boolean; got ' + describeValue(value));
   const allowed = new Set<string>();
   value.forEach((item: unknown, i) => {
     const origin = typeof item === 'string' ? item.replace(/\/+$/, '') : item;
     if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
-      throw new ConfigError(
-        'allowedOrigins[' + i + '] must be an origin: scheme, host and port only, such as "https://shop.example.com"; got ' + describeValue(item),
-      );
+      fail('allowedOrigins[' + i + '] must be an origin: scheme, host and port only, such as "https://shop.example.com"; got ' + describeValue(item));
     }
     allowed.add(origin.toLowerCase());
   });

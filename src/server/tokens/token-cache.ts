@@ -1,6 +1,6 @@
 // The token cache's contract (what users implement for their own store), the rules the
 // exchange applies to what a cache holds, and the default in-memory cache.
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, describeValue, fail, wholeNumber } from '../../shared/check.js';
 
 /** A user token as `getToken` returns it. */
 export interface ExchangedToken {
@@ -172,6 +172,12 @@ export function coarseNow(): number {
   return clock;
 }
 
+/** Options of {@link createMemoryTokenCache}. */
+export interface MemoryTokenCacheOptions {
+  /** Users kept at most; past it the least recently used goes first. @default 10000 */
+  maxEntries?: number;
+}
+
 interface Entry {
   key: string;
   value: StoredToken;
@@ -185,11 +191,16 @@ interface Entry {
  * least recently used goes first. A hit moves the entry in a linked list (no Map delete and
  * re-insert), so a busy user's hit costs the same however often it happens and however full
  * the cache is.
- * @param maxEntries users kept at most. @default 10000
+ * @param options `{ maxEntries }`: users kept at most (@default 10000). A bare number is read as
+ * `maxEntries`, as before.
+ * @example
+ * createTokenExchange({ baseUrl, accessKey, secretKey, cache: createMemoryTokenCache({ maxEntries: 50_000 }) });
  */
-export function createMemoryTokenCache(maxEntries = 10000): TokenCache {
-  if (!Number.isInteger(maxEntries) || maxEntries < 1)
-    throw new ConfigError('createMemoryTokenCache(maxEntries): maxEntries must be a whole number of users, at least 1');
+export function createMemoryTokenCache(options: MemoryTokenCacheOptions | number = {}): TokenCache {
+  const o = typeof options === 'number' ? { maxEntries: options } : options;
+  if (typeof o !== 'object' || o === null) fail('createMemoryTokenCache takes { maxEntries }; got ' + describeValue(o));
+  checkKeys(o, ['maxEntries'], 'createMemoryTokenCache option', { max: 'maxEntries', size: 'maxEntries' });
+  const maxEntries = wholeNumber('createMemoryTokenCache: maxEntries', o.maxEntries ?? 10_000, 1, Number.MAX_SAFE_INTEGER, 'users', 10_000);
   const entries = new Map<string, Entry>();
   let newest: Entry | undefined;
   let oldest: Entry | undefined;

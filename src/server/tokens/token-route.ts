@@ -1,4 +1,4 @@
-import { checkKeys, describeValue, fail } from '../../shared/check.js';
+import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import { isChannelError } from '../../errors/ChannelError.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { messageIn } from '../../shared/message.js';
@@ -129,19 +129,16 @@ function describeUser(user: unknown): string {
  */
 export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): TokenRoute {
   const o = options || ({} as TokenRouteOptions<R>);
-  if (typeof o !== 'object') throw new ConfigError('createTokenRoute needs an options object: { exchange, resolveUser }');
+  if (typeof o !== 'object') fail('createTokenRoute needs an options object: { exchange, resolveUser }');
   checkKeys(o, optionKeys, 'createTokenRoute option');
   const given = o.exchange;
   if (typeof given !== 'function' && typeof given?.getToken !== 'function')
-    throw new ConfigError('createTokenRoute needs exchange: createTokenExchange({ baseUrl, accessKey, secretKey })');
-  if (typeof o.resolveUser !== 'function') throw new ConfigError('createTokenRoute needs resolveUser: (request) => the signed-in user id, or null');
-  if (o.onError !== undefined && typeof o.onError !== 'function')
-    throw new ConfigError('onError must be a function (error, info) => void; got ' + describeValue(o.onError));
+    fail('createTokenRoute needs exchange: createTokenExchange({ baseUrl, accessKey, secretKey })');
+  if (typeof o.resolveUser !== 'function') fail('createTokenRoute needs resolveUser: (request) => the signed-in user id, or null');
+  if (o.onError !== undefined && typeof o.onError !== 'function') fail('onError must be a function (error, info) => void; got ' + describeValue(o.onError));
   const { resolveUser } = o;
   const allowed = checkAllowedOrigins(o.allowedOrigins);
-  const bodyTimeoutMs = o.bodyTimeoutMs ?? 8000;
-  if (!(typeof bodyTimeoutMs === 'number' && Number.isInteger(bodyTimeoutMs) && bodyTimeoutMs >= 1 && bodyTimeoutMs <= MAX_DELAY))
-    fail('bodyTimeoutMs must be a whole number of milliseconds from 1 to ' + MAX_DELAY + ' (e.g. 8000); got ' + describeValue(o.bodyTimeoutMs));
+  const bodyTimeoutMs = milliseconds('bodyTimeoutMs', o.bodyTimeoutMs ?? 8000, 1, MAX_DELAY, 8000);
   // The webhook route's guard: a POST that stalls its body is answered 408 and let go.
   const bodies = createBodyGuard(bodyTimeoutMs, MAX_BUFFERED);
   const stopped = stoppedBodyAnswers(bodyTimeoutMs);
