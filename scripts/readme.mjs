@@ -6,7 +6,7 @@
 //                                     folder the first `try` block sets up; `npm run test:examples`
 //                                     runs them in fresh projects (test/readme/fresh-projects.mjs)
 // `npm run readme` copies every example file into its block (README.md and the guides in `documents`);
-// test/readme and test/server/recipe-docs check they match.
+// test/readme and test/server/http/recipe-docs check they match.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 

@@ -59,7 +59,7 @@ function writeProjects(): Record<string, string> {
   mkdirSync(join(dir, 'node'), { recursive: true });
   const strict = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: true, target: 'ES2022', noUnusedLocals: false };
   codeBlocks
-    // docs/guide/webhooks.md's check blocks are type-checked with their own set-up (test/server/recipe-docs).
+    // docs/guide/webhooks.md's check blocks are type-checked with their own set-up (test/server/http/recipe-docs).
     .filter((b) => b.marker === 'check' && b.file !== 'docs/guide/webhooks.md')
     .forEach((b, i) => {
       const prelude = (b.argument ?? '').split(/[\s,]+/).includes('client') ? "declare const client: import('channel-sdk').Client;\n" : '';
