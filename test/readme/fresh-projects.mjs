@@ -425,7 +425,7 @@ try {
       const { warnings } = JSON.parse((await run(process.execPath, [packNpm, dir, join(tmp, 'private.key')], { cwd: dir })).trim().split('\n').at(-1));
       if (warnings.length) fail('packNpm warnings: ' + JSON.stringify(warnings));
       const hosts = join(tmp, 'hosts.mjs');
-      await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
+      await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], bundle: true, outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
       const { createHost } = await import(pathToFileURL(hosts).href);
       const storage = new Map();
       const tokenRoute = (wx) => wx.calls.filter((call) => call.url.startsWith(backendUrl)).length;

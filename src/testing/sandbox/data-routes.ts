@@ -40,11 +40,17 @@ const json = (status: number, value: unknown, headers: Record<string, string> = 
   body: JSON.stringify(value),
 });
 
-/** The sandbox's Bearer-protected data routes ({@link SANDBOX_PATHS}), after failNext. */
+/** What a data call's admission decides: its refusal, or the token it carried. */
+export type Admission = { refused: DataAnswer; jti?: undefined } | { refused?: undefined; jti: string | undefined };
+
+/**
+ * The sandbox's Bearer-protected data routes ({@link SANDBOX_PATHS}), after failNext. `admit`
+ * and `record` are the check every data route passes and its event, for routes of a mock host's own.
+ */
 export function createDataRoute({ stats, events, orders, files, failing, checkBearer }: DataRouteContext) {
-  function dataRoute(req: DataRequest): DataAnswer {
+  /** failNext first, then the Bearer token: a refusal (counted, with its event) or the token's jti. */
+  function admit({ method, path, query, authorization }: Pick<DataRequest, 'method' | 'path' | 'query' | 'authorization'>): Admission {
     stats.dataCalls++;
-    const { method, path, query } = req;
     const search = query ? { query } : {};
     if (failing.count > 0) {
       failing.count--;
@@ -52,17 +58,26 @@ export function createDataRoute({ stats, events, orders, files, failing, checkBe
       if (status === 401) stats.unauthorized++;
       events.emit({ type: 'data', method, path, ...search, status, reason: 'failNext' });
       const retryAfter: Record<string, string> = failing.retryAfterSeconds === undefined ? {} : { 'retry-after': String(failing.retryAfterSeconds) };
-      return json(status, { code: status === 401 ? SANDBOX_CODES.failNext : status * 100 + 90, message: 'failNext' }, retryAfter);
+      return { refused: json(status, { code: status === 401 ? SANDBOX_CODES.failNext : status * 100 + 90, message: 'failNext' }, retryAfter) };
     }
-    const { reason, jti } = checkBearer(req.authorization);
-    if (reason) {
-      stats.unauthorized++;
-      events.emit({ type: 'data', method, path, ...search, status: 401, reason, ...(jti ? { jti } : {}) });
-      return json(401, { code: SANDBOX_CODES.unauthorized, message: reason });
-    }
-    const answer = route(req);
-    events.emit({ type: 'data', method, path, ...search, status: answer.status, jti });
-    return answer;
+    const { reason, jti } = checkBearer(authorization);
+    if (!reason) return { jti };
+    stats.unauthorized++;
+    events.emit({ type: 'data', method, path, ...search, status: 401, reason, ...(jti ? { jti } : {}) });
+    return { refused: json(401, { code: SANDBOX_CODES.unauthorized, message: reason }) };
+  }
+
+  /** The event of an admitted call, once its status is known. */
+  function record({ method, path, query }: Pick<DataRequest, 'method' | 'path' | 'query'>, status: number, jti: string | undefined): void {
+    events.emit({ type: 'data', method, path, ...(query ? { query } : {}), status, jti });
+  }
+
+  function answer(req: DataRequest): DataAnswer {
+    const admission = admit(req);
+    if (admission.refused) return admission.refused;
+    const answered = route(req);
+    record(req, answered.status, admission.jti);
+    return answered;
   }
 
   function route({ method, path, query, origin, body, upload }: DataRequest): DataAnswer {
@@ -104,5 +119,5 @@ export function createDataRoute({ stats, events, orders, files, failing, checkBe
     return json(404, { code: SANDBOX_CODES.notFound, message: 'the sandbox serves ' + Object.values(SANDBOX_PATHS).join(', ') });
   }
 
-  return dataRoute;
+  return { answer, admit, record };
 }

@@ -86,7 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (isToken) return tokenEndpoint(req, body, res);
       const upload = isUpload ? await readUpload(body, req.headers['content-type']) : undefined;
       const origin = 'http://' + (req.headers.host ?? `${host}:${address.port}`);
-      const answer = service.answerData({ method: req.method ?? 'GET', path, query, origin, authorization: req.headers.authorization, body, upload });
+      const answer = service.data.answer({ method: req.method ?? 'GET', path, query, origin, authorization: req.headers.authorization, body, upload });
       res.writeHead(answer.status, {
         ...corsHeaders,
         ...answer.headers,

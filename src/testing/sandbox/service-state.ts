@@ -60,7 +60,8 @@ export function createServiceState(options: { now: () => number; clock: () => nu
     orders,
     issue,
     verifyToken,
-    answerData: createDataRoute({ stats, events, orders, files, failing, checkBearer }),
+    /** The data routes: `answer` a call, or `admit` and `record` one that a mock host's own route answers. */
+    data: createDataRoute({ stats, events, orders, files, failing, checkBearer }),
     /** Every token issued so far now gets 401; returns how many that is. */
     expireTokens(): number {
       expiredUpTo = issued;
