@@ -249,7 +249,7 @@ let held;
 const providing = new Set();
 /** Resolves once no provider call is in flight and the `token` events of those done have come. */
 async function providerSettled() {
-  while (providing.size) await Promise.allSettled([...providing]);
+  while (providing.size) await Promise.allSettled(providing);
   await sleep(0);
 }
 

@@ -179,7 +179,7 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
    */
   function expectAheadVerdict(verdict: string, ttl: number, slack: number) {
     const shown = new RegExp(`^(\\d+) calls · 0 × 401 · 1 refresh ahead · \\1 ok · token #(\\d+) came ([\\d.]+) s into #(\\d+)'s ${ttl} s ✓$`).exec(verdict);
-    expect(shown, verdict).not.toBeNull();
+    expect({ verdict, shown: shown !== null }).toEqual({ verdict, shown: true });
     const [calls, second, came, first] = (shown as RegExpExecArray).slice(1).map(Number);
     const tolerance = aheadTolerance(ttl);
     expect({ verdict, second: second - first, calls, came }).toEqual({
@@ -486,7 +486,7 @@ describe.runIf(hasChromium)('demo in Chromium: flow 5 at its default 20-s tokens
       });
       const verdict = (await browser.page.getAttribute('#timeline li[data-lane="run"]', 'data-verdict')) as string;
       const shown = /^(\d+) calls · 0 × 401 · 1 refresh ahead · \1 ok · token #(\d+) came ([\d.]+) s into #(\d+)'s 20 s ✓$/.exec(verdict);
-      expect(shown, verdict).not.toBeNull();
+      expect({ verdict, shown: shown !== null }).toEqual({ verdict, shown: true });
       const [calls, second, came, first] = (shown as RegExpExecArray).slice(1).map(Number);
       const { calls: c, came: t } = aheadTolerance(20);
       expect({ verdict, calls: calls >= c[0] && calls <= c[1], came: came >= t[0] && came <= t[1], next: second - first }).toEqual({
