@@ -183,13 +183,14 @@ describe('createMockHost: routes', () => {
     expect(host.stats).toMatchObject({ dataCalls: 3, unauthorized: 2 });
   });
 
-  test('a route that throws answers 500 saying so; nothing matching answers 404 listing what is served', async () => {
+  test('a route that throws (or answers with a misspelt key) answers 500 saying so; nothing matching answers 404 listing what is served', async () => {
     const host = createMockHost({
       sandboxData: false,
       routes: {
         'GET /boom': () => {
           throw new Error('fixture missing');
         },
+        'GET /typo': () => ({ stauts: 404 }) as never,
       },
     });
     const call = (url: string) => new Promise<Record<string, unknown>>((resolve) => host.request({ url, success: resolve }));
@@ -197,9 +198,16 @@ describe('createMockHost: routes', () => {
       statusCode: 500,
       data: { message: 'createMockHost: the route for GET /boom threw: fixture missing' },
     });
+    expect(await call('https://x.example/typo')).toMatchObject({
+      statusCode: 500,
+      data: { message: 'createMockHost: the route for GET /typo threw: [channel-sdk] unknown route answer key "stauts"; did you mean "status"?' },
+    });
     expect(await call('https://x.example/open/api/v1/sdk/orders')).toMatchObject({
       statusCode: 404,
-      data: { message: 'createMockHost: nothing answers GET https://x.example/open/api/v1/sdk/orders; it answers GET /boom, the token route /channel-token' },
+      data: {
+        message:
+          'createMockHost: nothing answers GET https://x.example/open/api/v1/sdk/orders; it answers GET /boom, GET /typo, the token route /channel-token',
+      },
     });
   });
 

@@ -195,6 +195,10 @@ const fromData = (answer: DataAnswer): WireAnswer => ({
 /** A handler's answer as it goes over the wire: an object as JSON, a string as text, bytes as they are. */
 export function toWire(answer: MockAnswer | undefined): WireAnswer {
   if (!answer || typeof answer !== 'object') throw new ConfigError('a createMockHost route must return { status?, headers?, body? }; got ' + String(answer));
+  checkKeys(answer, ['status', 'headers', 'body'], 'route answer key', { data: 'body', json: 'body', statuscode: 'status', header: 'headers' });
+  const status = answer.status ?? 200;
+  if (!(Number.isInteger(status) && status >= 100 && status <= 599))
+    throw new ConfigError('a route answer status must be an HTTP status (100 to 599); got ' + String(status));
   const { body } = answer;
   const headers = Object.entries(answer.headers ?? {});
   const has = (name: string) => headers.some(([key]) => key.toLowerCase() === name);
@@ -205,5 +209,5 @@ export function toWire(answer: MockAnswer | undefined): WireAnswer {
   else if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) [bytes, type] = [new Uint8Array(body as ArrayBuffer), 'application/octet-stream'];
   else [bytes, type] = [Buffer.from(JSON.stringify(body)), 'application/json; charset=utf-8'];
   if (!has('content-type') && bytes.length) headers.push(['Content-Type', type]);
-  return { status: answer.status ?? 200, headers, body: bytes };
+  return { status, headers, body: bytes };
 }
