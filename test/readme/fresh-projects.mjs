@@ -204,7 +204,7 @@ async function readmeChecks(tgz) {
     mkdirSync(dir);
     await run('npm', ['init', '-y'], { cwd: dir });
     await run('npm', ['install', '--no-audit', '--no-fund', tgz, `zod@${pins.zod}`, `tsx@${pins.tsx}`], { cwd: dir });
-    writeFileSync(join(dir, 'node-client.mts'), shown.get('node-client.ts').code);
+    writeFileSync(join(dir, 'node-client.mts'), shown.get('examples/node-client.ts').code);
     const stdout = await run('npx', ['--no', 'tsx', 'node-client.mts'], { cwd: dir, env: sh.env });
     expectEqual(stdout.trim(), 'SO20240601001 in_transit', 'printed');
     return `package.json type: ${JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).type ?? '(none)'}`;
@@ -252,7 +252,7 @@ async function readmeChecks(tgz) {
       await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: dir });
       // The README: baseUrl the sandbox's URL, the token route your backend's. Your app: its login.
       const page = shown
-        .get('miniprogram-page.js')
+        .get('examples/miniprogram-page.js')
         .code.replaceAll('https://channel.example.com', sandboxUrl)
         .replaceAll('https://partner.example.com', backendUrl);
       writeFileSync(join(dir, 'pages/orders/orders.js'), page);

@@ -134,20 +134,21 @@ export async function quickStarts({ root, tmp, tgz, pins, shown, tries, runner, 
 
 /**
  * Opens a mini-program twice on the same storage (`open` resolves to the host calls of its
- * launch), `channel-sandbox expire` in between: the first launch asks the token route once,
- * plainly; the second restores that token (hostTokenStore), meets a 401 and asks once, forced.
+ * launch), `channel-sandbox expire` in between: the first launch asks the token route plainly
+ * (and once more, forced, when the Express backend handed back a token an earlier quick start's
+ * expiry ended: the quick starts share the sandbox's user, and the Next.js one refreshes through
+ * its own token route, so the Express backend's cache still holds the token its expiry ended);
+ * the relaunch restores the token it got (hostTokenStore), meets a 401 and asks once, forced, and
+ * nothing else.
  */
 async function relaunchAfterExpiry(open, backendUrl, expire) {
   const tokenCalls = (calls) => calls.filter((call) => call.url.startsWith(backendUrl + '/channel-token')).map((call) => call.url.slice(backendUrl.length));
-  const first = await open();
+  const first = tokenCalls(await open());
+  if (first[0] !== '/channel-token' || first.length > 2 || (first[1] && first[1] !== '/channel-token?force=1'))
+    fail('token-route calls of the first launch: ' + JSON.stringify(first));
   await expire();
-  const second = await open();
-  expectEqual(
-    [tokenCalls(first), tokenCalls(second)],
-    [['/channel-token'], ['/channel-token?force=1']],
-    'token-route calls of the first launch and of the relaunch',
-  );
-  return `host calls: ${first.length}, then ${second.length}`;
+  expectEqual(tokenCalls(await open()), ['/channel-token?force=1'], 'token-route calls of the relaunch');
+  return `token-route calls: ${JSON.stringify(first)}, then one forced`;
 }
 
 /**
