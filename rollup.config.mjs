@@ -28,6 +28,8 @@ const toChecks = {
   external: (id, _importer, resolved) => external(id) || (resolved && builtOnce(id) !== undefined),
   paths: (id) => builtOnce(id) ?? id,
 };
+// `channel-sandbox inbox` takes createRedisInbox from the server build beside it, not a copy of its own.
+const inboxForCli = /\/src\/server\/webhooks\/inbox\/redis-inbox\.ts$/;
 const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], preferBuiltins: true });
 // The bundled libraries go through esbuild too: lowered to the entry's target like our own
 // code, and stripped of their doc comments (whose `import ... from` examples would read as imports).
@@ -88,14 +90,15 @@ export default [
   // next to it, and the checks from dist/check.cjs, rather than a second copy of them and zod.
   {
     input: { 'sandbox-cli': 'src/sandbox-cli.ts' },
-    external: (id, importer, resolved) => toChecks.external(id, importer, resolved) || (resolved && id.endsWith('/src/testing/sandbox/sandbox.ts')),
+    external: (id, importer, resolved) =>
+      toChecks.external(id, importer, resolved) || (resolved && (id.endsWith('/src/testing/sandbox/sandbox.ts') || inboxForCli.test(id))),
     plugins: [resolve(), compile('es2022'), notices],
     output: {
       dir: 'dist',
       format: 'es',
       entryFileNames: '[name].js',
       banner: '#!/usr/bin/env node',
-      paths: (id) => (id.endsWith('/src/testing/sandbox/sandbox.ts') ? './testing.js' : toChecks.paths(id)),
+      paths: (id) => (id.endsWith('/src/testing/sandbox/sandbox.ts') ? './testing.js' : inboxForCli.test(id) ? './server-node.js' : toChecks.paths(id)),
     },
   },
   // `channel-sandbox check`, for the testing entry and the CLI, and createMockHost, for the

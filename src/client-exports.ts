@@ -16,15 +16,10 @@ export type {
   TokenProviderContext,
   TokenReason,
   TokenStore,
-  Transport,
-  TransportRequest,
-  TransportResponse,
   UploadFields,
-  UploadSpec,
-  DownloadSpec,
-  FileSpec,
-  BlobLike,
 } from './core/types.js';
+// Not exported: the transport seam (Transport, TransportRequest, TransportResponse, UploadSpec,
+// DownloadSpec, FileSpec, BlobLike). No option accepts a transport; it is the core's own interface.
 export type { StandardSchemaV1 } from './core/standard-schema.js';
 export { createCancelToken } from './core/cancel.js';
 export type { CancelToken } from './core/cancel.js';

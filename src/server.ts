@@ -11,8 +11,8 @@ import { serverApi } from './server/api.js';
 const server = serverApi(webCrypto);
 
 /**
- * True when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret` (either case).
- * Never throws: any malformed input (a missing or non-hex signature, an empty secret,
+ * True when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret` (either case), or
+ * under any secret of a list (`[current, previous]` while rotating). Never throws: any malformed input (a missing or non-hex signature, an empty secret,
  * a body that is not bytes or text) is `false`.
  * @example
  * const ok = await verifyWebhookSignature(rawBody, request.headers.get(SIGNATURE_HEADER), secret);

@@ -4,7 +4,6 @@
  * @packageDocumentation
  */
 export { startSandbox, SANDBOX_CODES, SANDBOX_PATHS } from './testing/sandbox/sandbox.js';
-export { MAX_BODY_BYTES } from './testing/http-io.js';
 // The sandbox's types, one line: its option, event, push and token shapes.
 export type {
   FailNextOptions,

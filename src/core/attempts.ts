@@ -1,75 +1,83 @@
 import { isChannelError, type ChannelError } from '../errors/ChannelError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { UnauthorizedError } from '../errors/UnauthorizedError.js';
-import type { Stop } from './cancel.js';
-import type { Call } from './call-options.js';
+import type { Call } from './call.js';
 import type { ClientEvents, Events, RequestInfo } from './events.js';
 import type { Redactor } from './redactor.js';
 import { delayOf, retryAfterMs } from './retry.js';
 import { abortError, raceRequest, sleepRequest } from './request-abort.js';
 import type { HeldToken, TokenManager } from './token-types.js';
-import type { Progress, SignalLike, Transport, TransportResponse } from './types.js';
+import type { SignalLike, Transport, TransportRequest, TransportResponse } from './types.js';
 
 /** The attempt loop of one call, as `createAttempts` returns it. */
-export type Attempts = (call: Call, requestId: number, signal: Stop, drop: boolean, progress?: (p: Progress) => void) => Promise<TransportResponse>;
+export type Attempts = (call: Call) => Promise<TransportResponse>;
 
 /** The attempt loop of a client, over its transport, token manager, events and redactor. */
 export function createAttempts(transport: Transport, now: () => number, tokens: TokenManager, events: Events, redact: Redactor): Attempts {
+  /** Emits a request event of `call`'s attempt number `attempt`. No payload is built for nobody. */
+  function note<K extends 'request' | 'response' | 'unauthorized' | 'retry'>(
+    type: K,
+    call: Call,
+    attempt: number,
+    extra: Omit<ClientEvents[K], keyof RequestInfo>,
+  ): void {
+    // A retry is numbered as the attempt it announces.
+    if (events.heard(type))
+      events.emit(
+        type,
+        Object.assign(
+          { requestId: call.requestId, method: call.method, url: call.url, attempt: type === 'retry' ? attempt + 1 : attempt },
+          extra,
+        ) as ClientEvents[K],
+      );
+  }
+
   /**
    * The attempts of one call: token, send, 401 -> one shared forced refresh -> one replay,
-   * transient retries. Resolves to the final response (any status), for settle() to read.
+   * transient retries. Resolves to the final response (any status), which the caller reads
+   * (client.ts: settle()).
    */
-  async function attempts(call: Call, requestId: number, signal: Stop, drop: boolean, progress?: (p: Progress) => void): Promise<TransportResponse> {
-    const { method, url, context, policy } = call;
+  async function attempts(call: Call): Promise<TransportResponse> {
+    const { method, url, context, policy, stop } = call;
     const retryable = policy.methods.indexOf(method) >= 0;
     // A token already held is used at once: an await here would let whatever else is queued run
     // before the host (or fetch) is even called, on every request.
-    const first = token(tokens.get(), signal, context);
+    const first = token(tokens.get(), stop, context);
     let held = 'then' in first ? await first : first;
     let retries = 0;
     let replayed = false;
     let rejectedToken = '';
     let attempt = 0;
-    const note = <K extends 'request' | 'response' | 'unauthorized' | 'retry'>(type: K, extra: Omit<ClientEvents[K], keyof RequestInfo>) => {
-      // A retry is numbered as the attempt it announces. No payload is built for nobody.
-      if (events.heard(type))
-        events.emit(type, Object.assign({ requestId, method, url, attempt: type === 'retry' ? attempt + 1 : attempt }, extra) as ClientEvents[K]);
-    };
     for (;;) {
       attempt++;
-      note('request', {});
+      note('request', call, attempt, {});
       // Another user since the token was taken ends this request (it fences it).
       tokens.sync();
       // After the event: a listener may have called clearToken() or aborted.
-      if (signal.aborted) throw abortError(signal, context);
+      if (stop.aborted) throw abortError(stop, context);
       const startedAt = now();
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       try {
-        // A fresh request object per attempt: nothing consumed by an earlier attempt is reused.
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
-        const sent = transport({
-          method,
-          url,
-          headers: Object.assign({}, call.headers, { authorization: 'Bearer ' + held.token }),
-          body: call.body,
-          timeout: call.timeout,
-          signal,
-          dropOnAbort: drop,
-          file: call.file,
-          onProgress: progress,
-          hostOptions: call.hostOptions,
-          raw: call.raw,
-        });
-        response = await (drop ? sent : raceRequest(sent, signal, context));
+        const request = attemptRequest(call, held);
+        // A queued attempt takes the token held when it leaves: an answer read meanwhile may
+        // have shown, by the server's clock, that this one has ended.
+        request.rebind = () => {
+          const next = token(tokens.get(), stop, context);
+          const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
+          return 'then' in next ? next.then(use) : use(next);
+        };
+        const sent = transport(request);
+        response = await (call.dropOnAbort ? sent : raceRequest(sent, stop, context));
       } catch (error) {
-        failure = transportError(error, signal, context, redact);
+        failure = transportError(error, stop, context, redact);
       }
       if (response) tokens.observe(response.headers.get('date'), startedAt, now());
       tokens.sync();
       // Whatever the transport did, a cancelled request is not resolved, replayed or retried.
-      if (signal.aborted) throw failure && failure.code === 'ABORTED' ? failure : abortError(signal, context);
+      if (stop.aborted) throw failure && failure.code === 'ABORTED' ? failure : abortError(stop, context);
       let reason: 'network' | 'timeout' | 'status';
       let status: number | undefined;
       let wait: number | undefined;
@@ -80,9 +88,9 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
         reason = failure.code === 'TIMEOUT' ? 'timeout' : 'network';
       } else {
         status = response.status;
-        note('response', { status, durationMs: now() - startedAt });
+        note('response', call, attempt, { status, durationMs: now() - startedAt });
         if (status === 401) {
-          note('unauthorized', { tokenVersion: held.version });
+          note('unauthorized', call, attempt, { tokenVersion: held.version });
           if (replayed) {
             const error = new UnauthorizedError(
               'the service rejected the token again after a forced refresh (HTTP 401 on ' +
@@ -95,13 +103,13 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
                   : 'the user needs to sign in again'),
               context,
             );
-            events.emit('auth:failed', { requestId, method, url, error });
+            events.emit('auth:failed', { requestId: call.requestId, method, url, error });
             throw error;
           }
           replayed = true;
           rejectedToken = held.token;
-          held = await token(tokens.afterUnauthorized(held.version), signal, context);
-          note('retry', { reason: 'unauthorized', delayMs: 0 });
+          held = await token(tokens.afterUnauthorized(held.version), stop, context);
+          note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
           continue;
         }
         const transient = retryable && retries < policy.limit && policy.statusCodes.indexOf(status) >= 0;
@@ -112,12 +120,29 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
       }
       retries++;
       const delayMs = wait === undefined ? delayOf(policy, retries) : wait;
-      note('retry', { reason, status, delayMs });
-      await sleepRequest(delayMs, signal, context);
+      note('retry', call, attempt, { reason, status, delayMs });
+      await sleepRequest(delayMs, stop, context);
     }
   }
 
   return attempts;
+}
+
+/** What the transport is sent for one attempt of `call` with `held`: a fresh object each time, so nothing an earlier attempt consumed is reused. */
+function attemptRequest(call: Call, held: HeldToken): TransportRequest {
+  return {
+    method: call.method,
+    url: call.url,
+    headers: Object.assign({}, call.headers, { authorization: 'Bearer ' + held.token }),
+    body: call.body,
+    timeout: call.timeout,
+    signal: call.stop,
+    dropOnAbort: call.dropOnAbort,
+    file: call.file,
+    onProgress: call.progress && call.progress.report,
+    hostOptions: call.hostOptions,
+    raw: call.raw,
+  };
 }
 
 function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {

@@ -1,9 +1,11 @@
 import { checkKeys, describeValue, fail, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
-import type { CallKind, Platform } from './platform.js';
+import type { Platform } from './platform.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
-import { retryPolicy, type RetryPolicy } from './retry.js';
+import { retryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
+import type { Call, CallInput } from './call.js';
+import { monotonic } from './progress.js';
 import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
 import { buildUrl } from './build-url.js';
 
@@ -22,24 +24,6 @@ const fileHints = Object.assign({}, requestHints, {
 });
 const methodName = /^[A-Za-z]+$/;
 
-/** Everything a call needs, checked: built once, before a token is asked for or anything is sent. */
-export interface Call {
-  kind: CallKind;
-  method: string;
-  url: string;
-  context: { method: string; url: string };
-  headers: Record<string, string>;
-  body?: string;
-  raw: boolean;
-  schema?: StandardSchemaV1<unknown, unknown>;
-  given?: SignalLike;
-  timeout: number;
-  policy: RetryPolicy;
-  file?: FileSpec;
-  onProgress?: (progress: Progress) => void;
-  hostOptions?: Record<string, unknown>;
-}
-
 /**
  * The per-call option checks of a client: the returned `prepare` checks a call's options (the
  * client's, the call kind's and the entry's) and builds its {@link Call}, or throws a ConfigError.
@@ -54,7 +38,8 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
   };
   const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
 
-  function prepare(path: string, o: Record<string, unknown>, kind: CallKind, helper?: string): Call {
+  function prepare(input: CallInput): Call {
+    const { kind, helper, options: o, stop } = input;
     if (typeof o !== 'object' || o === null)
       fail(
         kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describeValue(o),
@@ -102,7 +87,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         file = uploadSpec(o);
       }
     }
-    const url = buildUrl(config.base, path, o.searchParams as RequestOptions['searchParams']);
+    const url = buildUrl(config.base, input.path, o.searchParams as RequestOptions['searchParams']);
     const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
     if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describeValue(raw));
     if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
@@ -128,8 +113,13 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       timeout: o.timeout === undefined ? config.timeout : milliseconds('timeout', o.timeout),
       policy: o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
       file,
-      onProgress: onProgress as Call['onProgress'],
       hostOptions: platform.hostOptions && platform.hostOptions(kind, o.hostOptions),
+      requestId: input.requestId,
+      stop,
+      // A plain request without a signal of its own can only be fenced by clearToken(): an
+      // attempt already on the wire may then finish on its own (see attempts.ts).
+      dropOnAbort: !!given || kind !== 'request',
+      progress: onProgress ? monotonic(onProgress as (progress: Progress) => void, stop) : undefined,
     };
   }
 

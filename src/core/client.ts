@@ -15,9 +15,9 @@ import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions,
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
-import { createCallPreparer, type Call } from './call-options.js';
+import { createCallPreparer } from './call-options.js';
+import type { Call, CallInput } from './call.js';
 import { createGetDedupe, dedupeKeyOf } from './dedupe-gets.js';
-import { monotonic } from './progress.js';
 
 /** What every client has, on both entries; `X` is what an entry adds to the request options. */
 export interface BaseClient<X = {}> {
@@ -109,24 +109,21 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     return call.schema ? validate(call.schema, value, status, call.context) : value;
   }
 
-  async function send(path: string, o: Record<string, unknown>, kind: CallKind, requestId: number, stop: Stop, helper?: string): Promise<unknown> {
+  /** A call of request(), upload() or download(): checked, sent through the attempt loop (or joined to an identical GET), settled. */
+  async function send(input: CallInput): Promise<unknown> {
     // Everything is checked before a token is asked for or anything is sent.
-    const call = prepare(path, o, kind, helper);
-    const given = call.given;
+    const call = prepare(input);
+    const { stop, given } = call;
     // The request's own signal fires for the caller's signal and for clearToken().
     const detach = !given ? noop : given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
     try {
       if (stop.aborted) throw abortError(stop, call.context);
-      const progress = call.onProgress && monotonic(call.onProgress, stop);
-      const key = kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, o) : undefined;
-      const response =
-        key === undefined
-          ? await attempts(call, requestId, stop, !!given || kind !== 'request', progress && progress.report)
-          : await dedupeGet(key, call, requestId, stop);
+      const key = call.kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, input.options) : undefined;
+      const response = key === undefined ? await attempts(call) : await dedupeGet(key, call);
       // Awaited only when the schema validates asynchronously: each await delays the result.
       const settled = settle(call, response) as { then?: unknown } | undefined;
       const value = settled && typeof settled.then === 'function' ? await settled : settled;
-      if (progress) progress.end();
+      if (call.progress) call.progress.end();
       return value;
     } finally {
       detach();
@@ -140,8 +137,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     tokens.sync();
     const stop = new Stop();
     live.add(stop);
+    const callOptions = (o === undefined && kind !== 'upload' ? {} : o) as Record<string, unknown>;
     // send() is async: whatever goes wrong in it, even a bad option, arrives as a rejection.
-    return send(path, (o === undefined && kind !== 'upload' ? {} : o) as Record<string, unknown>, kind, requestId, stop, helper).then(
+    return send({ kind, helper, path, options: callOptions, requestId, stop }).then(
       (value) => {
         live.delete(stop);
         return value as T;

@@ -1,6 +1,6 @@
 import { Stop } from './cancel.js';
 import type { Attempts } from './attempts.js';
-import type { Call } from './call-options.js';
+import type { Call } from './call.js';
 import { raceRequest } from './request-abort.js';
 import type { TransportResponse } from './types.js';
 
@@ -12,12 +12,16 @@ import type { TransportResponse } from './types.js';
 export function createGetDedupe(attempts: Attempts, live: Set<Stop>) {
   const shared = new Map<string, { users: number; stop: Stop; promise: Promise<TransportResponse> }>();
 
-  function dedupeGet(key: string, call: Call, requestId: number, stop: Stop): Promise<TransportResponse> {
+  function dedupeGet(key: string, call: Call): Promise<TransportResponse> {
+    const { stop } = call;
     let entry = shared.get(key);
     // A call whose every waiter left is being dropped: a newcomer starts a fresh one.
     if (!entry || entry.stop.aborted) {
       const own = new Stop();
-      const fresh = (entry = { users: 0, stop: own, promise: attempts(call, requestId, own, true) });
+      // The newcomer's call, under a Stop of its own (fired when the last waiter leaves, or by
+      // the fence) that drops the connection.
+      const sharedCall: Call = Object.assign({}, call, { stop: own, dropOnAbort: true });
+      const fresh = (entry = { users: 0, stop: own, promise: attempts(sharedCall) });
       const done = () => {
         live.delete(own);
         if (shared.get(key) === fresh) shared.delete(key);

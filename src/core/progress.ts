@@ -1,5 +1,11 @@
 import type { Progress, SignalLike } from './types.js';
 
+/** A call's progress as its caller sees it: `report` takes the transport's, `end` the final 1. */
+export interface Monotonic {
+  report(p: Progress): void;
+  end(): void;
+}
+
 /**
  * Progress as the caller sees it: percent clamped to 0..1 and never going back (a replay after
  * a 401 starts its transfer over, and the caller sees its value held until the replay passes
@@ -7,7 +13,7 @@ import type { Progress, SignalLike } from './types.js';
  * listener that throws surfaces as an uncaught error without failing the transfer, as event
  * listeners do.
  */
-export function monotonic(listener: (progress: Progress) => void, stop: SignalLike): { report(p: Progress): void; end(): void } {
+export function monotonic(listener: (progress: Progress) => void, stop: SignalLike): Monotonic {
   let shown = -1;
   let total = 0;
   const emit = (percent: number, transferredBytes: number, totalBytes: number) => {

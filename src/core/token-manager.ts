@@ -1,261 +1,61 @@
-import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { messageOf } from '../shared/message.js';
-import { claimsOf, isJwt } from './jwt-claims.js';
 import { createServerClock } from './server-clock.js';
-import { abortError, cleared } from './request-abort.js';
+import { storeKeyReader } from './user-key.js';
 import { createStoreWriter } from './store-writer.js';
-import type { HeldToken, Obtained, TokenManager, TokenManagerOptions } from './token-types.js';
-import type { SignalLike, StoredToken, TokenReason, TokenStore } from './types.js';
+import { postponeRefresh, timeToken } from './token-timing.js';
+import { createTokenInstaller } from './token-install.js';
+import { createTokenFence } from './token-fence.js';
+import { isJwt } from './jwt-claims.js';
+import type { HeldToken, TokenManager, TokenManagerOptions, TokenState } from './token-types.js';
 // Last, so that bundlers place it after the modules above, as when it was part of this file.
-import { tokenFromAnswer } from './provider-answer.js';
+import { createTokenObtainer } from './token-obtain.js';
 
 /**
- * How far a fresh token's `iat` may sit from the server clock learnt from `Date` headers (ms)
- * before that clock is dropped: the service's own machines and the network stay well within.
+ * The client's token manager. The token's life, one part at a time:
+ * - obtain (token-obtain.ts): one provider call at a time, bounded by tokenTimeout
+ *   (provider-call.ts), the store read first, once per session (store-reader.ts);
+ * - install (token-install.ts): claims, version, the store write;
+ * - time (token-timing.ts): when the token ends and its refresh ahead starts, against the
+ *   server's clock (server-clock.ts);
+ * - refresh (here): the held token while it is good, a refresh ahead of its end, a new one
+ *   when it expired, a forced one after a 401 or on request;
+ * - fence (token-fence.ts): clear(), another tab's logout, and the user switch sync().
+ * They share one {@link TokenState}.
  */
-const TOLERANCE = 30000;
-
-interface Flight {
-  promise: Promise<HeldToken>;
-  forced: boolean;
-}
-
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const { now, refreshLeeway, store, share } = options;
   const clock = createServerClock();
-  const write = store && createStoreWriter(store, options.tokenTimeout);
-  const keyOf =
-    store && typeof store.key === 'function'
-      ? () => {
-          try {
-            return userKey((store.key as () => unknown)());
-          } catch {
-            return undefined;
-          }
-        }
-      : undefined;
-  let session: string | undefined; // the key the current session belongs to
-  let active = false; // the session has asked for or holds a token
-  let loggedOut = false; // clear() ran (here or in another tab)
-  let saving = !!store;
-  let held: HeldToken | undefined;
-  let version = 0;
-  let calls = 0; // provider calls started
-  let installedCall = 0; // the call whose token is held
-  let epoch = 0; // bumped by clear()
-  let flight: Flight | undefined;
-  let restored = !store; // the store is read once per session, for its first token, never after a logout
-
-  function call(forced: boolean, reason: TokenReason): Promise<HeldToken> {
-    const id = ++calls;
-    const callEpoch = epoch;
-    const key = session;
-    const stale = held;
-    active = true;
-    const fetch = () => {
-      const receivedAt = now();
-      return invoke(forced).then((value) => ({ token: tokenFromAnswer(value), receivedAt, doneAt: now(), fresh: forced }));
-    };
-    const ask = () => (share ? share.obtain(stale, fetch) : fetch());
-    // The provider is asked synchronously unless the store is read first (once).
-    const source: Promise<Obtained> = restored ? ask() : ((restored = true), restore(key).then((found) => found || ask()));
-    const promise = source
-      .then((got) => {
-        sync();
-        if (callEpoch !== epoch) throw abortError({ reason: cleared } as SignalLike, {});
-        // Already held (announced by another tab meanwhile), or a slower call that started
-        // earlier: never replace a newer token.
-        if (held && (held.token === got.token || id < installedCall)) return held;
-        installedCall = id;
-        return install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
-      })
-      // Chained after, not beside, the handler above: a bad return value fails in there.
-      .then(undefined, (error: unknown) => {
-        // A call of an earlier epoch fails quietly: nobody of this session asked for it.
-        if (callEpoch !== epoch) throw abortError({ reason: cleared } as SignalLike, {});
-        const wrapped =
-          error instanceof TokenProviderError
-            ? error
-            : new TokenProviderError('tokenProvider threw: ' + options.redact.text(messageOf(error)), { cause: options.redact.cause(error) });
-        options.onError(reason, wrapped);
-        throw wrapped;
-      })
-      // Past its end by the server's clock already (a backend cache handed out an old token):
-      // a new one is asked for instead of sending this one. A forced call's token is used.
-      .then((h) => (!forced && h === held && h.expiresAt <= now() ? acquire(true, 'expired') : h));
-    const done = () => {
-      if (flight && flight.promise === promise) flight = undefined;
-    };
-    promise.then(done, done);
-    flight = { promise, forced };
-    return promise;
-  }
-
-  function install(got: Obtained, reason: TokenReason, key: string | undefined): HeldToken {
-    const { iat, exp } = claimsOf(got.token);
-    const h: HeldToken = {
-      token: got.token,
-      version: ++version,
-      receivedAt: got.receivedAt,
-      expiresAt: Infinity,
-      refreshAt: Infinity,
-      key,
-      end: Infinity,
-      iat,
-      exp,
-      doneAt: got.doneAt || got.receivedAt,
-      fresh: !!got.fresh,
-      until: got.until || Infinity,
-    };
-    time(h, true);
-    held = h;
-    active = true;
-    options.onToken(reason, h);
-    // Only a token whose end is known and ahead, and (with key()) whose user is known.
-    if (write && saving && reason !== 'stored' && h.end > now() && h.end < Infinity && (!keyOf || key)) {
-      write(Object.assign({ token: h.token, receivedAt: h.receivedAt, expiresAt: h.end }, keyOf ? { key } : {}));
-    }
-    return h;
-  }
-
-  /**
-   * Works out when `h` ends, in local ms: `exp - iat` after the local time the provider was
-   * asked (never earlier than a fresh token's issue, and no device clock involved), or sooner
-   * when the server's clock (learnt from Date headers) says `exp` comes sooner: the token may
-   * have come from a backend cache. `first`: at install; later only an earlier end is taken.
-   */
-  function time(h: HeldToken, first: boolean): void {
-    const { iat, exp } = h;
-    const life = iat !== undefined && exp !== undefined && exp > iat ? exp - iat : undefined;
-    let end = Math.min(life === undefined ? Infinity : h.receivedAt + life, h.until);
-    const range = clock.range();
-    if (range && exp !== undefined) {
-      // A fresh token was issued while its call ran. A server clock that says otherwise is wrong
-      // (a gateway's Date, a device clock reset) and is dropped: it never causes a refresh loop.
-      if (h.fresh && iat !== undefined && (iat - h.doneAt > range[1] + TOLERANCE || iat + 1000 - h.receivedAt < range[0] - TOLERANCE)) clock.distrust();
-      // A fresh token's iat bounds the offset too (issued at most TOLERANCE before its call),
-      // however wide the range: one answer that was minutes in flight must not end it at once.
-      else end = Math.min(end, exp - (h.fresh && iat !== undefined ? Math.min(range[1], iat + 1000 + TOLERANCE - h.receivedAt) : range[1]));
-    }
-    if (!first && end > h.end - 1000) return;
-    h.end = end;
-    if (!refreshLeeway) return;
-    h.expiresAt = end;
-    const refreshAt = end - Math.min(refreshLeeway * 1000, (life === undefined ? Math.max(0, end - h.receivedAt) : life) / 2);
-    h.refreshAt = first ? refreshAt : Math.min(h.refreshAt, refreshAt);
-  }
-
-  function invoke(forceRefresh: boolean): Promise<unknown> {
-    const controller = options.createAbortController && options.createAbortController();
-    return new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (controller) controller.abort();
-        reject(
-          new TokenProviderError('tokenProvider did not settle within ' + options.tokenTimeout + ' ms (tokenTimeout); make sure it always resolves or rejects'),
-        );
-      }, options.tokenTimeout);
-      const settle = (fn: (v: unknown) => void) => (v: unknown) => {
-        clearTimeout(timer);
-        fn(v);
-      };
-      new Promise<unknown>((inner) => inner(options.provider(controller ? { forceRefresh, signal: controller.signal } : { forceRefresh }))).then(
-        settle(resolve),
-        settle(reject),
-      );
-    });
-  }
-
-  /**
-   * The stored token, if it belongs to `key` (with key()) and is still good for a while:
-   * received no later than now (a clock set back would stretch its life) and at least the
-   * refresh leeway (5 s at least) before its end. Whatever the store does (throws, hangs,
-   * returns junk), the provider is asked.
-   */
-  function restore(key: string | undefined): Promise<Obtained | undefined> {
-    const s = store as TokenStore;
-    if (keyOf && !key) return Promise.resolve(undefined);
-    return new Promise<unknown>((resolve) => {
-      const timer = setTimeout(resolve, options.tokenTimeout);
-      const done = (value?: unknown) => {
-        clearTimeout(timer);
-        resolve(value);
-      };
-      new Promise((inner) => inner(s.get())).then(done, () => done());
-    }).then((found) => {
-      const r = found as StoredToken | undefined;
-      if (!r || typeof r !== 'object' || !isJwt(r.token) || (keyOf && r.key !== key)) return undefined;
-      const life = r.expiresAt - r.receivedAt;
-      const t = now();
-      return t >= r.receivedAt && t < r.expiresAt - Math.min(Math.max(refreshLeeway * 1000, 5000), life / 2)
-        ? { token: r.token, receivedAt: r.receivedAt, stored: true, until: r.expiresAt }
-        : undefined;
-    });
-  }
-
-  function acquire(forced: boolean, reason: TokenReason): Promise<HeldToken> {
-    // A forced refresh never joins a plain call in flight: that one may return a cached token.
-    if (flight && (flight.forced || !forced)) return flight.promise;
-    return call(forced, reason);
-  }
+  const state: TokenState = {
+    keyOf: storeKeyReader(store),
+    write: store && createStoreWriter(store, options.tokenTimeout),
+    active: false,
+    saving: !!store,
+    restored: !store,
+    epoch: 0,
+  };
+  const fence = createTokenFence(state, options);
+  const { sync } = fence;
+  const install = createTokenInstaller(state, options, clock);
+  const { acquire, call } = createTokenObtainer(state, options, sync, install);
 
   function refreshAhead(current: HeldToken): void {
-    if (flight) return;
-    // Keep using the still-valid token; try again after half the time it has left (at least
-    // 1 s), also when the provider handed back the very same token.
-    const later = () => {
-      const t = now();
-      current.refreshAt = t + Math.max(1000, (current.expiresAt - t) / 2);
-    };
+    if (state.flight) return;
+    const later = () => postponeRefresh(current, now());
     call(true, 'proactive').then((h) => void (h === current && later()), later);
   }
 
-  function forget(): void {
-    held = undefined;
-    epoch++;
-    flight = undefined;
-    active = false;
-  }
-
-  /** A logout, here or in another tab: nothing stored is restored in this run, and a store without key() keeps nothing more. */
-  function logout(): void {
-    forget();
-    loggedOut = restored = true;
-    if (!keyOf) saving = false;
-    if (write) write(null);
-  }
-
-  function sync(): void {
-    if (!keyOf) return;
-    const key = keyOf();
-    if (key === session) return;
-    session = key;
-    restored = loggedOut;
-    if (!active) return;
-    // Another user (or none) since the last look: the session ends as on clearToken(), though
-    // the store keeps its record (bound to its own key).
-    forget();
-    if (share) share.clear();
-    if (options.onRemoteClear) options.onRemoteClear();
-  }
-
   if (share) {
-    share.connect(
-      (token, receivedAt) => {
-        sync();
-        // Another tab's token: taken when newer than ours, without asking the provider.
-        if (isJwt(token) && (!held || (held.token !== token && receivedAt > held.receivedAt))) install({ token, receivedAt }, 'shared', session);
-      },
-      () => {
-        logout();
-        if (options.onRemoteClear) options.onRemoteClear();
-      },
-    );
+    share.connect((token, receivedAt) => {
+      sync();
+      // Another tab's token: taken when newer than ours, without asking the provider.
+      const { held } = state;
+      if (isJwt(token) && (!held || (held.token !== token && receivedAt > held.receivedAt))) install({ token, receivedAt }, 'shared', state.session);
+    }, fence.clearedElsewhere);
   }
 
   return {
     get() {
       sync();
-      const current = held;
+      const current = state.held;
       if (current) {
         if (current.refreshAt === Infinity) return current;
         const t = now();
@@ -268,6 +68,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     },
     afterUnauthorized(usedVersion) {
       sync();
+      const { held } = state;
       if (held && held.version > usedVersion) return held;
       return acquire(true, 'unauthorized');
     },
@@ -275,18 +76,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       sync();
       return acquire(true, reason);
     },
-    clear() {
-      logout();
-      if (share) share.clear();
-    },
+    clear: fence.clear,
     sync,
     observe(date, sentAt, doneAt) {
-      if (clock.observe(date, sentAt, doneAt) && held) time(held, false);
+      if (clock.observe(date, sentAt, doneAt) && state.held) timeToken(state.held, false, clock, refreshLeeway);
     },
   };
-}
-
-/** A user key as a non-empty string (a number id too), else undefined: nobody signed in. */
-export function userKey(value: unknown): string | undefined {
-  return (typeof value === 'string' && value) || (typeof value === 'number' && isFinite(value)) ? String(value) : undefined;
 }

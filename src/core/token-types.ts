@@ -1,6 +1,6 @@
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { Redactor } from './redactor.js';
-import type { TokenProvider, TokenReason, TokenStore } from './types.js';
+import type { RuntimeAbortSignal, StoredToken, TokenProvider, TokenReason, TokenStore } from './types.js';
 
 /** A token as the client holds it. `version` grows by one with every token installed. */
 export interface HeldToken {
@@ -63,7 +63,7 @@ export interface TokenManagerOptions {
   refreshLeeway: number;
   now: () => number;
   /** Creates the controller whose signal the provider receives; absent on hosts without one. */
-  createAbortController?: () => { signal: AbortSignal; abort(): void };
+  createAbortController?: () => { signal: RuntimeAbortSignal; abort(): void };
   onToken: (reason: TokenReason, held: HeldToken) => void;
   onError: (reason: TokenReason, error: TokenProviderError) => void;
   /** Cuts tokens out of what a provider's error leaves in the TokenProviderError. */
@@ -92,4 +92,36 @@ export interface TokenManager {
   sync(): void;
   /** A response's `Date` header, with the local times its request was sent and answered. */
   observe(date: string | null | undefined, sentAt: number, doneAt: number): void;
+}
+
+/** The provider call under way, shared by whoever asks meanwhile. */
+export interface Flight {
+  promise: Promise<HeldToken>;
+  /** A forced call: a plain call may join it, not the other way round. */
+  forced: boolean;
+}
+
+/**
+ * What the parts of one token manager share (token-manager.ts makes it): the store's two tools,
+ * and the state each part reads and the others may change. Each field says who changes it.
+ */
+export interface TokenState {
+  /** The tokenStore's key() as a user key; undefined without a store or a key(). */
+  readonly keyOf: (() => string | undefined) | undefined;
+  /** Writes the store, the newest wish winning (store-writer.ts); undefined without a store. */
+  readonly write: ((value: StoredToken | null) => void) | undefined;
+  /** The token in use: set by install, dropped by the fence. */
+  held?: HeldToken;
+  /** The key() the current session belongs to: the fence's sync() follows it. */
+  session?: string;
+  /** The session has asked for or holds a token (obtain, install); the fence resets it. */
+  active: boolean;
+  /** Install writes new tokens to the store; the fence stops that after a logout with a store without key(). */
+  saving: boolean;
+  /** The store was read for this session: obtain reads it once, for the first token; the fence sets it on a logout. */
+  restored: boolean;
+  /** Bumped by the fence: a provider call started before installs nothing. */
+  epoch: number;
+  /** The provider call in flight (obtain); the fence drops it. */
+  flight?: Flight;
 }

@@ -30,6 +30,12 @@ export interface TransportRequest {
   hostOptions?: Record<string, unknown>;
   /** The caller asked for `raw: true` (a download then resolves to the transport's own object). */
   raw?: boolean;
+  /**
+   * For a transport that queues attempts (a host's concurrency limit): called as a queued attempt
+   * leaves, before it is sent. Puts the token the client holds then into `headers`, first
+   * replacing one that ended meanwhile (it may wait for the provider); rejects as the request would.
+   */
+  rebind?: () => Promise<void> | void;
 }
 
 /** An upload: the file and its multipart form. */
@@ -90,12 +96,13 @@ export interface TransportResponse {
  */
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
-// Declared here so that the core type-checks without the DOM lib (mini-program build):
-// where the DOM lib is present this merges with the real AbortSignal.
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
-  interface AbortSignal extends SignalLike {}
-}
+/**
+ * The runtime's own `AbortSignal` type where its typings have one (the DOM lib, @types/node), else
+ * {@link SignalLike}: the core type-checks without the DOM lib (mini-program build), and the
+ * shipped types augment no global of the user's.
+ */
+// oxlint-disable-next-line no-restricted-globals -- a type query, nothing at run time
+export type RuntimeAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : SignalLike;
 
 /** What `tokenProvider` receives. */
 export interface TokenProviderContext {
@@ -109,7 +116,7 @@ export interface TokenProviderContext {
    * Aborted when `tokenTimeout` passes. A real `AbortSignal` where the runtime has
    * `AbortController` (browsers, Node); absent on mini-program hosts.
    */
-  signal?: AbortSignal;
+  signal?: RuntimeAbortSignal;
 }
 
 /**

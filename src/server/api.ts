@@ -5,20 +5,20 @@ import type { Crypto, Secret } from './crypto/crypto.js';
 import type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
 import { createExchange } from './tokens/exchange.js';
 import { signReference, type SignInput } from './tokens/signing.js';
-import type { WebhookHandler, WebhookHandlerOptions } from './webhooks/handler-options.js';
+import type { WebhookHandler, WebhookHandlerOptions, WebhookInboxHandlerOptions } from './webhooks/handler-options.js';
 import { createHandler } from './webhooks/handler.js';
 import { parseWith, type ParseWebhookInput } from './webhooks/parse.js';
-import { bodyKey, signBody, verifySignature, type RawBody } from './webhooks/verify.js';
+import { bodyKey, signBody, verifySignature, type RawBody, type Secrets } from './webhooks/verify.js';
 
 export function serverApi(crypto: Crypto) {
   const referenceSign = (input: SignInput): Promise<Record<string, string>> => signReference(crypto, input);
   return {
-    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> =>
+    verifyWebhookSignature: (rawBody: RawBody, signature: string | null | undefined, secret: Secrets): Promise<boolean> =>
       verifySignature(crypto, rawBody, signature, secret),
     signWebhookBody: (rawBody: RawBody, secret: Secret): Promise<string> => signBody(crypto, rawBody, secret),
     parseWebhook: (input: ParseWebhookInput): Promise<WebhookEvent> => parseWith(crypto, input),
     dedupKey: (rawBody: RawBody): Promise<string> => bodyKey(crypto, rawBody),
-    createWebhookHandler: (options: WebhookHandlerOptions): WebhookHandler => createHandler(crypto, options),
+    createWebhookHandler: (options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler => createHandler(crypto, options),
     createTokenExchange: (options: TokenExchangeOptions): TokenExchange => createExchange(referenceSign, options),
     referenceSign,
   };

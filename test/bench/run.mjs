@@ -428,6 +428,19 @@ if (global.gc) {
   console.log('\n' + out.trim());
 }
 
+// ---------------------------------------------------------------- H: the webhook inbox (issue #33)
+// In processes of its own (test/bench/inbox.mjs): receivers, a redis-server and workers it kills.
+{
+  const { execFileSync } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const { redisServerPath } = await import('../helpers/redis-server.mjs');
+  if (existsSync(redisServerPath)) {
+    const out = execFileSync(process.execPath, [new URL('./inbox.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], { encoding: 'utf8' });
+    tables.push(out.trim());
+    console.log('\n' + out.trim());
+  } else console.log(`\n(webhook inbox figures skipped: no redis-server at ${redisServerPath})`);
+}
+
 console.log(
   `\nNode ${process.version}, ${(await import('node:os')).cpus().length} cores, ky ${JSON.parse((await import('node:fs')).readFileSync(new URL('../../node_modules/ky/package.json', import.meta.url), 'utf8')).version}`,
 );

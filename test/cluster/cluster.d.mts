@@ -12,6 +12,8 @@ export interface ClusterNode {
   pause(): void;
   /** SIGCONT after pause(). */
   resume(): void;
+  /** SIGKILL, a crash: waits for the exit. */
+  kill(): Promise<void>;
 }
 
 export interface Cluster {
@@ -19,11 +21,13 @@ export interface Cluster {
   urls: string[];
   /** Keys held by each node (DBSIZE), in node order. */
   sizes(): Promise<number[]>;
+  /** The master that serves `key` now (asked of `via`, a live node). */
+  masterOf(key: string, via?: ClusterNode): Promise<ClusterNode | undefined>;
   stop(): Promise<void>;
 }
 
 /** `redis-cli -p <port> <args…>`, its output trimmed. */
 export function cli(port: number, ...args: string[]): Promise<string>;
 
-/** Starts a cluster of `masters` masters (no replicas), each node on a free port with its own temp dir. */
-export function startCluster(options?: { masters?: number; nodeTimeoutMs?: number }): Promise<Cluster>;
+/** Starts a cluster of `masters` masters with `replicas` replicas each (default none), each node on a free port with its own temp dir. */
+export function startCluster(options?: { masters?: number; replicas?: number; nodeTimeoutMs?: number }): Promise<Cluster>;

@@ -60,21 +60,31 @@ export async function cli(port, ...args) {
 }
 
 /**
- * Starts a cluster of `masters` masters (no replicas) and waits until every node says
- * cluster_state:ok. `nodeTimeoutMs`: how long a silent master takes to be marked failed.
+ * Starts a cluster of `masters` masters, each with `replicas` replicas, and waits until every node
+ * says cluster_state:ok (and every replica is in sync). `nodeTimeoutMs`: how long a silent master
+ * takes to be marked failed (then a replica of it is promoted).
  */
-export async function startCluster({ masters = 3, nodeTimeoutMs = 2000 } = {}) {
+export async function startCluster({ masters = 3, replicas = 0, nodeTimeoutMs = 2000 } = {}) {
   const nodes = [];
+  const count = masters * (1 + replicas);
   try {
-    for (let tries = 0; nodes.length < masters; tries++) {
-      if (tries > masters + 5) throw new Error('cluster: no free ports after several tries');
+    for (let tries = 0; nodes.length < count; tries++) {
+      if (tries > count + 5) throw new Error('cluster: no free ports after several tries');
       const node = await startNode(nodeTimeoutMs);
       if (node) nodes.push(node);
     }
-    await run(redisCliPath, ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await run(redisCliPath, ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
     for (const node of nodes) {
       for (let waited = 0; !(await cli(node.port, 'cluster', 'info')).includes('cluster_state:ok'); waited += 50) {
         if (waited > 15_000) throw new Error('cluster: node ' + node.port + ' never reached cluster_state:ok');
+        await sleep(50);
+      }
+    }
+    for (const node of nodes) {
+      for (let waited = 0; ; waited += 50) {
+        const info = await cli(node.port, 'info', 'replication');
+        if (info.includes('role:master') || info.includes('master_link_status:up')) break;
+        if (waited > 15_000) throw new Error('cluster: replica ' + node.port + ' never synced with its master');
         await sleep(50);
       }
     }
@@ -87,6 +97,24 @@ export async function startCluster({ masters = 3, nodeTimeoutMs = 2000 } = {}) {
     urls: nodes.map((n) => n.url),
     /** Keys held by each node (DBSIZE), in node order. */
     sizes: () => Promise.all(nodes.map(async (n) => Number(await cli(n.port, 'dbsize')))),
+    /** The node that serves `key` now, asked of `via` (a live node). */
+    async masterOf(key, via = nodes[0]) {
+      const slot = Number(await cli(via.port, 'cluster', 'keyslot', key));
+      const line = (await cli(via.port, 'cluster', 'nodes')).split('\n').find(
+        (l) =>
+          l.includes('master') &&
+          !l.includes('fail') &&
+          l
+            .split(' ')
+            .slice(8)
+            .some((range) => {
+              const [from, to = from] = range.split('-').map(Number);
+              return slot >= from && slot <= to;
+            }),
+      );
+      const port = Number(/:(\d+)@/.exec(line ?? '')?.[1]);
+      return nodes.find((n) => n.port === port);
+    },
     stop: async () => void (await Promise.all(nodes.map((n) => n.stop()))),
   };
 }

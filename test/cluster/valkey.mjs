@@ -1,4 +1,4 @@
-// `npm run test:valkey`: the single-node Redis tests (token cache, dedup store, multi-process)
+// `npm run test:valkey`: the single-node Redis tests (token cache, dedup store, inbox, multi-process)
 // and the Redis Cluster stage again, on Valkey instead of redis-server. Debian packages
 // valkey-server in bookworm-backports (12) and trixie (13); .ci/run installs it. Elsewhere,
 // without it, this says so and passes; with CI=true it fails.
@@ -20,7 +20,7 @@ const env = { ...process.env, REDIS_SERVER_PATH: server, ...(existsSync(cli) ? {
 const version = spawnSync(server, ['--version'], { encoding: 'utf8' }).stdout.trim();
 process.stdout.write(`test:valkey: ${version}\n`);
 const runs = [
-  ['single node', ['vitest', 'run', 'test/server/redis', 'test/server/webhook-instances.integration.test.ts']],
+  ['single node', ['vitest', 'run', 'test/server/redis', 'test/server/inbox', 'test/server/webhook-instances.integration.test.ts']],
   ['3-master cluster', ['vitest', 'run', '--config', 'test/cluster/vitest.config.ts']],
 ];
 for (const [what, args] of runs) {

@@ -6,7 +6,7 @@
  * refused before sending, option types, URL edges, HEAD and 204, abort before the provider.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import type { Client } from '../../src/core/client.js';
 import type { ClientEvents } from '../../src/core/events.js';
 import type { CoreClientOptions, SignalLike } from '../../src/core/types.js';
@@ -82,8 +82,9 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         const service = await fake();
         const { state, tokenProvider } = session(service);
         const client = createClient({ baseUrl: service.url, tokenProvider });
-        const post = client.post('/late401/150', { json: { transfer: 100 } }).catch((e: unknown) => e);
-        await tick(60);
+        // The POST waits at the service's gate until the logout is done, then gets its 401.
+        const post = client.post('/late401/gate', { json: { transfer: 100 } }).catch((e: unknown) => e);
+        await service.gate.arrived();
         client.clearToken();
         state.user = 'bob';
         service.expireAll();
@@ -91,7 +92,9 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         const error = await post;
         expect(error).toBeInstanceOf(AbortError);
         expect((error as Error).message).toMatch(/clearToken\(\) ran while this request was under way/);
-        await tick(200);
+        service.gate.open();
+        await vi.waitFor(() => expect(service.hits.some((h) => h.method === 'POST')).toBe(true));
+        await tick(100); // room for a replay, which must not come
         const posts = service.hits.filter((h) => h.method === 'POST');
         expect(posts.map((h) => userOf(service, h.token))).toEqual(['alice']);
         expect(service.hits.filter((h) => h.path === '/whoami').map((h) => userOf(service, h.token))).toEqual(['bob']);

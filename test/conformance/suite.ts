@@ -168,16 +168,17 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       const provider = providerFor(service);
       const client = createClient({ baseUrl: service.url, tokenProvider: provider });
       await client.get('/warm');
-      // A leaves with token 1 and is checked late; meanwhile B's 401 installs token 2,
-      // which (strict rotation) revokes token 1, so A's 401 arrives after the refresh.
-      const a = client.get('/late401/150');
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // A leaves with token 1 and waits at the service's gate; meanwhile B's 401 installs token 2,
+      // which (strict rotation) revokes token 1; then A is checked, so its 401 arrives after the refresh.
+      const a = client.get('/late401/gate');
+      await service.gate.arrived();
       service.rejectNext(1);
       await client.get('/b');
       expect(provider.calls).toHaveLength(2);
-      await expect(a).resolves.toMatchObject({ path: '/late401/150' });
+      service.gate.open();
+      await expect(a).resolves.toMatchObject({ path: '/late401/gate' });
       expect(provider.calls).toHaveLength(2);
-      const hitsOfA = service.hits.filter((h) => h.path === '/late401/150');
+      const hitsOfA = service.hits.filter((h) => h.path === '/late401/gate');
       expect(hitsOfA.map((h) => h.status)).toEqual([401, 200]);
       expect(hitsOfA.map((h) => h.token)).toEqual([service.issued[0], service.issued[1]]);
     });

@@ -84,6 +84,11 @@ export interface FakeService {
   rejectNext(n: number): void;
   /** Every call answers 401 from now on. */
   rejectAll(value: boolean): void;
+  /**
+   * `/late401/gate` requests wait at a gate before their token is checked: `arrived()` resolves once
+   * one is waiting, `open()` lets them all through (a late check, ordered by the test, not by time).
+   */
+  gate: { arrived(): Promise<void>; open(): void };
   clock: Clock;
   close(): Promise<void>;
 }
@@ -97,6 +102,10 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
   const counters = new Map<string, number>();
   let rejectNext = 0;
   let rejectAll = false;
+  let openGate!: () => void;
+  const gateOpen = new Promise<void>((resolve) => (openGate = resolve));
+  let atGate!: () => void;
+  const gateReached = new Promise<void>((resolve) => (atGate = resolve));
 
   const server: TestServer = await startServer(async (req, res) => {
     const path = req.url ?? '/';
@@ -172,8 +181,11 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
       case 'retry-after':
         return answer(503, (r) => sendJson(r, 503, { error: 'later' }, { 'retry-after': arg }));
       case 'late401':
-        // Checks the token again after n ms, as a server whose check comes late would.
-        await new Promise((resolve) => setTimeout(resolve, n));
+        // Checks the token again after n ms (or once the test opens the gate), as a server whose check comes late would.
+        if (arg === 'gate') {
+          atGate();
+          await gateOpen;
+        } else await new Promise((resolve) => setTimeout(resolve, n));
         if (!isValid()) return unauthorized();
         break;
       case 'slow':
@@ -204,6 +216,7 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     },
     expireAll: () => valid.clear(),
     rejectNext: (count) => void (rejectNext = count),
+    gate: { arrived: () => gateReached, open: () => openGate() },
     rejectAll: (value) => void (rejectAll = value),
     close: () => server.close(),
   };

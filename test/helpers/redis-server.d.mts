@@ -5,7 +5,10 @@ export function freePort(): Promise<number>;
 /** Spawns the server with `args`, waits until it is ready: the child, or undefined when its port was taken meanwhile. */
 export function spawnServer(args: string[]): Promise<import('node:child_process').ChildProcess | undefined>;
 /** stop() (SIGTERM, then `afterStop` once it exited), pause() (SIGSTOP), resume() (SIGCONT) of a server process. */
-export function controlsOf(child: import('node:child_process').ChildProcess, afterStop?: () => void): Pick<RedisServer, 'stop' | 'pause' | 'resume'>;
+export function controlsOf(
+  child: import('node:child_process').ChildProcess,
+  afterStop?: () => void,
+): Pick<RedisServer, 'stop' | 'pause' | 'resume'> & { kill(): Promise<void> };
 /** Resolves once `child` has exited. */
 export function exited(child: import('node:child_process').ChildProcess): Promise<void>;
 

@@ -104,6 +104,11 @@ export function controlsOf(child, afterStop = () => {}) {
       if (paused) child.kill('SIGCONT');
       paused = false;
     },
+    /** SIGKILL (a crash); stop() afterwards only cleans up. */
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import vm from 'node:vm';
 import { parse } from 'acorn';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeService, type FakeService } from '../helpers/fake-service.js';
+import { builtEntries, entries, exportsOf, programOf } from '../helpers/exports.js';
 
 const run = promisify(execFile);
 
@@ -138,6 +139,12 @@ describe('built package', () => {
       expect(JSON.parse(stdout)).toEqual({ ok: true, where: kind.startsWith('ESM') ? 'server-node.js' : 'server-node.cjs', exchange: 'function' });
     });
   }
+
+  test('the built .d.ts of each entry exports the names its source does (test/entries.test.ts pins those)', () => {
+    const program = programOf([...Object.values(entries), ...Object.values(builtEntries)]);
+    const names = (files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([entry, file]) => [entry, exportsOf(program, file)]));
+    expect(names(builtEntries)).toEqual(names(entries));
+  });
 
   test('isChannelError recognises an error made in another realm; instanceof does not', () => {
     const foreign = loadInNewRealm(require.resolve('channel-sdk')) as Record<string, new (m: string) => Error>;

@@ -24,6 +24,8 @@ const recipes = [
   'examples/backend/nextjs/app/channel-token/route.ts',
   'examples/backend/nextjs/pages/api/webhooks/channel.ts',
   'examples/backend/nextjs/pages/api/channel-token.ts',
+  'examples/backend/webhook-inbox.ts',
+  'examples/backend/webhook-inbox-bullmq.ts',
 ];
 
 test('README.md and docs/guide/webhooks.md show every recipe, each block verbatim from its file; no block unmarked', () => {

@@ -6,7 +6,8 @@ import { createClient, UnauthorizedError } from '../../src/index.js';
 import { createTokenExchange, referenceSign } from '../../src/server-node.js';
 import { signReference } from '../../src/server/tokens/signing.js';
 import { nodeCrypto } from '../../src/server/crypto/node.js';
-import { demoLogistics, MAX_BODY_BYTES, SANDBOX_CODES, SANDBOX_PATHS, type Sandbox, type SandboxEvent } from '../../src/testing.js';
+import { demoLogistics, SANDBOX_CODES, SANDBOX_PATHS, type Sandbox, type SandboxEvent } from '../../src/testing.js';
+import { MAX_BODY_BYTES } from '../../src/testing/http-io.js';
 import { closers, receiver, sandboxWith } from './helpers.js';
 import { base64url } from '../helpers/fake-service.js';
 

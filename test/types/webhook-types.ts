@@ -1,12 +1,10 @@
 // Type tests, compiled by `npm run typecheck:examples` (strict, exactOptionalPropertyTypes, no DOM)
-// against the built package: the webhook types flow, and the named interfaces match the schemas.
+// against the built package: the webhook types flow, and the named interfaces it ships match the
+// schemas the handler validates with (which stay inside the package: src/schemas).
+import { logisticsSchema, logisticsUpdatedSchema, shipmentSchema, trackingEventSchema } from '../../src/schemas/logistics.js';
 import {
   createWebhookHandler,
-  logisticsSchema,
-  logisticsUpdatedSchema,
   parseWebhook,
-  shipmentSchema,
-  trackingEventSchema,
   type Logistics,
   type LogisticsUpdatedEvent,
   type Shipment,

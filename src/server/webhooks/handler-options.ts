@@ -4,10 +4,10 @@ import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/logistics.js';
-import type { Secret } from '../crypto/crypto.js';
 import { unprefixed, type FetchRoute } from '../http/route.js';
 import { checkDedupStore, type WebhookDedupStore } from './dedup.js';
-import { isSecret } from './verify.js';
+import { isSecrets, secretListProblem, type Secrets } from './verify.js';
+import { checkInboxOptions, type InboxHandlerOptions } from './inbox/intake.js';
 
 /** What a callback receives besides the event. */
 export interface WebhookContext {
@@ -31,9 +31,9 @@ export interface WebhookErrorInfo {
    * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
    * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
    * push is processed anyway), `callback` threw, `slow` the callback is still running after
-   * `slowCallbackMs`.
+   * `slowCallbackMs`, `inbox` the inbox failed to store the push or was slow (503).
    */
-  stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow';
+  stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow' | 'inbox';
   /** `info` needs nothing done; `warn` a rejected or slow push; `error` something to fix. */
   level: 'info' | 'warn' | 'error';
   /** The status answered (absent for `slow` and `dedup`, which do not end the request). */
@@ -43,17 +43,19 @@ export interface WebhookErrorInfo {
 }
 
 /**
- * The webhook signing secret, or a function that returns it. A function is called at the first
- * request (not when the route module is imported, so a build without secrets works) and its
+ * The webhook signing secret, a list of them while one is rotated (`[current, previous]`: a push
+ * signed with any is accepted), or a function that returns either. A function is called at the
+ * first request (not when the route module is imported, so a build without secrets works) and its
  * answer kept; while it returns nothing or throws, pushes get 500 and are never accepted unsigned.
  */
-export type WebhookSecret = Secret | (() => Secret | null | undefined | Promise<Secret | null | undefined>);
+export type WebhookSecret = Secrets | (() => Secrets | null | undefined | Promise<Secrets | null | undefined>);
 
 /** Options of {@link createWebhookHandler}. */
 export interface WebhookHandlerOptions {
   /**
    * The webhook signing secret from the integration configuration, or a function returning it
-   * (resolved at the first request: `secret: () => process.env.CHANNEL_WEBHOOK_SECRET`).
+   * (resolved at the first request: `secret: () => process.env.CHANNEL_WEBHOOK_SECRET`). While
+   * you rotate it, a list: `[current, previous]` accepts pushes signed with either.
    */
   secret: WebhookSecret;
   /** Accept unsigned pushes when the secret is empty (the service then sends no signature). @default false */
@@ -105,6 +107,16 @@ export interface WebhookHandlerOptions {
   dedupLeaseMs?: number;
 }
 
+/**
+ * Options of {@link createWebhookHandler} with a durable inbox (`createRedisInbox`, or your own
+ * queue): the handler stores each verified push and answers at once; the callback goes to
+ * `inbox.process({ onLogisticsUpdated })` in your workers.
+ */
+export interface WebhookInboxHandlerOptions
+  extends Omit<WebhookHandlerOptions, 'onLogisticsUpdated' | 'onEvent' | 'dedup' | 'dedupTimeoutMs' | 'dedupLeaseMs' | 'slowCallbackMs'>, InboxHandlerOptions {
+  inbox: NonNullable<InboxHandlerOptions['inbox']>;
+}
+
 /** What {@link createWebhookHandler} returns: a Fetch route that `toNodeHandler` also serves. */
 export type WebhookHandler = FetchRoute;
 
@@ -127,6 +139,8 @@ const OPTION_KEYS = [
   'dedup',
   'dedupTimeoutMs',
   'dedupLeaseMs',
+  'inbox',
+  'inboxTimeoutMs',
 ];
 // Habits from other libraries (body-parser's `limit`, Fastify's `bodyLimit`, undici's
 // `bodyTimeout`), and names the shared stems would otherwise point elsewhere (checkKeys takes
@@ -154,13 +168,16 @@ function whole(name: string, value: unknown, fallback: number, min: number, max:
 }
 
 /** The options checked, with their defaults: what the handler runs on. */
-export function handlerSettings(options: WebhookHandlerOptions) {
+export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHandlerOptions) {
   if (typeof options !== 'object' || options === null) throw new ConfigError('createWebhookHandler needs an options object: { secret, onLogisticsUpdated }');
-  const o = options;
+  const o = options as WebhookHandlerOptions;
   checkKeys(o, OPTION_KEYS, 'createWebhookHandler option', OPTION_HINTS);
+  // With an inbox no callback runs here (the intake answers first), so none is required.
+  const inbox = checkInboxOptions(o as unknown as Record<string, unknown>);
   const { allowUnsigned = false, onLogisticsUpdated, onEvent, dedup } = o;
-  if (typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
-  if (typeof o.secret !== 'function' && !isSecret(o.secret) && !allowUnsigned) {
+  if (!inbox && typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
+  if (Array.isArray(o.secret) && !isSecrets(o.secret)) throw new ConfigError(secretListProblem(o.secret, 'createWebhookHandler'));
+  if (typeof o.secret !== 'function' && !isSecrets(o.secret) && !allowUnsigned) {
     throw new ConfigError(
       'createWebhookHandler: secret is empty. Pass the webhook secret from the integration configuration; to read it at the first request instead of at import (e.g. for next build), pass a function: secret: () => process.env.CHANNEL_WEBHOOK_SECRET. With no secret configured at all: allowUnsigned: true',
     );
@@ -210,17 +227,19 @@ export function handlerSettings(options: WebhookHandlerOptions) {
 /** The secret as given, or resolved once from a function; an Error while none is configured. */
 function secretSource(secret: WebhookSecret, allowUnsigned: boolean) {
   // '' stands for "unsigned pushes accepted" (allowUnsigned with an empty secret).
-  const usable = (value: unknown): Secret | '' | undefined =>
-    isSecret(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined;
+  const usable = (value: unknown): Secrets | '' | undefined =>
+    isSecrets(value) ? value : allowUnsigned && (value === '' || value === null || value === undefined) ? '' : undefined;
   const source = {
     value: typeof secret === 'function' ? undefined : usable(secret),
-    pending: undefined as Promise<Secret | '' | Error> | undefined,
-    resolve(): Promise<Secret | '' | Error> {
+    pending: undefined as Promise<Secrets | '' | Error> | undefined,
+    resolve(): Promise<Secrets | '' | Error> {
       if (source.pending) return source.pending;
       const pending = (async () => {
         try {
-          const value = usable(await (secret as () => unknown)());
+          const answer = await (secret as () => unknown)();
+          const value = usable(answer);
           if (value !== undefined) return (source.value = value);
+          if (Array.isArray(answer)) return new ConfigError(secretListProblem(answer, 'the webhook secret function') + '. Refusing the push');
           return new ConfigError(
             'the webhook secret function returned no secret; set it where the server runs (e.g. CHANNEL_WEBHOOK_SECRET). Refusing the push: it is never accepted unsigned',
           );

@@ -5,12 +5,20 @@ import { safeReport } from '../../shared/report.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { UnknownWebhookEvent, WebhookEvent } from '../../schemas/logistics.js';
 import { createBodyGuard } from './body-guard.js';
-import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
+import { isSignatureHex, type Crypto } from '../crypto/crypto.js';
 import type { DedupLease, DedupState, WebhookDedupStore } from './dedup.js';
-import { handlerSettings, type WebhookContext, type WebhookErrorInfo, type WebhookHandler, type WebhookHandlerOptions } from './handler-options.js';
+import {
+  handlerSettings,
+  type WebhookContext,
+  type WebhookErrorInfo,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+  type WebhookInboxHandlerOptions,
+} from './handler-options.js';
+import { inboxIntake } from './inbox/intake.js';
 import { answer, CONSUMED_ADVICE, fetchRoute, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
 import { isLogisticsUpdated, parsePayload } from './parse.js';
-import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature } from './verify.js';
+import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature, type Secrets } from './verify.js';
 const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
 // Closing the connection: a client that stalls its body is not kept for another request.
@@ -27,7 +35,7 @@ const FAILED = answer(500, { error: 'handler failed' });
 const newLeaseId = () => globalThis.crypto.randomUUID();
 
 /** The webhook route over one crypto (what `createWebhookHandler` runs). */
-export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): WebhookHandler {
+export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler {
   const { onLogisticsUpdated, onEvent, dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, slowCallbackMs, dedupTimeoutMs, dedupLeaseMs, onError, secrets } =
     handlerSettings(options);
   const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
@@ -42,6 +50,8 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) },
   );
   const report = safeReport(onError);
+  // With an inbox, a verified push is stored and answered; no callback runs here.
+  const intake = inboxIntake(crypto, options as WebhookInboxHandlerOptions, report);
   const storeCall = <T>(call: () => T | Promise<T>, what: string) =>
     bounded(call, dedupTimeoutMs, () => new Error('the dedup store did not answer ' + what + ' within ' + dedupTimeoutMs + ' ms'));
   // Pushes in progress in this process, by dedup key: a repeat waits for the first one's answer.
@@ -77,7 +87,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     }
   };
 
-  async function verified(incoming: Incoming, secret: Secret | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
+  async function verified(incoming: Incoming, secret: Secrets | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
     if (!body.ok) {
       if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
@@ -116,6 +126,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions): W
     }
     let key: Promise<string> | undefined;
     const context: WebhookContext = { rawBody, dedupKey: () => (key ||= crypto.sha256Hex(rawBody)), request: incoming.native };
+    if (intake) return intake(event, rawBody, context.dedupKey);
     if (!dedup) return deliver(event, context);
     return deliverOnce(dedup, event, context);
   }

@@ -10,17 +10,19 @@ import {
   type LogisticsUpdatedEvent,
   type WebhookEvent,
 } from '../../schemas/logistics.js';
-import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
+import { isSignatureHex, type Crypto } from '../crypto/crypto.js';
 import { getHeader, type HeadersLike } from '../http/headers.js';
-import { isSecret, SIGNATURE_HEADER, signatureMismatch, signatureMissing, verifySignature, type RawBody } from './verify.js';
+import { isSecrets, secretListProblem, SIGNATURE_HEADER, signatureMismatch, signatureMissing, verifySignature, type RawBody, type Secrets } from './verify.js';
 
 /** Verifies, then parses and validates a push (what `parseWebhook` runs). */
 export async function parseWith(crypto: Crypto, input: ParseWebhookInput): Promise<WebhookEvent> {
   const { body, secret, allowUnsigned = false } = input;
   const signature = input.signature !== undefined ? input.signature : getHeader(input.headers, SIGNATURE_HEADER);
-  if (isSecret(secret)) {
+  if (isSecrets(secret)) {
     if (!isSignatureHex(signature)) throw signatureMissing(signature);
     if (!(await verifySignature(crypto, body, signature, secret))) throw signatureMismatch();
+  } else if (Array.isArray(secret)) {
+    throw new ConfigError(secretListProblem(secret, 'parseWebhook'));
   } else if (!allowUnsigned) {
     throw new ConfigError(
       'the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none',
@@ -37,8 +39,11 @@ export interface ParseWebhookInput {
   signature?: string | null;
   /** Request headers (Fetch `Headers`, Node `IncomingHttpHeaders` or a plain object); looked up case-insensitively. */
   headers?: HeadersLike;
-  /** The webhook signing secret from the integration configuration. */
-  secret: Secret;
+  /**
+   * The webhook signing secret from the integration configuration; while rotating it, a list
+   * (`[current, previous]`): a push signed with any of them is accepted.
+   */
+  secret: Secrets;
   /** Accept pushes without a signature when the secret is empty (the service then sends none). @default false */
   allowUnsigned?: boolean;
 }

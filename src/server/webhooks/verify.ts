@@ -1,3 +1,4 @@
+import { describeValue } from '../../shared/check.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import { WebhookSignatureError } from '../../errors/WebhookSignatureError.js';
 import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
@@ -23,24 +24,55 @@ export function isSecret(value: unknown): value is Secret {
 }
 
 /**
- * The signature check itself (what `verifyWebhookSignature` and the webhook handler run): true
- * when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret`. Never throws; any
- * malformed input is false. Synchronous where the crypto is (node:crypto): the handler then
- * awaits nothing on a push's hot path.
+ * The webhook signing secret, or several while one is rotated (`[current, previous]`): a push
+ * signed with any of them is accepted.
  */
-export function checkSignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secret): boolean | Promise<boolean> {
-  if (!isSignatureHex(signature) || !isSecret(secret) || !isRawBody(rawBody)) return false;
-  let result: boolean | Promise<boolean>;
-  try {
-    result = crypto.verifyHmac(secret, bytes(rawBody), signature);
-  } catch {
-    return false;
+export type Secrets = Secret | readonly Secret[];
+
+/** A usable secret, or a non-empty list of usable secrets. */
+export function isSecrets(value: unknown): value is Secrets {
+  return isSecret(value) || (Array.isArray(value) && value.length > 0 && value.every(isSecret));
+}
+
+/** What is wrong with a list of secrets that {@link isSecrets} refused, for a ConfigError. */
+export function secretListProblem(list: readonly unknown[], what: string): string {
+  if (list.length === 0) return what + ': secret is an empty list; pass the webhook secret, or [current, previous] while rotating it';
+  const index = list.findIndex((one) => !isSecret(one));
+  return (
+    what +
+    ': secret[' +
+    index +
+    '] is ' +
+    (list[index] === '' ? 'empty' : 'not a string or bytes (' + describeValue(list[index]) + ')') +
+    '; every secret in the list must be a non-empty string or Uint8Array ([current, previous] while rotating)'
+  );
+}
+
+/**
+ * The signature check itself (what `verifyWebhookSignature` and the webhook handler run): true
+ * when `signature` is the hex HMAC-SHA256 of `rawBody` under `secret`, or under one of a list of
+ * secrets. Never throws; any malformed input is false. Synchronous where the crypto is
+ * (node:crypto): the handler then awaits nothing on a push's hot path.
+ */
+export function checkSignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secrets): boolean | Promise<boolean> {
+  if (!isSignatureHex(signature) || !isSecrets(secret) || !isRawBody(rawBody)) return false;
+  const data = bytes(rawBody);
+  let pending: Array<Promise<boolean>> | undefined;
+  for (const one of isSecret(secret) ? [secret] : secret) {
+    let result: boolean | Promise<boolean>;
+    try {
+      result = crypto.verifyHmac(one, data, signature);
+    } catch {
+      continue;
+    }
+    if (result === true) return true;
+    if (result !== false) (pending ||= []).push(result.then(undefined, () => false));
   }
-  return typeof result === 'boolean' ? result : result.then(undefined, () => false);
+  return pending ? Promise.all(pending).then((results) => results.includes(true)) : false;
 }
 
 /** {@link checkSignature} as a promise (the public `verifyWebhookSignature`). */
-export function verifySignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secret): Promise<boolean> {
+export function verifySignature(crypto: Crypto, rawBody: RawBody, signature: string | null | undefined, secret: Secrets): Promise<boolean> {
   const result = checkSignature(crypto, rawBody, signature, secret);
   return typeof result === 'boolean' ? (result ? yes : no) : result;
 }

@@ -28,10 +28,11 @@ export const optionsOf: Record<string, Options> = {
   token: {},
   ttl: {},
   check: { header: { type: 'string', multiple: true }, secret: { type: 'string' } },
+  inbox: { redis: { type: 'string' }, cluster: { type: 'boolean' }, prefix: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } },
 };
 
 /** How many positional arguments each command takes after its name. */
-export const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1, check: 2 };
+export const positionals: Record<string, number> = { 'fail-next': 1, token: 1, ttl: 1, check: 2, inbox: 2 };
 
 /** What parseArgs read. */
 export type Values = Record<string, string | boolean | string[] | undefined>;

@@ -60,3 +60,6 @@ export interface Instances {
 }
 
 export function startInstances(count: number, config: InstanceConfig): Promise<Instances>;
+
+/** The next IPC message of `type` from `child`; rejects (with its output) if it exits first. */
+export function next(child: import('node:child_process').ChildProcess, type: string): Promise<Record<string, unknown>>;

@@ -5,16 +5,17 @@ import { fileURLToPath } from 'node:url';
 
 const worker = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 
-function next(child, type) {
+/** The next IPC message of `type` from `child`; rejects (with its output) if it exits first. */
+export function next(child, type) {
   return new Promise((resolve, reject) => {
     const onMessage = (message) => {
       if (message.type !== type) return;
       cleanup();
       resolve(message);
     };
-    const onExit = (code) => {
+    const onExit = (code, signal) => {
       cleanup();
-      reject(new Error(`instance exited (${code}) before "${type}": ${child.output.slice(-2000)}`));
+      reject(new Error(`instance exited (${code ?? signal}) before "${type}": ${child.output.slice(-2000)}`));
     };
     const cleanup = () => {
       child.off('message', onMessage);

@@ -10,29 +10,12 @@
 // { type: 'report' } answers the webhook callbacks run so far; on { type: 'exit' } quits.
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { connect } from './connect.mjs';
 import { createRedisDedupStore, createRedisTokenCache, createTokenExchange, createTokenRoute, createWebhookHandler, toNodeHandler } from 'channel-sdk/server';
 
 const config = JSON.parse(process.argv[2]);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const ignore = () => {}; // the tests and the bench stop Redis on purpose
-
-async function connect(name, url, clusterNodes) {
-  if (name.startsWith('ioredis')) {
-    const { Redis, Cluster } = await import(name);
-    const client = clusterNodes
-      ? new Cluster(clusterNodes.map((node) => ({ host: new URL(node).hostname, port: Number(new URL(node).port) })))
-      : new Redis(url);
-    client.on('error', ignore);
-    client.on('node error', ignore);
-    await new Promise((resolve) => client.once('ready', resolve));
-    return { client, close: async () => client.disconnect() };
-  }
-  const { createClient, createCluster } = await import(name);
-  const client = clusterNodes ? createCluster({ rootNodes: clusterNodes.map((node) => ({ url: node })) }) : createClient({ url });
-  client.on('error', ignore);
-  await client.connect();
-  return { client, close: async () => (typeof client.destroy === 'function' ? client.destroy() : client.disconnect()) };
-}
 
 const redis = await connect(config.client, config.redisUrl, config.clusterNodes);
 const cacheErrors = [];

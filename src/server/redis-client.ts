@@ -1,0 +1,137 @@
+// The user's own Redis client, ioredis (v5, v6) or node-redis (`redis` v4 to v6), seen through the
+// few commands the adapters (redis.ts) and the webhook inbox (webhooks/inbox/) need. No client is
+// bundled: each command is called in the style of the client at hand.
+import { describeValue } from '../shared/check.js';
+import { ConfigError } from '../errors/ConfigError.js';
+
+// The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
+// simpler type matches), so the public types only say which methods must be there; the calls
+// below use each client's documented argument style.
+type Method = (...args: never[]) => unknown;
+
+/** An ioredis client (`new Redis()` or `new Redis.Cluster()`, v5 or v6): the methods the adapters use. */
+export interface IoRedisClient {
+  status: string;
+  get: Method;
+  set: Method;
+  del: Method;
+  eval: Method;
+}
+
+/** A node-redis client (`createClient()` of `redis` v4, v5 or v6, connected): the methods the adapters use. */
+export interface NodeRedisClient {
+  readonly isOpen: boolean;
+  get: Method;
+  set: Method;
+  del: Method;
+  eval: Method;
+}
+
+/** How the adapters call an ioredis client. */
+interface IoRedisCalls {
+  status: string;
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+  eval(script: string, numberOfKeys: number, ...keysAndArguments: Array<string | Uint8Array>): Promise<unknown>;
+}
+
+/** How the adapters call a node-redis client. */
+interface NodeRedisCalls {
+  isOpen: boolean;
+  isReady?: boolean;
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string, options: { PX?: number; EX?: number; NX?: true }): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: Array<string | Uint8Array> }): Promise<unknown>;
+  /** A cluster's (createCluster) raw command, routed by `firstKey`. */
+  sendCommand(firstKey: string, isReadonly: boolean, args: Array<string | Uint8Array>): Promise<unknown>;
+}
+
+/** Your connected Redis client: ioredis or node-redis. */
+export type RedisClient = IoRedisClient | NodeRedisClient;
+
+/** The commands the adapters need, over either client. */
+export interface Commands {
+  get(key: string): Promise<string | null>;
+  /** SET with PX (and NX): true when the key was set. */
+  setPx(key: string, value: string, ms: number, onlyIfAbsent: boolean): Promise<boolean>;
+  /** SET EX. */
+  setEx(key: string, value: string, seconds: number): Promise<void>;
+  /** EVAL of a script over one key (cluster-safe), its answer as text. */
+  script(script: string, key: string, ...args: string[]): Promise<string | null>;
+  /**
+   * EVAL over several keys of one hash slot (the first routes it on a cluster); the reply as the
+   * client gives it. An argument may be bytes (a Buffer where the runtime has one), sent as they are.
+   */
+  scriptKeys(script: string, keys: string[], args: Array<string | Uint8Array>): Promise<unknown>;
+  del(key: string): Promise<void>;
+  /** Deletes `key` only while it still holds `value`. */
+  deleteIfEquals(key: string, value: string): Promise<void>;
+}
+
+const DELETE_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  return String(value);
+}
+
+export function commandsFor(redis: unknown, what: string): Commands {
+  const r = redis as Record<string, unknown> | null;
+  const has = (name: string) => typeof r?.[name] === 'function';
+  if (!r || typeof r !== 'object' || !has('get') || !has('set') || !has('del') || !has('eval')) {
+    throw new ConfigError(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describeValue(redis));
+  }
+  if (typeof r.status === 'string') {
+    const io = redis as IoRedisCalls;
+    // A client that lost its connection queues commands until it is back (ioredis retries
+    // for over a minute): say so at once instead, so the caller falls back straight away.
+    const ready = () => {
+      if (io.status === 'reconnecting' || io.status === 'close') throw new Error('Redis is not connected (ioredis status "' + io.status + '")');
+    };
+    return {
+      get: async (key) => (ready(), text(await io.get(key))),
+      setPx: async (key, value, ms, onlyIfAbsent) => (
+        ready(),
+        (await (onlyIfAbsent ? io.set(key, value, 'PX', ms, 'NX') : io.set(key, value, 'PX', ms))) !== null
+      ),
+      setEx: async (key, value, seconds) => void (ready(), await io.set(key, value, 'EX', seconds)),
+      script: async (script, key, ...args) => (ready(), text(await io.eval(script, 1, key, ...args))),
+      scriptKeys: async (script, keys, args) => (ready(), io.eval(script, keys.length, ...keys, ...args)),
+      del: async (key) => void (ready(), await io.del(key)),
+      deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
+    };
+  }
+  if (typeof r.isOpen === 'boolean') {
+    const node = redis as NodeRedisCalls;
+    const ready = () => {
+      if (node.isOpen && node.isReady === false) throw new Error('Redis is not connected (node-redis is reconnecting)');
+    };
+    // createCluster() of node-redis 4 sends EVAL to a random master (it reads the key from the
+    // wrong argument: redis/node-redis#2811) and fails after its redirections; the raw command
+    // with the key for routing goes to the right one on every version.
+    const cluster = typeof r.getMasters === 'function' && typeof r.sendCommand === 'function';
+    const evalKeys = (script: string, keys: string[], args: Array<string | Uint8Array>) =>
+      cluster ? node.sendCommand(keys[0], false, ['EVAL', script, String(keys.length), ...keys, ...args]) : node.eval(script, { keys, arguments: args });
+    const evalOne = (script: string, key: string, ...args: string[]) => evalKeys(script, [key], args);
+    return {
+      get: async (key) => (ready(), text(await node.get(key))),
+      setPx: async (key, value, ms, onlyIfAbsent) => (ready(), (await node.set(key, value, onlyIfAbsent ? { PX: ms, NX: true } : { PX: ms })) !== null),
+      setEx: async (key, value, seconds) => void (ready(), await node.set(key, value, { EX: seconds })),
+      script: async (script, key, ...args) => (ready(), text(await evalOne(script, key, ...args))),
+      scriptKeys: async (script, keys, args) => (ready(), evalKeys(script, keys, args)),
+      del: async (key) => void (ready(), await node.del(key)),
+      deleteIfEquals: async (key, value) => void (ready(), await evalOne(DELETE_IF_EQUALS, key, value)),
+    };
+  }
+  throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
+}
+
+export function checkPrefix(what: string, prefix: unknown, fallback: string): string {
+  if (prefix === undefined) return fallback;
+  if (typeof prefix !== 'string') throw new ConfigError(what + ': prefix must be a string such as "myapp:"; got ' + describeValue(prefix));
+  return prefix;
+}

@@ -1,0 +1,122 @@
+// What createRedisInbox and inbox.process take, and their checks: every option checked once, with its default.
+import { checkKeys, describeValue, fail } from '../../../shared/check.js';
+import { MAX_DELAY } from '../../../shared/signal.js';
+import { checkPrefix } from '../../redis-client.js';
+import type { InboxProcessOptions } from './inbox-types.js';
+
+/** Options of {@link createRedisInbox}. */
+export interface RedisInboxOptions {
+  /**
+   * Put before the inbox's keys, which share one hash tag so that a Redis Cluster keeps them on one
+   * master: `{<prefix>inbox}:stream`, `…:dead`, `…:retry`, `…:push:<dedupKey>`. A prefix that holds
+   * a `{` is taken as your own hash tag. @default 'channel-sdk:'
+   */
+  prefix?: string;
+  /** Attempts before a push is put aside as a dead letter (a worker that died mid-callback counts as one). @default 10 */
+  maxAttempts?: number;
+  /**
+   * How long a worker's hold on a push lasts unless renewed, in ms. Workers renew it every third of
+   * this while the callback runs; when a worker dies, its pushes go to another once it lapses. @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * A callback still running after this many ms counts as failed: its `signal` is aborted, the push
+   * is retried (with backoff, up to `maxAttempts`), and the worker's slot is freed. @default 60000
+   */
+  callbackTimeoutMs?: number;
+  /**
+   * Milliseconds to wait before attempt `attempt + 1` after attempt `attempt` failed.
+   * @default exponential from 1 s, doubling, at most 10 minutes, ±20% jitter
+   */
+  retryDelayMs?: (attempt: number) => number;
+  /** How long a processed push is remembered (repeats acknowledged without a run), in seconds; also the newest snapshot per order. @default 86400 */
+  ttlSeconds?: number;
+  /** How often an idle worker looks for pushes, in ms. @default 200 */
+  pollMs?: number;
+  /** Milliseconds each Redis call may take (an append, a worker's read or write) before it counts as failed. @default 2000 */
+  timeoutMs?: number;
+}
+
+const OPTION_KEYS = ['prefix', 'maxAttempts', 'leaseMs', 'callbackTimeoutMs', 'retryDelayMs', 'ttlSeconds', 'pollMs', 'timeoutMs'];
+// Habits from BullMQ (attempts, backoff, lockDuration) and the dedup store's names.
+const OPTION_HINTS = {
+  attempts: 'maxAttempts',
+  retries: 'maxAttempts',
+  maxretries: 'maxAttempts',
+  lockduration: 'leaseMs',
+  lease: 'leaseMs',
+  dedupleasems: 'leaseMs',
+  backoff: 'retryDelayMs',
+  retrydelay: 'retryDelayMs',
+  timeout: 'timeoutMs',
+  callbacktimeout: 'callbackTimeoutMs',
+  jobtimeout: 'callbackTimeoutMs',
+  ttl: 'ttlSeconds',
+  keyprefix: 'prefix',
+};
+
+/** A whole number within bounds, or ConfigError naming the option and an example. */
+function whole(what: string, name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  return fail(what + ': ' + name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
+}
+
+/** 1 s, 2 s, 4 s... at most 10 minutes, each ±20%. */
+export function defaultRetryDelay(attempt: number): number {
+  const base = Math.min(600_000, 1000 * 2 ** Math.min(20, Math.max(0, attempt - 1)));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+/** The options checked, with their defaults, and the inbox's keys. */
+export function inboxSettings(options: RedisInboxOptions | undefined) {
+  const what = 'createRedisInbox(redis, options)';
+  if (options !== undefined && (typeof options !== 'object' || options === null)) fail(what + ': options must be an object; got ' + describeValue(options));
+  const o = options || {};
+  checkKeys(o, OPTION_KEYS, what + ' option', OPTION_HINTS);
+  const prefix = checkPrefix(what, o.prefix, 'channel-sdk:');
+  const leaseMs = whole(what, 'leaseMs', o.leaseMs, 30_000, 100, MAX_DELAY, '30000');
+  const timeoutMs = whole(what, 'timeoutMs', o.timeoutMs, 2000, 1, MAX_DELAY, '2000');
+  if (leaseMs < 3 * timeoutMs)
+    fail(
+      what +
+        ': leaseMs (' +
+        leaseMs +
+        ') must be at least 3 x timeoutMs (' +
+        timeoutMs +
+        '): the lease is renewed every third of it, and a renewal may take timeoutMs',
+    );
+  if (o.retryDelayMs !== undefined && typeof o.retryDelayMs !== 'function')
+    fail(what + ': retryDelayMs must be a function (attempt) => milliseconds; got ' + describeValue(o.retryDelayMs));
+  // A hash tag of our own unless the prefix brings one: every key then lives in one slot.
+  const tag = prefix.includes('{') ? prefix + 'inbox' : '{' + prefix + 'inbox}';
+  return {
+    tag,
+    keys: { stream: tag + ':stream', dead: tag + ':dead', retry: tag + ':retry', parked: tag + ':parked', push: (key: string) => tag + ':push:' + key },
+    maxAttempts: whole(what, 'maxAttempts', o.maxAttempts, 10, 1, 1000, '10'),
+    leaseMs,
+    callbackTimeoutMs: whole(what, 'callbackTimeoutMs', o.callbackTimeoutMs, 60_000, 1, MAX_DELAY, '60000'),
+    retryDelayMs: o.retryDelayMs || defaultRetryDelay,
+    ttlSeconds: whole(what, 'ttlSeconds', o.ttlSeconds, 86_400, 1, 365 * 86_400, '86400'),
+    pollMs: whole(what, 'pollMs', o.pollMs, 200, 1, 60_000, '200'),
+    timeoutMs,
+  };
+}
+
+export type InboxSettings = ReturnType<typeof inboxSettings>;
+
+/** inbox.process's options checked, with their defaults. */
+export function processSettings(options: InboxProcessOptions) {
+  const what = 'inbox.process(options)';
+  if (typeof options !== 'object' || options === null) fail(what + ' needs an options object: { onLogisticsUpdated, concurrency }');
+  checkKeys(options, ['onLogisticsUpdated', 'onEvent', 'concurrency', 'onError'], what + ' option', {
+    parallelism: 'concurrency',
+    handler: 'onLogisticsUpdated',
+  });
+  const { onLogisticsUpdated, onEvent, onError } = options;
+  if (typeof onLogisticsUpdated !== 'function') fail(what + ' needs onLogisticsUpdated: async (event, context) => { ... }');
+  if (onEvent !== undefined && typeof onEvent !== 'function')
+    fail(what + ': onEvent must be a function (event, context) => ...; got ' + describeValue(onEvent));
+  if (onError !== undefined && typeof onError !== 'function') fail(what + ': onError must be a function (error, info) => ...; got ' + describeValue(onError));
+  return { onLogisticsUpdated, onEvent, onError, concurrency: whole(what, 'concurrency', options.concurrency, 1, 1, 10_000, '4') };
+}

@@ -1,0 +1,75 @@
+import { describeValue, fail } from '../../../shared/check.js';
+import { commandsFor, type RedisClient } from '../../redis-client.js';
+import type { DeadLetter, InboxProcessOptions, InboxPush, InboxStats, InboxWorker, WebhookInbox } from './inbox-types.js';
+import { inboxSettings, type RedisInboxOptions } from './inbox-options.js';
+import { inboxStore } from './inbox-store.js';
+import { startWorker } from './inbox-worker.js';
+
+/** What {@link createRedisInbox} returns: the handler's `inbox`, and the workers' and operators' side. */
+export interface RedisInbox extends WebhookInbox {
+  /** Stores a verified push (the handler calls this): `stored`, or `duplicate` when it is queued, processed or a dead letter already. */
+  append(push: InboxPush): Promise<'stored' | 'duplicate'>;
+  /** Starts a worker in this process; run it in as many processes as you like. */
+  process(options: InboxProcessOptions): InboxWorker;
+  /** Counts: pending, processing, retrying, dead letters, the oldest push's age. */
+  stats(): Promise<InboxStats>;
+  /** The oldest dead letters (default 100), without their bodies. */
+  deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
+  /**
+   * Dead letters back into the inbox, attempts counted from 0: the one with this `id`, or all.
+   * A replayed push older than a snapshot of its order processed since is skipped as stale.
+   * Resolves to how many went back.
+   */
+  replay(id?: string): Promise<number>;
+  /** Drops a dead letter for good (a repeat of it is still acknowledged for `ttlSeconds`); false when there is none with that id. */
+  discard(id: string): Promise<boolean>;
+}
+
+const DEAD_LETTER_ID = /^\d+-\d+$/;
+
+function checkId(what: string, id: unknown): string {
+  if (typeof id === 'string' && DEAD_LETTER_ID.test(id)) return id;
+  return fail(what + ': the id must be a dead letter id such as "1717000000000-0" (from deadLetters()); got ' + describeValue(id));
+}
+
+/**
+ * A durable webhook inbox on your Redis (Redis Streams with a consumer group), through your own
+ * ioredis or node-redis client, a Redis Cluster client included. Pass it to
+ * `createWebhookHandler({ secret, inbox })`: each verified push is stored, then answered 2xx at
+ * once. Run `inbox.process({ onLogisticsUpdated })` in one or many worker processes: each push
+ * runs at least once (a worker that dies mid-callback leaves it to another after `leaseMs`), one
+ * at a time per order, never after a newer snapshot of its order, with retries and backoff, and is
+ * put aside as a dead letter after `maxAttempts`. A repeat of a stored push is acknowledged and
+ * not run again. Run Redis with persistence (`appendonly yes`): what Redis forgets is lost.
+ * @example
+ * const inbox = createRedisInbox(redis, { prefix: 'myapp:' });
+ * app.post('/webhooks/channel', toNodeHandler(createWebhookHandler({ secret, inbox })));
+ * const worker = inbox.process({ onLogisticsUpdated: async ({ logistics }) => save(logistics), concurrency: 4 });
+ * process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
+ */
+export function createRedisInbox(redis: RedisClient, options?: RedisInboxOptions): RedisInbox {
+  const what = 'createRedisInbox(redis, options)';
+  const commands = commandsFor(redis, what);
+  const settings = inboxSettings(options);
+  const store = inboxStore(commands, settings);
+  return {
+    append: (push) => store.append(push),
+    process: (processOptions) => startWorker(store, settings, processOptions),
+    stats: () => store.stats(),
+    async deadLetters(listOptions = {}) {
+      const limit = listOptions?.limit ?? 100;
+      if (!(typeof limit === 'number' && Number.isInteger(limit) && limit >= 1 && limit <= 10_000))
+        fail('inbox.deadLetters: limit must be a whole number from 1 to 10000; got ' + describeValue(limit));
+      return store.deadLetters(limit);
+    },
+    async replay(id) {
+      if (id !== undefined) return store.replay(checkId('inbox.replay(id)', id), 1);
+      let total = 0;
+      for (let batch = 100; batch === 100;) total += batch = await store.replay('', 100);
+      return total;
+    },
+    async discard(id) {
+      return store.discard(checkId('inbox.discard(id)', id));
+    },
+  };
+}
