@@ -338,8 +338,17 @@ async function readmeChecks(tgz) {
   );
 }
 
-/** A node script running miniprogram-ci's packNpm (WeChat's "Tools > Build npm") on a project. */
-async function packNpmTool() {
+/**
+ * A node script running miniprogram-ci's packNpm (WeChat's "Tools > Build npm") on a project,
+ * made once: the README's mini-program checks and the native WeChat quick start share it.
+ */
+function packNpmTool() {
+  // Kept on the function (hoisted): the checks above run before a module-level `let` would exist.
+  packNpmTool.made ??= makePackNpmTool();
+  return packNpmTool.made;
+}
+
+async function makePackNpmTool() {
   // The consumers stage's pinned copy when installed; else the same version, installed once here.
   const version = JSON.parse(readFileSync(join(root, 'test/consumers/package.json'), 'utf8')).devDependencies['miniprogram-ci'];
   let ci = join(root, 'test/consumers/node_modules/miniprogram-ci');
