@@ -21,9 +21,12 @@ const external = (id) => id.startsWith('node:');
 // by both testing builds and the CLI: four copies (ESM, CommonJS and their maps) would add
 // ~200 KB to the install. CommonJS, so that Jest's CommonJS mode can require it too.
 const checks = /\/src\/testing\/check\/checks\.ts$/;
+// createMockHost likewise, as dist/mock-host.cjs (issue #35): ~27 KB a copy, and its maps ~100 KB more.
+const mockHost = /\/src\/testing\/mock-host\/mock-host\.ts$/;
+const builtOnce = (id) => (checks.test(id) ? './check.cjs' : mockHost.test(id) ? './mock-host.cjs' : undefined);
 const toChecks = {
-  external: (id, _importer, resolved) => external(id) || (resolved && checks.test(id)),
-  paths: (id) => (checks.test(id) ? './check.cjs' : id),
+  external: (id, _importer, resolved) => external(id) || (resolved && builtOnce(id) !== undefined),
+  paths: (id) => builtOnce(id) ?? id,
 };
 // `channel-sandbox inbox` takes createRedisInbox from the server build beside it, not a copy of its own.
 const inboxForCli = /\/src\/server\/webhooks\/inbox\/redis-inbox\.ts$/;
@@ -98,12 +101,13 @@ export default [
       paths: (id) => (id.endsWith('/src/testing/sandbox/sandbox.ts') ? './testing.js' : inboxForCli.test(id) ? './server-node.js' : toChecks.paths(id)),
     },
   },
-  // `channel-sandbox check`, for the testing entry and the CLI (see `checks` above): no source map.
+  // `channel-sandbox check`, for the testing entry and the CLI, and createMockHost, for the
+  // testing entry (see `checks` above): CommonJS, no source map.
   {
-    input: { check: 'src/testing/check/checks.ts' },
+    input: { check: 'src/testing/check/checks.ts', 'mock-host': 'src/testing/mock-host/mock-host.ts' },
     external,
     plugins: [resolve(), compile('es2022'), notices],
-    output: { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs' },
+    output: { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/built-once-[name]-[hash].cjs' },
   },
   {
     input: typesInput,

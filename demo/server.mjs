@@ -95,6 +95,9 @@ export async function startDemo({
         at,
       );
     } else if (e.type === 'control') {
+      // A new lifetime, from the page's flow 5 or from `channel-sandbox ttl`: a new exchange, so that
+      // the next sign-in gets a token of that lifetime, not one of the old held in the backend's cache.
+      if (e.action === 'ttl') exchange = createTokenExchange(exchangeOptions);
       const text =
         e.action === 'expire'
           ? 'every token issued so far now gets 401'
@@ -209,11 +212,7 @@ export async function startDemo({
       'POST /api/control/ttl': (q, res) => {
         const seconds = Number(q.get('seconds'));
         if (seconds !== ttl && seconds !== aheadTtl) return json(res, 400, { error: `seconds must be ${ttl} or ${aheadTtl}` });
-        if (seconds !== sandbox.tokenTtlSeconds) {
-          sandbox.setTokenTtl(seconds);
-          // A new exchange, so no token of the old lifetime comes back from its cache.
-          exchange = createTokenExchange(exchangeOptions);
-        }
+        if (seconds !== sandbox.tokenTtlSeconds) sandbox.setTokenTtl(seconds); // the backend's cache goes with it (serviceRow)
         json(res, 200, { ttl: seconds });
       },
       'POST /api/control/push': async (q, res) => {

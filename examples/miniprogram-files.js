@@ -1,4 +1,4 @@
-// pages/photo/photo.js: a photo up and an invoice down (paths: your service's file endpoints).
+// pages/photo/photo.js: a photo up and an invoice down (the sandbox's paths; yours: your service's file endpoints).
 const { createClient, createCancelToken, isChannelError } = require('channel-sdk/miniprogram');
 
 const client = createClient({

@@ -1,5 +1,6 @@
 /**
- * channel-sdk/testing: a local emulation of the service for demos and partners' own test suites.
+ * channel-sdk/testing: a local emulation of the service for demos and partners' own test suites, and an
+ * in-process mini-program host for the unit tests of their pages.
  * @packageDocumentation
  */
 export { startSandbox, SANDBOX_CODES, SANDBOX_PATHS } from './testing/sandbox/sandbox.js';
@@ -23,3 +24,17 @@ export { checkTokenRoute, checkWebhook, formatCheckReport } from './testing/chec
 export type { TokenRouteCheckOptions } from './testing/check/check-token-route.js';
 export type { WebhookCheckOptions } from './testing/check/check-webhook.js';
 export type { CheckReport, CheckResult, CheckStatus } from './testing/check/check-report.js';
+// createMockHost: an in-process mini-program host for partners' page tests (issue #35).
+export { createMockHost } from './testing/mock-host/mock-host.js';
+export type {
+  MockAnswer,
+  MockCall,
+  MockFileSystem,
+  MockHost,
+  MockHostKind,
+  MockHostOptions,
+  MockHostStats,
+  MockRequest,
+  MockRoute,
+} from './testing/mock-host/types.js';
+export type { SandboxPhoto } from './testing/sandbox/file-routes.js';

@@ -191,6 +191,8 @@ const expected: Record<keyof typeof entries, string[]> = {
     'SandboxEvent (type)',
     'SandboxEventBody (type)',
     'SandboxOrder (type)',
+    // What the sandbox's photo route (the README's files example) answers (issue #35 item 2).
+    'SandboxPhoto (type)',
     'FailNextOptions (type)',
     'PushOptions (type)',
     'PushRecord (type)',
@@ -210,6 +212,18 @@ const expected: Record<keyof typeof entries, string[]> = {
     'CheckReport (type)',
     'CheckResult (type)',
     'CheckStatus (type)',
+    // createMockHost: an in-process mini-program host for partners' page tests (API.md; issue
+    // #35 item 4), its options, routes, answers, recorded calls and file system.
+    'createMockHost',
+    'MockAnswer (type)',
+    'MockCall (type)',
+    'MockFileSystem (type)',
+    'MockHost (type)',
+    'MockHostKind (type)',
+    'MockHostOptions (type)',
+    'MockHostStats (type)',
+    'MockRequest (type)',
+    'MockRoute (type)',
     // Not exported: MAX_BODY_BYTES (the sandbox's own limit, documented as a figure).
   ],
 };

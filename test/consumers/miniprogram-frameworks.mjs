@@ -31,7 +31,7 @@ import { launch } from './mp-runtime.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
 
-const FRAMEWORKS = [
+export const FRAMEWORKS = [
   {
     id: 'taro',
     tool: 'Taro 4 (React, webpack 5)',
@@ -48,19 +48,6 @@ const FRAMEWORKS = [
   },
 ];
 
-const args = process.argv.slice(2);
-const keep = args.includes('--keep');
-const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-const built = args.includes('--built') ? resolve(args[args.indexOf('--built') + 1]) : undefined;
-const tarball = args.find((arg) => arg.endsWith('.tgz'));
-const known = only === undefined || FRAMEWORKS.some((f) => f.id === only);
-if (!known || (built ? !only : !tarball || !existsSync(tarball))) {
-  process.stderr.write(
-    'usage: node test/consumers/miniprogram-frameworks.mjs <path-to-channel-sdk.tgz> [--keep] [--only taro|uniapp [--built DIR]]\n(make one with `npm run build && npm pack`)\n',
-  );
-  process.exit(2);
-}
-const tgz = tarball && resolve(tarball);
 const progress = (text) => writeSync(2, `[miniprogram-frameworks ${(performance.now() / 1000).toFixed(0)}s] ${text}\n`);
 
 /** Runs a command in `cwd`, its output to `log`; resolves to { code, seconds }. */
@@ -105,7 +92,7 @@ const tail = (file, lines = 25) => (existsSync(file) ? readFileSync(file, 'utf8'
 const versionOf = (work, name) => JSON.parse(readFileSync(join(work, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 /** Packages whose installed version differs from the committed lockfile (missing optional ones aside). */
-function lockDrift(locked, work) {
+export function lockDrift(locked, work) {
   const installed = JSON.parse(readFileSync(join(work, 'node_modules/.package-lock.json'), 'utf8')).packages;
   return Object.entries(locked.packages)
     .filter(([path, entry]) => path !== '' && !(entry.optional && !installed[path]) && installed[path]?.version !== entry.version)
@@ -113,7 +100,7 @@ function lockDrift(locked, work) {
 }
 
 /** The host emulator of the unit tests (test/helpers/hosts.ts), compiled for plain Node. */
-async function loadHostEmulator() {
+export async function loadHostEmulator() {
   const result = await esbuild({
     entryPoints: [join(repo, 'test/helpers/hosts.ts')],
     bundle: true,
@@ -131,8 +118,7 @@ async function loadHostEmulator() {
  * at most; multipart from a file on disk, downloads to temp files), storage that keeps a
  * JSON copy as WeChat does, and the read-only system queries the frameworks make at startup.
  */
-function createWx(host) {
-  const storage = new Map();
+export function createWx(host, storage = new Map()) {
   const systemInfo = {
     brand: 'devtools',
     model: 'iPhone 12',
@@ -170,7 +156,7 @@ function createWx(host) {
 }
 
 /** Captures what the built app logs, shown only when the run fails. */
-function captureConsole(lines) {
+export function captureConsole(lines) {
   const record =
     (level) =>
     (...parts) =>
@@ -178,7 +164,7 @@ function captureConsole(lines) {
   return { log: record('log'), info: record('info'), warn: record('warn'), error: record('error'), debug: record('debug') };
 }
 
-async function waitFor(read, ms) {
+export async function waitFor(read, ms) {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = read();
@@ -330,7 +316,7 @@ async function runBuilt(work, framework, emulator) {
   return failures;
 }
 
-async function runFramework(framework, emulator) {
+async function runFramework(framework, emulator, { tgz, keep }) {
   const row = { tool: framework.tool, version: '', install: '', size: '', build: 'not run', run: 'not run', buildSeconds: '', total: '', failures: [] };
   const started = performance.now();
   const work = mkdtempSync(join(tmpdir(), `channel-sdk-${framework.id}-`));
@@ -383,27 +369,45 @@ async function runFramework(framework, emulator) {
   }
 }
 
-const emulator = await loadHostEmulator();
-if (built) {
-  const failures = await runBuilt(
-    built,
-    FRAMEWORKS.find((f) => f.id === only),
-    emulator,
-  );
-  process.stdout.write(failures.length === 0 ? 'run: ok\n' : `run failed:\n${failures.join('\n')}\n`);
-  process.exit(failures.length === 0 ? 0 : 1);
-}
-const rows = [];
-for (const framework of FRAMEWORKS.filter((f) => !only || f.id === only)) rows.push(await runFramework(framework, emulator));
+// As a script; test/readme/quick-starts.mjs imports the machinery above for the quick starts.
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) await main();
 
-const lines = [
-  `channel-sdk: ${tgz?.split('/').pop()}, Node ${process.version}`,
-  '',
-  '| tool | version | install (s) | node_modules (MB) | build | run | build (s) | all steps (s) |',
-  '|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.tool} | ${r.version} | ${r.install} | ${r.size} | ${r.build} | ${r.run} | ${r.buildSeconds} | ${r.total} |`),
-  '',
-];
-for (const r of rows) for (const failure of r.failures) lines.push(`FAIL ${r.tool}: ${failure}`, '');
-process.stdout.write(`${lines.join('\n')}\n`);
-process.exitCode = rows.every((r) => r.failures.length === 0) ? 0 : 1;
+async function main() {
+  const args = process.argv.slice(2);
+  const keep = args.includes('--keep');
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+  const built = args.includes('--built') ? resolve(args[args.indexOf('--built') + 1]) : undefined;
+  const tarball = args.find((arg) => arg.endsWith('.tgz'));
+  const known = only === undefined || FRAMEWORKS.some((f) => f.id === only);
+  if (!known || (built ? !only : !tarball || !existsSync(tarball))) {
+    process.stderr.write(
+      'usage: node test/consumers/miniprogram-frameworks.mjs <path-to-channel-sdk.tgz> [--keep] [--only taro|uniapp [--built DIR]]\n(make one with `npm run build && npm pack`)\n',
+    );
+    process.exit(2);
+  }
+  const tgz = tarball && resolve(tarball);
+  const emulator = await loadHostEmulator();
+  if (built) {
+    const failures = await runBuilt(
+      built,
+      FRAMEWORKS.find((f) => f.id === only),
+      emulator,
+    );
+    process.stdout.write(failures.length === 0 ? 'run: ok\n' : `run failed:\n${failures.join('\n')}\n`);
+    process.exit(failures.length === 0 ? 0 : 1);
+  }
+  const rows = [];
+  for (const framework of FRAMEWORKS.filter((f) => !only || f.id === only)) rows.push(await runFramework(framework, emulator, { tgz, keep }));
+
+  const lines = [
+    `channel-sdk: ${tgz?.split('/').pop()}, Node ${process.version}`,
+    '',
+    '| tool | version | install (s) | node_modules (MB) | build | run | build (s) | all steps (s) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.tool} | ${r.version} | ${r.install} | ${r.size} | ${r.build} | ${r.run} | ${r.buildSeconds} | ${r.total} |`),
+    '',
+  ];
+  for (const r of rows) for (const failure of r.failures) lines.push(`FAIL ${r.tool}: ${failure}`, '');
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.exitCode = rows.every((r) => r.failures.length === 0) ? 0 : 1;
+}

@@ -400,7 +400,7 @@ try {
       for (const file of files) parse(readFileSync(join(mp, file), 'utf8'), { ecmaVersion: 2017, sourceType: 'script' });
       // The page's flows on what was written, with a faithful wx (test/helpers/hosts.ts) as the only host API.
       const hosts = join(mp, 'hosts.mjs');
-      await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
+      await build({ entryPoints: [join(root, 'test/helpers/hosts.ts')], bundle: true, outfile: hosts, format: 'esm', platform: 'node', logLevel: 'silent' });
       cpSync(join(fixtures, 'miniprogram-flows.mjs'), join(mp, 'flows.mjs'));
       const { realmHas, flows } = lastJson((await node(['flows.mjs', mp, hosts], { cwd: mp })).stdout);
       expectEqual(realmHas, [], 'host APIs in the realm besides wx');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 interface Demo {
   url: string;
+  sandbox: { url: string };
   close(): Promise<void>;
 }
 const { startDemo, startDemoOnFreePort } = (await import(/* @vite-ignore */ new URL('../../demo/server.mjs', import.meta.url).href)) as {
@@ -33,6 +34,24 @@ describe('demo server', () => {
   ])('GET %s -> 404 with no internals', async (path) => {
     const response = await fetch(demo.url + path);
     expect([response.status, await response.text()]).toEqual([404, '']);
+  });
+
+  test("QA's `channel-sandbox ttl 60`, then sign in again: the backend hands out a 60-s token, not the 900-s one its cache held", async () => {
+    const lifetime = async () => {
+      const { access_token } = (await (await fetch(demo.url + '/api/channel-token?user=qa-ttl')).json()) as { access_token: string };
+      const { iat, exp } = JSON.parse(Buffer.from(access_token.split('.')[1], 'base64url').toString()) as { iat: number; exp: number };
+      return exp - iat;
+    };
+    expect(await lifetime()).toBe(900);
+    // What `channel-sandbox ttl 60 --sandbox <the demo's sandbox>` sends.
+    const ttl = await fetch(demo.sandbox.url + '/__sandbox/ttl', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"seconds":60}' });
+    expect(ttl.status).toBe(200);
+    try {
+      expect(await lifetime()).toBe(60);
+      expect(await lifetime()).toBe(60); // and that one is cached in turn
+    } finally {
+      await fetch(demo.sandbox.url + '/__sandbox/ttl', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"seconds":900}' });
+    }
   });
 
   test('the page, its modules and the package it imports by name are served', async () => {

@@ -9,12 +9,26 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { HostDownloadOptions, HostRequestOptions, HostResult, HostUploadOptions } from '../../src/transports/miniprogram/host-api.js';
+// The hosts' answer shapes, shared with createMockHost (channel-sdk/testing); the HTTP is this file's.
+import {
+  defaultMaxConcurrent,
+  isWxShaped,
+  downloadAnswer,
+  hostFailure,
+  progressUpdate,
+  requestAnswer,
+  taroPromise,
+  uploadAnswer,
+  type HostFailure,
+  type MockHostKind,
+  type WireAnswer,
+} from '../../src/testing/mock-host/host-answers.js';
 
-export type HostKind = 'wx' | 'my' | 'tt' | 'swan' | 'qq' | 'uni' | 'Taro';
+export type HostKind = MockHostKind;
 
 export interface HostQuirks {
   /** PC WeChat: a 401 delivered through `fail` with `statusCode`. */
@@ -71,8 +85,6 @@ export interface EmulatedHost {
   aborted: number;
 }
 
-const wxFamily = (kind: HostKind) => kind !== 'my';
-
 // Where the emulated hosts keep their temp files (wxfile://tmp_... on a device), removed at exit.
 let filesRoot: string | undefined;
 function tempFile(kind: HostKind): string {
@@ -87,7 +99,7 @@ function tempFile(kind: HostKind): string {
 export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHost {
   let active = 0;
   let injected: HostResult | undefined;
-  const max = quirks.maxConcurrent ?? (kind === 'wx' || kind === 'qq' ? 10 : Infinity);
+  const max = quirks.maxConcurrent ?? defaultMaxConcurrent(kind);
   const host: EmulatedHost = {
     kind,
     calls: [],
@@ -105,14 +117,13 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           host.removed.push(filePath);
           success?.();
         } catch {
-          fail?.(wxFamily(kind) ? { errMsg: 'unlink:fail no such file or directory ' + filePath } : { error: 10022, errorMessage: 'file not found' });
+          fail?.(isWxShaped(kind) ? { errMsg: 'unlink:fail no such file or directory ' + filePath } : { error: 10022, errorMessage: 'file not found' });
         }
       },
     }),
     uploadFile: (options) => transfer('upload', options),
     downloadFile: (options) => transfer('download', options),
-    interruptNext: () =>
-      void (injected = kind === 'my' ? { error: 12, errorMessage: 'network interrupted' } : { errMsg: 'request:fail interrupted', errno: 600003 }),
+    interruptNext: () => void (injected = hostFailure(kind, 'request', 'interrupted')),
     failNextWith: (result) => void (injected = result),
     request: (options) => {
       host.calls.push(options);
@@ -124,7 +135,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         active--;
         callBack(options, quirks, kindOf, result, { errMsg: 'request:fail late duplicate', error: 12 }, { status: 200 });
       };
-      const fail = (wx: HostResult, my: HostResult) => deliver('fail', wxFamily(kind) ? wx : my);
+      const fail = (failure: HostFailure, detail?: string) => deliver('fail', hostFailure(kind, 'request', failure, detail));
 
       active++;
       host.maxSeen = Math.max(host.maxSeen, active);
@@ -132,17 +143,15 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         abort: () => {
           host.aborted++;
           onAbort?.();
-          fail({ errMsg: 'request:fail abort', errno: 1 }, { error: 9, errorMessage: 'request:fail abort' });
+          fail('abort');
         },
       };
-      const headersIn = wxFamily(kind) ? options.header : options.headers; // Alipay (older) reads only `headers`
+      const headersIn = isWxShaped(kind) ? options.header : options.headers; // Alipay (older) reads only `headers`
       const dataType = options.dataType ?? 'json';
       setTimeout(() => {
         if (done) return;
-        if (active > max) return fail({ errMsg: 'request:fail exceed max task count', errno: 600000 }, { error: 20, errorMessage: 'throttled' });
-        if ((kind === 'tt' || kind === 'swan') && dataType !== 'json' && dataType !== 'string') {
-          return fail({ errMsg: `request:fail invalid dataType ${dataType}`, errno: 2 }, {});
-        }
+        if (active > max) return fail('throttled');
+        if ((kind === 'tt' || kind === 'swan') && dataType !== 'json' && dataType !== 'string') return fail('params', `invalid dataType ${dataType}`);
         if (injected) {
           const result = injected;
           injected = undefined;
@@ -150,7 +159,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         }
         const origin = options.url.replace(/^(https?:\/\/[^/]+).*$/, '$1');
         if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) {
-          return fail({ errMsg: `request:fail url not in domain list`, errno: 600002 }, { error: 11, errorMessage: 'domain not allowed' });
+          return fail('domain');
         }
         const url = new URL(options.url);
         const body = options.data;
@@ -166,30 +175,14 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('end', () => {
-              const text = Buffer.concat(chunks).toString('utf8');
-              const status = res.statusCode ?? 0;
-              let data: unknown = text;
-              if (options.responseType === 'arraybuffer') {
-                const bytes = Buffer.concat(chunks);
-                data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
-              } else if (dataType === 'json') {
-                try {
-                  data = JSON.parse(text);
-                } catch {
-                  if (kind === 'my') return deliver('fail', { error: 14, errorMessage: 'JSON parse error', status });
-                  // WeChat keeps the string when JSON.parse fails
-                }
-              }
-              const headers = shapeHeaders(res.headers, res.rawHeaders, quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed'));
-              if (kind === 'my') {
-                if (status >= 400) return deliver('fail', { error: 19, errorMessage: 'http status error', status, data, headers });
-                return deliver('success', { status, data, headers });
-              }
-              const result = { statusCode: status, data, header: headers, errMsg: 'request:ok' };
-              if ((quirks.http401InFail && status === 401) || (quirks.httpErrorsInFail && status >= 400)) {
+              const answer = wireAnswer(res.statusCode ?? 0, res.rawHeaders, Buffer.concat(chunks));
+              const shape = quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed');
+              const [outcome, result] = requestAnswer(kind, answer, { dataType, responseType: options.responseType }, shape);
+              const status = answer.status;
+              if (outcome === 'success' && ((quirks.http401InFail && status === 401) || (quirks.httpErrorsInFail && status >= 400))) {
                 return deliver('fail', { ...result, errMsg: 'request:fail http status error' });
               }
-              deliver('success', result);
+              deliver(outcome, result);
             });
           },
         );
@@ -197,10 +190,10 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         const timeout = options.timeout ?? (kind === 'my' ? 30000 : 60000);
         req.setTimeout(timeout, () => {
           req.destroy();
-          fail({ errMsg: 'request:fail timeout', errno: 5 }, { error: 13, errorMessage: 'request:fail timeout' });
+          fail('timeout');
         });
         req.on('error', (error: NodeJS.ErrnoException) => {
-          fail({ errMsg: `request:fail ${error.code ?? error.message}`, errno: 600001 }, { error: 12, errorMessage: 'network error' });
+          fail('network', error.code ?? error.message);
         });
         if (body !== undefined && options.method !== 'GET') req.write(body);
         req.end();
@@ -211,7 +204,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
   };
 
   const filesActive = { upload: 0, download: 0 };
-  const api = { upload: 'uploadFile', download: 'downloadFile' };
+  const api = { upload: 'uploadFile', download: 'downloadFile' } as const;
   /** uploadFile / downloadFile: the same callback, fail and abort semantics as request. */
   function transfer(which: 'upload' | 'download', options: HostUploadOptions | HostDownloadOptions): unknown {
     if (which === 'upload') host.uploads.push(options as HostUploadOptions);
@@ -225,15 +218,9 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       filesActive[which]--;
       callBack(options, quirks, kindOf, result, { errMsg: api[which] + ':fail late duplicate', error: 12 }, { tempFilePath: '/duplicate' });
     };
-    const fail = (errMsg: string, errno: number, myError: number) =>
-      deliver('fail', wxFamily(kind) ? { errMsg: api[which] + ':fail ' + errMsg, errno } : { error: myError, errorMessage: api[which] + ':fail ' + errMsg });
+    const fail = (failure: HostFailure, detail?: string) => deliver('fail', hostFailure(kind, api[which], failure, detail));
     const progress = (sent: number, total: number) => {
-      const percent = total ? Math.floor((sent / total) * 100) : 0;
-      // Uploads count sent bytes; downloads (and all of Alipay's) written ones.
-      const update: HostProgressUpdate =
-        which === 'upload' && kind !== 'my'
-          ? { progress: percent, totalBytesSent: sent, totalBytesExpectedToSend: total }
-          : { progress: percent, totalBytesWritten: sent, totalBytesExpectedToWrite: total };
+      const update = progressUpdate(kind, api[which], sent, total);
       host.progress[which].push(update);
       for (const listener of listeners.slice()) listener(update);
     };
@@ -243,41 +230,41 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       abort: () => {
         host.aborted++;
         req?.destroy();
-        fail('abort', 1, 9);
+        fail('abort');
       },
       onProgressUpdate: (listener: (update: HostProgressUpdate) => void) => void listeners.push(listener),
       offProgressUpdate: (listener: (update: HostProgressUpdate) => void) => void listeners.splice(listeners.indexOf(listener), 1),
     };
     setTimeout(() => {
       if (done) return;
-      if (filesActive[which] > max) return fail('exceed max ' + which + ' task count', 600000, 20);
+      if (filesActive[which] > max) return fail('throttled');
       if (injected) {
         const result = injected;
         injected = undefined;
         return deliver('fail', result);
       }
       const origin = options.url.replace(/^(https?:\/\/[^/]+).*$/, '$1');
-      if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) return fail('url not in domain list', 600002, 11);
+      if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) return fail('domain');
       const url = new URL(options.url);
-      const headersIn = { ...(wxFamily(kind) ? options.header : (options.headers ?? options.header)) } as Record<string, string>;
+      const headersIn = { ...(isWxShaped(kind) ? options.header : (options.headers ?? options.header)) } as Record<string, string>;
       let body: Buffer | undefined;
       if (which === 'upload') {
         const o = options as HostUploadOptions;
         // Alipay: the field name may come as fileName (older clients), fileType is required.
         const field = kind === 'my' ? (o.name ?? o.fileName) : o.name;
-        if (!o.filePath || !field) return fail('parameter error: filePath and name are required', 2, 2);
+        if (!o.filePath || !field) return fail('params', 'parameter error: filePath and name are required');
         if (kind === 'my' && ['image', 'video', 'audio'].indexOf(String(o.fileType)) < 0)
-          return fail('parameter error: fileType must be image, video or audio', 2, 2);
+          return fail('params', 'parameter error: fileType must be image, video or audio');
         let bytes: Buffer;
         try {
           bytes = readFileSync(o.filePath);
         } catch {
-          return fail('file not found: ' + o.filePath, 2, 2);
+          return fail('params', 'file not found: ' + o.filePath);
         }
         const boundary = '----HostFormBoundary' + randomBytes(8).toString('hex');
         const parts: Buffer[] = [];
         for (const [key, value] of Object.entries(o.formData ?? {})) {
-          if (typeof value !== 'string') return fail('parameter error: formData.' + key + ' must be a string', 2, 2);
+          if (typeof value !== 'string') return fail('params', 'parameter error: formData.' + key + ' must be a string');
           parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`));
         }
         parts.push(
@@ -295,12 +282,12 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: which === 'upload' ? 'POST' : 'GET', headers: headersIn },
         (res) => {
           const status = res.statusCode ?? 0;
-          const headers = shapeHeaders(res.headers, res.rawHeaders, quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed'));
+          const shape = quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed');
           if (which === 'upload') {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('end', () => {
-              const result = { statusCode: status, data: Buffer.concat(chunks).toString('utf8'), header: headers, errMsg: 'uploadFile:ok' };
+              const result = uploadAnswer(kind, wireAnswer(status, res.rawHeaders, Buffer.concat(chunks)), shape);
               if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'uploadFile:fail http status error' });
               deliver('success', result);
             });
@@ -318,21 +305,19 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           });
           res.pipe(out);
           out.on('finish', () => {
-            const result: HostResult = o.filePath
-              ? { filePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' }
-              : { tempFilePath: target, statusCode: status, header: headers, errMsg: 'downloadFile:ok' };
-            if (kind === 'my') Object.assign(result, { apFilePath: result.tempFilePath, headers }, quirks.noDownloadStatus ? { statusCode: undefined } : {});
+            const result = downloadAnswer(kind, status, wireAnswer(status, res.rawHeaders).headers, target, o.filePath !== undefined, shape);
+            if (kind === 'my' && quirks.noDownloadStatus) result.statusCode = undefined;
             if (quirks.httpErrorsInFail && status >= 400) return deliver('fail', { ...result, errMsg: 'downloadFile:fail http status error' });
             deliver('success', result);
           });
-          res.on('error', () => fail('network interrupted', 600003, 12));
+          res.on('error', () => fail('interrupted', 'network interrupted'));
         },
       );
       req.setTimeout(options.timeout ?? 60000, () => {
         req?.destroy();
-        fail('timeout', 5, 13);
+        fail('timeout');
       });
-      req.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? error.message, 600001, 12));
+      req.on('error', (error: NodeJS.ErrnoException) => fail('network', error.code ?? error.message));
       if (body) {
         // Written in chunks; each one flushed to the socket is a progress update, as on a device.
         const size = quirks.uploadChunk ?? 64 * 1024;
@@ -380,23 +365,9 @@ function callBack(
     setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
 }
 
-/** Taro's way: a Promise that settles with the callbacks (which it still calls), carrying the task's methods. */
-function taroPromise(options: { success(r: HostResult): void; fail(r: HostResult): void }, methods: object): unknown {
-  const promise = new Promise((resolve, reject) => {
-    const { success, fail } = options;
-    options.success = (r) => (success(r), resolve(r));
-    options.fail = (r) => (fail(r), reject(r));
-  });
-  return Object.assign(promise, methods);
-}
-
-function shapeHeaders(headers: IncomingHttpHeaders, raw: string[], shape: 'lower' | 'mixed' | 'array'): HostResult['header'] {
-  if (shape === 'lower') return { ...headers } as Record<string, unknown>;
-  const mixed: Record<string, string> = {};
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i].replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
-    mixed[name] = raw[i + 1];
-  }
-  if (shape === 'mixed') return mixed;
-  return Object.keys(mixed).map((key) => ({ [key]: mixed[key] }));
+/** A node:http answer as the hosts receive it: the status, the raw header pairs, the body. */
+function wireAnswer(status: number, raw: string[], body: Uint8Array = new Uint8Array(0)): WireAnswer {
+  const headers: Array<[string, string]> = [];
+  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
+  return { status, headers, body };
 }

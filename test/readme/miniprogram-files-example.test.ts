@@ -1,8 +1,8 @@
 /**
- * examples/miniprogram-files.js (README "Files") run as written in a WeChat-like realm: the
- * WeChat bundle (miniprogram_dist), a faithful wx (request, uploadFile, downloadFile over real
- * HTTP, chooseMedia giving a file on disk), a service that expires the first token, a token route.
- * Needs `npm run build` first (npm test does it).
+ * examples/miniprogram-files.js (README "Files") run as written against the sandbox, whose own
+ * file routes answer its two paths (issue #35: before them it answered 404): the WeChat bundle
+ * (miniprogram_dist), a faithful wx (request, uploadFile, downloadFile over real HTTP,
+ * chooseMedia giving a file on disk) and a token route over the sandbox. Needs `npm run build`.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,36 +10,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import vm from 'node:vm';
 import { afterAll, expect, test } from 'vitest';
-import { makeJwt, patternBytes } from '../helpers/fake-service.js';
+import { startSandbox } from '../../src/testing.js';
+import { patternBytes } from '../helpers/fake-service.js';
 import { createHost } from '../helpers/hosts.js';
 import { sendJson, startServer } from '../helpers/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-example-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('examples/miniprogram-files.js: the photo goes up after one refresh, the invoice comes down, progress ends at 100', async () => {
-  const tokens: string[] = [];
-  const hits: string[] = [];
-  const photo = patternBytes(200_000);
-  const service = await startServer(async (req, res) => {
-    const ok = req.headers.authorization === 'Bearer ' + tokens[1];
-    hits.push(`${req.method} ${req.url} ${ok ? 200 : 401}`);
-    if (!ok) return sendJson(res, 401, { code: 401, message: 'expired' });
-    if (req.url === '/open/api/v1/sdk/photos') {
-      const form = await new Response(new Uint8Array(req.raw), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
-      const file = form.get('file') as File;
-      const sha = createHash('sha256')
-        .update(Buffer.from(await file.arrayBuffer()))
-        .digest('hex');
-      return sendJson(res, 200, { code: 0, data: { url: 'https://cdn.example/' + sha.slice(0, 12), order: form.get('order_no') } });
-    }
-    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': 5000 }).end(patternBytes(5000));
-  });
-  const route = await startServer((_req, res) => {
-    tokens.push(makeJwt({ iat: 1, exp: 2e9, n: tokens.length }));
-    sendJson(res, 200, { access_token: tokens.at(-1) });
+test('examples/miniprogram-files.js against the sandbox: the photo goes up intact, the invoice comes down; after expire one forced refresh sends the photo again', async () => {
+  const sandbox = await startSandbox();
+  const forced: boolean[] = [];
+  const route = await startServer(async (req, res) => {
+    forced.push(req.url === '/channel-token?force=1');
+    sendJson(res, 200, { access_token: await sandbox.issueToken('user-1') });
   });
   try {
+    const photo = patternBytes(200_000);
     const chosen = join(dir, 'photo.jpg');
     writeFileSync(chosen, photo);
     const wx = {
@@ -58,23 +45,38 @@ test('examples/miniprogram-files.js: the photo goes up after one refresh, the in
     const sdk = { exports: {} };
     vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
     const code = readFileSync('examples/miniprogram-files.js', 'utf8')
-      .replaceAll('https://channel.example.com', service.url)
+      .replaceAll('https://channel.example.com', sandbox.url)
       .replaceAll('https://partner.example.com', route.url);
     vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
-    page!.onChoose();
-    await expect.poll(() => updates.find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
-    const done = updates.find((u) => 'invoice' in u || 'error' in u)!;
-    expect(done.error).toBeUndefined();
-    expect(done.photo).toBe('https://cdn.example/' + createHash('sha256').update(photo).digest('hex').slice(0, 12));
-    expect(readFileSync(String(done.invoice)).equals(patternBytes(5000))).toBe(true);
-    const percents = updates.filter((u) => 'percent' in u).map((u) => u.percent as number);
-    expect(percents.at(-1)).toBe(100);
-    expect(percents).toEqual(percents.toSorted((a, b) => a - b));
-    // The first token is never accepted here: one 401, one forced refresh, the file sent once more.
-    expect(hits).toEqual(['POST /open/api/v1/sdk/photos 401', 'POST /open/api/v1/sdk/photos 200', 'GET /open/api/v1/sdk/invoices/SO20240601001 200']);
+    const finished = async () => {
+      const from = updates.length;
+      page!.onChoose();
+      await expect.poll(() => updates.slice(from).find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
+      return updates.slice(from);
+    };
+    const first = await finished();
+    sandbox.expireTokens();
+    const second = await finished();
+    for (const run of [first, second]) {
+      const done = run.find((u) => 'invoice' in u || 'error' in u)!;
+      expect(done.error).toBeUndefined();
+      // The photo's URL is the sandbox's: what it stored are the bytes sent.
+      const stored = await fetch(String(done.photo), { headers: { authorization: 'Bearer ' + (await sandbox.issueToken('qa')) } });
+      expect(
+        createHash('sha256')
+          .update(Buffer.from(await stored.arrayBuffer()))
+          .digest('hex'),
+      ).toBe(createHash('sha256').update(photo).digest('hex'));
+      expect(readFileSync(String(done.invoice), 'latin1')).toMatch(/^%PDF-1\.4\n[\s\S]*Invoice SO20240601001[\s\S]*%%EOF\n$/);
+      const percents = run.filter((u) => 'percent' in u).map((u) => u.percent as number);
+      expect([percents.at(-1), percents]).toEqual([100, percents.toSorted((a, b) => a - b)]);
+    }
+    // One token, then after the expiry the upload's 401 costs one forced refresh and the file goes again.
+    expect(forced).toEqual([false, true]);
+    expect([wx.uploads.length, wx.downloads.length, sandbox.stats.unauthorized]).toEqual([3, 2, 1]);
     expect(wx.uploads[0].enableHttp2).toBe(true);
   } finally {
-    await service.close();
+    await sandbox.close();
     await route.close();
   }
 });

@@ -11,6 +11,12 @@ export const SANDBOX_PATHS = {
   logistics: '/open/api/v1/sdk/logistics',
   /** Any method: answers `{ method, body }`, the body as received. */
   echo: '/open/api/v1/sdk/echo',
+  /** `POST` a photo (multipart, one file part, up to 10 MiB): answers `{ id, url, size, sha256, … }` (the README's files example). */
+  photos: '/open/api/v1/sdk/photos',
+  /** `GET …/photos/{id}`: the bytes of an uploaded photo, as received. */
+  photo: '/open/api/v1/sdk/photos/{id}',
+  /** `GET …/invoices/{order_no}`: an order's invoice, a one-page PDF (the README's files example). */
+  invoice: '/open/api/v1/sdk/invoices/{order_no}',
 } as const;
 
 /**

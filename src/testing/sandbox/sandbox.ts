@@ -1,24 +1,21 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { checkKeys, fail } from '../../shared/check.js';
 import type { Logistics } from '../../schemas/logistics.js';
 import { TOKEN_PATH } from '../../server/tokens/exchange-options.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
-import { createDataRoute } from './data-routes.js';
-import { createEventLog } from './event-log.js';
-import { answerPreflight, corsHeaders, readBody, sendJson } from '../http-io.js';
-import { createJwtSigner } from './sandbox-jwt.js';
-import { createOrderStore } from './orders.js';
+import { MAX_UPLOAD_BYTES, readUpload } from './file-routes.js';
+import { answerPreflight, corsHeaders, MAX_BODY_BYTES, readBody, sendJson } from '../http-io.js';
 import { createPusher } from './push.js';
-import { SANDBOX_CODES } from './sandbox-api.js';
-import { checkControlHosts, checkTtl, OPTION_KEYS } from './sandbox-options.js';
+import { SANDBOX_CODES, SANDBOX_PATHS } from './sandbox-api.js';
+import { checkControlHosts, OPTION_KEYS } from './sandbox-options.js';
+import { createServiceState } from './service-state.js';
 import { createTokenEndpoint } from './token-endpoint.js';
-import type { FailNextOptions, PushOptions, Sandbox, SandboxOptions, SandboxStats, TokenVerdict } from './types.js';
+import type { PushOptions, Sandbox, SandboxOptions } from './types.js';
 
 export { SANDBOX_CODES, SANDBOX_PATHS } from './sandbox-api.js';
 
-const ISSUER = 'channel-sandbox';
 const systemClock = () => performance.timeOrigin + performance.now();
 
 /**
@@ -35,57 +32,22 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const { port = 0, host = '127.0.0.1', webhookSecret = '', webhookTimeoutMs = 8000, controlApi = 'loopback' } = options;
   const controlHosts = checkControlHosts(options.controlHosts);
   const now = options.now ?? Date.now;
-  let tokenTtlSeconds = checkTtl(options.tokenTtlSeconds ?? 900);
   if (!['loopback', 'any', 'off'].includes(controlApi)) fail("controlApi must be 'loopback', 'any' or 'off'");
   const credentials = options.credentials ?? {
     accessKey: 'ak_sandbox_' + randomBytes(4).toString('hex'),
     secretKey: 'sk_sandbox_' + randomBytes(16).toString('hex'),
   };
-  const events = createEventLog(options.now ?? systemClock);
-  const jwt = createJwtSigner(ISSUER);
-  const orders = createOrderStore(now);
+  const service = createServiceState({ now, clock: options.now ?? systemClock, tokenTtlSeconds: options.tokenTtlSeconds ?? 900 });
+  const { events, stats, orders } = service;
   const pusher = createPusher({ secret: webhookSecret, timeoutMs: webhookTimeoutMs, defaultUrl: options.webhookUrl, events });
-  const stats: SandboxStats = { tokenCalls: 0, tokensIssued: 0, tokenRejections: 0, dataCalls: 0, unauthorized: 0, pushes: 0, pushFailures: 0 };
   events.subscribe((event) => {
     if (event.type !== 'push') return;
     stats.pushes++;
     if (!event.record.ok) stats.pushFailures++;
   });
   if (options.onEvent) events.subscribe(options.onEvent); // after the counters, so it sees them updated
-  let issued = 0;
-  let expiredUpTo = 0; // tokens with jti <= this are expired
-  const failing = { count: 0, status: 401, retryAfterSeconds: undefined as number | undefined };
 
-  function issue(externalUserId: string, via: 'endpoint' | 'direct'): string {
-    const iat = Math.floor(now() / 1000);
-    const jti = String(++issued);
-    stats.tokensIssued++;
-    events.emit({ type: 'token', ok: true, externalUserId, jti, via });
-    return jwt.sign({ sub: externalUserId, iss: ISSUER, iat, exp: iat + tokenTtlSeconds, jti });
-  }
-
-  /** A token checked as the data routes check it. */
-  function verifyToken(token: string): TokenVerdict {
-    const check = jwt.verify(token, Math.floor(now() / 1000));
-    if (!check.claims) return { valid: false, reason: check.reason };
-    const { sub, iat, exp, jti } = check.claims;
-    if (Number(jti) <= expiredUpTo) return { valid: false, reason: 'token expired (expireTokens)', claims: { sub, iat, exp, jti } };
-    return { valid: true, claims: { sub, iat, exp, jti } };
-  }
-
-  /** The token's jti when its Bearer token is good, else why not (the hot path: no copy of the claims). */
-  function checkBearer(req: IncomingMessage): { reason?: string; jti?: string } {
-    const auth = req.headers.authorization;
-    if (!auth) return { reason: 'missing Authorization header' };
-    const check = auth.startsWith('Bearer ') ? jwt.verify(auth.slice(7), Math.floor(now() / 1000)) : { reason: 'not a JWT' };
-    if (!check.claims) return { reason: check.reason === 'not a JWT' ? 'not a Bearer JWT (a console login token is not accepted)' : check.reason };
-    const jti = check.claims.jti;
-    if (Number(jti) <= expiredUpTo) return { reason: 'token expired (expireTokens)', jti };
-    return { jti };
-  }
-
-  const tokenEndpoint = createTokenEndpoint({ stats, events, credentials, now, issue, ttl: () => tokenTtlSeconds });
-  const dataRoute = createDataRoute({ stats, events, orders, failing, checkBearer });
+  const tokenEndpoint = createTokenEndpoint({ stats, events, credentials, now, issue: service.issue, ttl: () => service.tokenTtlSeconds });
 
   const server = createServer((req, res) => {
     // The clock its tokens are issued and checked by, as the service's Date header carries it.
@@ -104,8 +66,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         addListener: pusher.addListener,
         report: pusher.report,
         state: () => ({
-          tokenTtlSeconds,
-          failNext: { count: failing.count, status: failing.status },
+          tokenTtlSeconds: service.tokenTtlSeconds,
+          failNext: { count: service.failing.count, status: service.failing.status },
           webhookUrl: options.webhookUrl ?? null,
           listeners: pusher.listening(),
         }),
@@ -114,24 +76,29 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const isToken = path === TOKEN_PATH;
     // The token endpoint gets no CORS headers: a page that could call it would hold the AK/SK.
     if (req.method === 'OPTIONS' && !isToken) return answerPreflight(req, res);
-    const route = (body: Buffer | undefined) => {
-      if (!body) return sendJson(res, 413, { code: SANDBOX_CODES.tooLarge, message: 'body larger than 1 MiB' }, isToken ? {} : corsHeaders);
+    const isUpload = path === SANDBOX_PATHS.photos;
+    const route = async (body: Buffer | undefined) => {
+      if (!body) {
+        const message = isUpload ? 'photo larger than 10 MiB' : 'body larger than 1 MiB';
+        return sendJson(res, 413, { code: SANDBOX_CODES.tooLarge, message }, isToken ? {} : corsHeaders);
+      }
       if (isToken) return tokenEndpoint(req, body, res);
-      dataRoute(req, body, res, path, query);
+      const upload = isUpload ? await readUpload(body, req.headers['content-type']) : undefined;
+      const origin = 'http://' + (req.headers.host ?? `${host}:${address.port}`);
+      const answer = service.data.answer({ method: req.method ?? 'GET', path, query, origin, authorization: req.headers.authorization, body, upload });
+      res.writeHead(answer.status, {
+        ...corsHeaders,
+        ...answer.headers,
+        'content-length': String(typeof answer.body === 'string' ? Buffer.byteLength(answer.body) : answer.body.length),
+      });
+      res.end(answer.body);
     };
     const failed = (error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { code: 50000, message: 'sandbox error: ' + (error as Error).message });
     };
-    const body = readBody(req);
-    // A bodiless request (a GET) is answered in this turn, without a promise.
-    if (Buffer.isBuffer(body)) {
-      try {
-        route(body)?.catch(failed);
-      } catch (error) {
-        failed(error);
-      }
-      return;
-    }
+    const body = readBody(req, isUpload ? MAX_UPLOAD_BYTES : MAX_BODY_BYTES);
+    // A bodiless request (a GET) is answered in this turn, without waiting on a promise.
+    if (Buffer.isBuffer(body)) return void route(body).catch(failed);
     body.then(route, () => res.destroy()).catch(failed);
   });
   await new Promise<void>((resolve, reject) => {
@@ -166,28 +133,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const sandbox: Sandbox = {
     url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
     credentials,
-    issueToken: async (externalUserId) => issue(externalUserId, 'direct'),
-    verifyToken(token) {
-      if (typeof token !== 'string') fail('verifyToken needs the JWT string');
-      return verifyToken(token);
-    },
-    expireTokens() {
-      expiredUpTo = issued;
-      events.emit({ type: 'control', action: 'expire', expired: issued });
-      return issued;
-    },
-    failNext(count, o: FailNextOptions = {}) {
-      failing.count = Math.max(0, Math.floor(count));
-      failing.status = o.status ?? 401;
-      failing.retryAfterSeconds = o.retryAfterSeconds;
-      events.emit({ type: 'control', action: 'fail-next', count: failing.count, status: failing.status });
-    },
-    setTokenTtl(seconds) {
-      tokenTtlSeconds = checkTtl(seconds);
-      events.emit({ type: 'control', action: 'ttl', seconds });
-    },
+    issueToken: async (externalUserId) => service.issue(externalUserId, 'direct'),
+    verifyToken: service.verifyToken,
+    expireTokens: service.expireTokens,
+    failNext: service.failNext,
+    setTokenTtl: service.setTokenTtl,
     get tokenTtlSeconds() {
-      return tokenTtlSeconds;
+      return service.tokenTtlSeconds;
     },
     pushLogistics,
     subscribe: events.subscribe,

@@ -1,0 +1,10 @@
+// app/layout.tsx: the root layout every App Router app has.
+import type { ReactNode } from 'react';
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    <html lang="en">
+      <body>{children}</body>
+    </html>
+  );
+}

@@ -1,0 +1,198 @@
+// The quick starts of docs/guide/quick-starts.md (issue #35), as `npm run test:examples` runs them:
+// every try block of the guide in order, each from the same parent folder as a new terminal
+// would start (its own variables), with the shell of test/readme/reader-shell.mjs; then what the
+// guide leaves to the reader's own tools. The uni-app and Taro projects are the consumers
+// stage's (test/consumers/uniapp, test/consumers/taro, with their lockfiles) in place of the
+// templates the guide's scaffolding commands fetch, and their builds run in the WeChat-like realm
+// of test/consumers/mp-runtime.mjs over the host emulation (real HTTP); the native WeChat project
+// goes through miniprogram-ci's packNpm and the realm fresh-projects.mjs launches pages in.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { captureConsole, createWx, FRAMEWORKS, loadHostEmulator, lockDrift, waitFor } from '../consumers/miniprogram-frameworks.mjs';
+import { launch as launchBuilt } from '../consumers/mp-runtime.mjs';
+import { createShell, expectEqual, fail, openChromium } from './reader-shell.mjs';
+
+const GUIDE = 'docs/guide/quick-starts.md';
+/** The guide's addresses: the sandbox, the Express backend, the Vite dev server, `next start`. */
+const SANDBOX = 'http://127.0.0.1:8787';
+const BACKEND = 'http://127.0.0.1:3000';
+const VITE = 'http://localhost:5173';
+const NEXT = 'http://localhost:3001';
+/** The folders the guide creates, next to each other. */
+const FOLDERS = { backend: 'channel-backend', vite: 'my-vite-app', next: 'my-next-app', uniapp: 'my-uni-app', taro: 'my-taro-app', wechat: 'my-wechat-app' };
+
+export async function quickStarts({ root, tmp, tgz, pins, shown, tries, runner, check, packNpmTool, launch }) {
+  const guide = readFileSync(join(root, GUIDE), 'utf8');
+  const blocks = tries.filter((block) => block.document === GUIDE);
+  const base = join(tmp, 'quick-starts');
+  mkdirSync(base);
+  const scaffolds = {
+    'degit dcloudio/uni-preset-vue#vite': join(root, 'test/consumers/uniapp'),
+    '@tarojs/cli@4.2.1 init': join(root, 'test/consumers/taro'),
+  };
+  const sh = createShell({ runner, tgz, pins, shown, scaffolds });
+  const folder = (name) => join(base, FOLDERS[name]);
+
+  await check(`${GUIDE}: its addresses and folders are the ones this stage checks`, async () => {
+    const missing = [SANDBOX, BACKEND, VITE, NEXT, ...Object.values(FOLDERS)].filter((said) => !guide.includes(said));
+    if (missing.length) fail(`the guide no longer mentions ${missing.join(', ')}: update test/readme/quick-starts.mjs`);
+    return `${blocks.length} try blocks`;
+  });
+  for (const block of blocks) {
+    const names = (block.argument ?? '').split(/\s+/).filter(Boolean);
+    await check(
+      `${GUIDE}:${block.line} \`try${names.length ? ': ' + names.map((n) => basename(n.split('=')[1] ?? n)).join(', ') : ''}\`: ${block.code.trim().split('\n').length} line(s) as written`,
+      async () => {
+        for (const key of Object.keys(sh.env)) delete sh.env[key]; // a new terminal
+        const dir = await sh.block(block, base);
+        const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+        return (
+          `in ${basename(dir)}: ` +
+          Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })
+            .map(([name, spec]) => `${name}@${spec}`)
+            .join(', ')
+        );
+      },
+    );
+  }
+  const sandboxUrl = sh.urls.get(SANDBOX);
+  const backendUrl = sh.urls.get(BACKEND);
+  if (!sandboxUrl || !backendUrl) return void (await check('the quick starts', () => fail('the guide did not start the sandbox and the backend')));
+  // A reader runs `channel-sandbox expire` by hand; here the quick starts expire tokens seconds
+  // apart, and within 5 s of a forced refresh the backend's exchange hands that same token back to
+  // a forced call (createTokenExchange's forceRefreshWindow; docs/guide/sandbox.md, "expiry again,
+  // right after"): so 8 s between expiries, which leaves the forced refresh that follows one 5 s.
+  let lastExpiry = 0;
+  const expire = async () => {
+    await new Promise((resolveWait) => setTimeout(resolveWait, Math.max(0, lastExpiry + 8000 - Date.now())));
+    await runner.run('npx', ['channel-sandbox', 'expire', '--sandbox', sandboxUrl], { cwd: folder('backend'), env: { npm_config_yes: 'false' } });
+    lastExpiry = Date.now();
+  };
+
+  for (const [name, said, stack] of [
+    ['vite', VITE, 'Vite (dev server, through its proxy)'],
+    ['next', NEXT, 'Next.js (next start)'],
+  ]) {
+    await check(
+      `${stack}: the page in Chromium: the 401 message before signing in; the orders after the session cookie; after \`channel-sandbox expire\` one /channel-token?force=1 and the orders again`,
+      async () => {
+        const url = sh.urls.get(said);
+        if (!url) fail(`the guide's ${name} block started nothing at ${said}`);
+        return webPage(url + '/', { tmp, expire });
+      },
+    );
+  }
+
+  const emulator = await loadHostEmulator();
+  for (const framework of FRAMEWORKS) {
+    const dir = folder(framework.id);
+    await check(
+      `${framework.tool}: the project's lockfile kept; the real build run in a WeChat-like realm: the orders, then after \`channel-sandbox expire\` a relaunch shows them after one forced refresh`,
+      async () => {
+        if (!existsSync(join(dir, framework.output, 'app.js'))) fail(`no build in ${framework.output}: did the guide's block build it?`);
+        const locked = JSON.parse(
+          readFileSync(join(scaffolds[Object.keys(scaffolds).find((k) => scaffolds[k].endsWith(framework.id))], 'package-lock.json'), 'utf8'),
+        );
+        // Only the packages of the template: channel-sdk was added by the guide.
+        const drift = lockDrift(locked, dir).filter((line) => !line.startsWith('node_modules/channel-sdk:'));
+        if (drift.length) fail('the install left the lockfile: ' + drift.slice(0, 5).join('; '));
+        const storage = new Map();
+        const open = async () => {
+          const logs = [];
+          const host = emulator.createHost('wx');
+          const app = launchBuilt(join(dir, framework.output), { wx: createWx(host, storage).wx, console: captureConsole(logs) });
+          const page = app.openPage(app.pages[0]);
+          const listed = await waitFor(() => JSON.stringify(page.data).includes('SO20240602002'), 20_000);
+          if (!listed || app.errors.length)
+            fail(`the page showed ${JSON.stringify(page.data).slice(0, 300)}; errors: ${app.errors.join('; ')}; console: ${logs.slice(-5).join(' | ')}`);
+          return host.calls;
+        };
+        return relaunchAfterExpiry(open, backendUrl, expire);
+      },
+    );
+  }
+
+  await check(
+    "native WeChat: WeChat's npm build of my-wechat-app (packNpm), the page in the WeChat-like realm: the orders, then after `channel-sandbox expire` a relaunch shows them after one forced refresh",
+    async () => {
+      const dir = folder('wechat');
+      const packNpm = await packNpmTool();
+      const { warnings } = JSON.parse((await runner.run(process.execPath, [packNpm, dir, join(tmp, 'private.key')], { cwd: dir })).trim().split('\n').at(-1));
+      if (warnings.length) fail('packNpm warnings: ' + JSON.stringify(warnings));
+      const storage = new Map();
+      const open = async () => {
+        const launched = launch(dir, emulator.createHost, storage, [sandboxUrl, backendUrl], 'pages/orders/orders');
+        await launched.settled;
+        const { data } = launched.page;
+        if (data.error || !data.orders.some((order) => order.order_no === 'SO20240601001')) fail('the page shows ' + JSON.stringify(data));
+        return launched.wx.calls;
+      };
+      return relaunchAfterExpiry(open, backendUrl, expire);
+    },
+  );
+}
+
+/**
+ * Opens a mini-program twice on the same storage (`open` resolves to the host calls of its
+ * launch), `channel-sandbox expire` in between: the first launch asks the token route plainly
+ * (and once more, forced, when the Express backend handed back a token an earlier quick start's
+ * expiry ended: the quick starts share the sandbox's user, and the Next.js one refreshes through
+ * its own token route, so the Express backend's cache still holds the token its expiry ended);
+ * the relaunch restores the token it got (hostTokenStore), meets a 401 and asks once, forced, and
+ * nothing else.
+ */
+async function relaunchAfterExpiry(open, backendUrl, expire) {
+  const tokenCalls = (calls) => calls.filter((call) => call.url.startsWith(backendUrl + '/channel-token')).map((call) => call.url.slice(backendUrl.length));
+  const first = tokenCalls(await open());
+  if (first[0] !== '/channel-token' || first.length > 2 || (first[1] && first[1] !== '/channel-token?force=1'))
+    fail('token-route calls of the first launch: ' + JSON.stringify(first));
+  await expire();
+  expectEqual(tokenCalls(await open()), ['/channel-token?force=1'], 'token-route calls of the relaunch');
+  return `token-route calls: ${JSON.stringify(first)}, then one forced`;
+}
+
+/**
+ * A web quick start's page in Chromium, as the guide tells a reader to try it: the 401 message
+ * before signing in, the orders once signed in (the session cookie) and Reload, then after
+ * `channel-sandbox expire` Reload again: one forced token call, the orders again.
+ */
+async function webPage(url, { tmp, expire }) {
+  const { context, page, close } = await openChromium(tmp);
+  try {
+    const origin = new URL(url).origin;
+    const tokenCalls = [];
+    const errors = [];
+    page.on('request', (request) => {
+      const at = new URL(request.url());
+      if (at.pathname === '/channel-token') tokenCalls.push((at.origin === origin ? '' : at.origin) + at.pathname + at.search);
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    const alert = () => page.locator('main [role=alert]').textContent({ timeout: 30_000 });
+    /** Presses Reload and waits for the orders the service answered. */
+    const reload = async () => {
+      const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/open/api/v1/sdk/orders' && r.status() === 200, { timeout: 30_000 });
+      await page.getByRole('button', { name: 'Reload' }).click();
+      await answered;
+      await page.waitForFunction(() => document.querySelectorAll('li').length > 0 && !document.querySelector('main [role=alert]'), undefined, {
+        timeout: 30_000,
+      });
+      return page.$$eval('li', (items) => items.map((li) => li.textContent));
+    };
+    await page.goto(url);
+    const refused = await alert();
+    if (!/^TOKEN_PROVIDER_ERROR: .*token route answered HTTP 401: nobody is signed in/.test(refused ?? ''))
+      fail('before signing in the page showed ' + JSON.stringify(refused));
+    // The guide's sign-in: the stand-in session's cookie, then Reload.
+    await context.addCookies([{ name: 'session', value: 'demo-session', url: origin }]);
+    const first = await reload();
+    if (!first.some((text) => text.startsWith('SO20240601001'))) fail('signed in, the page listed ' + JSON.stringify(first));
+    const before = tokenCalls.length;
+    await expire();
+    const again = await reload();
+    expectEqual(tokenCalls.slice(before), ['/channel-token?force=1'], 'token calls after expire (on the page origin)');
+    expectEqual([again, errors], [first, []], 'the orders again, no page error');
+    return `${first.join(', ')}; token calls ${JSON.stringify(tokenCalls)}`;
+  } finally {
+    await close();
+  }
+}
