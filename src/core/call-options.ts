@@ -1,6 +1,6 @@
 import { checkKeys, describeValue, fail, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
-import type { Platform } from './platform.js';
+import type { NativeCalls, Platform } from './platform.js';
 import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
@@ -37,9 +37,12 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     download: fileKeys.concat(files.download, withHost),
   };
   const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
+  // A native call's stack retries by its own rules (isRetryable): the SDK adds only the replay after a 401.
+  const once = Object.assign({}, config.retry, { limit: 0 });
 
   function prepare(input: CallInput): Call {
     const { kind, helper, options: o, stop } = input;
+    if (kind === 'native') return prepareNative(input);
     if (typeof o !== 'object' || o === null)
       fail(
         kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describeValue(o),
@@ -52,13 +55,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     let file: FileSpec | undefined;
     if (kind === 'request') {
       if (helper && o.method !== undefined) fail('method is set by ' + helper.toLowerCase() + '(); use request(path, { method }) for another');
-      method =
-        helper ||
-        (o.method === undefined
-          ? 'GET'
-          : typeof o.method === 'string' && methodName.test(o.method)
-            ? o.method.toUpperCase()
-            : fail('method must be an HTTP method name such as "PUT"; got ' + describeValue(o.method)));
+      method = helper || methodOf(o.method);
       body = o.body as string | undefined;
       if (body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
       if (o.json !== undefined) {
@@ -93,10 +90,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
       fail('schema must be a Standard Schema (zod 4, valibot, arktype...); got ' + describeValue(schema));
     }
-    const given = o.signal as SignalLike | undefined;
-    if (given !== undefined && !(given && typeof given.addEventListener === 'function' && typeof given.aborted === 'boolean')) {
-      fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describeValue(given));
-    }
+    const given = signalOf(o.signal);
     const { onProgress } = o;
     if (onProgress !== undefined && typeof onProgress !== 'function')
       fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describeValue(onProgress));
@@ -123,6 +117,30 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     };
   }
 
+  /** client.fetch, client.hostRequest: the entry reads the arguments, the checks are request()'s. */
+  function prepareNative(input: CallInput): Call {
+    const n = (platform.native as NativeCalls).read(input.path, input.options);
+    const method = methodOf(n.method);
+    const url = buildUrl(config.base, n.url);
+    return {
+      kind: input.kind,
+      method,
+      url,
+      context: { method, url },
+      headers: n.headers ? Object.assign({}, config.headers, normalizeHeaders(n.headers, 'headers')) : config.headers,
+      body: n.body,
+      raw: false,
+      given: signalOf(n.signal),
+      timeout: n.timeout === undefined ? config.timeout : milliseconds('timeout', n.timeout),
+      policy: once,
+      hostOptions: platform.hostOptions && platform.hostOptions('request', n.hostOptions),
+      passOn: n.passOn,
+      requestId: input.requestId,
+      stop: input.stop,
+      dropOnAbort: true,
+    };
+  }
+
   function uploadSpec(o: Record<string, unknown>): FileSpec {
     const name = o.name;
     if (!(typeof name === 'string' && name))
@@ -143,4 +161,18 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
   }
 
   return prepare;
+}
+
+function methodOf(value: unknown): string {
+  if (value === undefined) return 'GET';
+  return typeof value === 'string' && methodName.test(value)
+    ? value.toUpperCase()
+    : fail('method must be an HTTP method name such as "PUT"; got ' + describeValue(value));
+}
+
+function signalOf(value: unknown): SignalLike | undefined {
+  const given = value as SignalLike | undefined;
+  if (given !== undefined && !(given && typeof given.addEventListener === 'function' && typeof given.aborted === 'boolean'))
+    fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describeValue(given));
+  return given;
 }
