@@ -37,27 +37,35 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     download: fileKeys.concat(files.download, withHost),
   };
   const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
-  // A native call's stack retries by its own rules (isRetryable): the SDK adds only the replay after a 401.
   const once = Object.assign({}, config.retry, { limit: 0 });
 
   function prepare(input: CallInput): Call {
-    const { kind, helper, options: o, stop } = input;
-    if (kind === 'native') return prepareNative(input);
-    if (typeof o !== 'object' || o === null)
-      fail(
-        kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describeValue(o),
-      );
-    checkKeys(o, keys[kind], kind + ' option', hints[kind]);
+    const { kind, helper, stop } = input;
+    // client.fetch, client.hostRequest: the entry reads the arguments into request()'s shape, with their URL.
+    const n = kind === 'native' ? (platform.native as NativeCalls).read(input.path, input.options) : undefined;
+    const o = (n || input.options) as Record<string, unknown>;
+    if (!n) {
+      if (typeof o !== 'object' || o === null)
+        fail(
+          kind +
+            ' options must be an object, e.g. { ' +
+            (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') +
+            ' }; got ' +
+            describeValue(o),
+        );
+      checkKeys(o, keys[kind as 'request'], kind + ' option', hints[kind as 'request']);
+    }
     const own = o.headers ? normalizeHeaders(o.headers, 'headers') : undefined;
     let headers = own ? Object.assign({}, config.headers, own) : config.headers;
     let method: string;
-    let body: string | undefined;
+    let body: unknown;
     let file: FileSpec | undefined;
-    if (kind === 'request') {
+    if (kind === 'request' || n) {
       if (helper && o.method !== undefined) fail('method is set by ' + helper.toLowerCase() + '(); use request(path, { method }) for another');
       method = helper || methodOf(o.method);
-      body = o.body as string | undefined;
-      if (body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
+      // A native call's body is its caller's own (fetch's BodyInit, a host's data).
+      body = o.body;
+      if (!n && body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
       if (o.json !== undefined) {
         if (body !== undefined) fail('pass either json or body, not both');
         try {
@@ -68,7 +76,8 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         if (body === undefined) fail('json must be JSON data; got ' + describeValue(o.json));
         if (!headers['content-type']) headers = Object.assign({}, headers, { 'content-type': 'application/json' });
       }
-      if (body !== undefined && (method === 'GET' || method === 'HEAD')) fail(method + ' requests have no body; send values in searchParams, or use POST');
+      if (!n && body !== undefined && (method === 'GET' || method === 'HEAD'))
+        fail(method + ' requests have no body; send values in searchParams, or use POST');
     } else {
       // The multipart boundary is the host's (or fetch's) to set. A download takes any type
       // unless the call names one: the client's accept is for the service's JSON.
@@ -84,7 +93,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         file = uploadSpec(o);
       }
     }
-    const url = buildUrl(config.base, input.path, o.searchParams as RequestOptions['searchParams']);
+    const url = buildUrl(config.base, n ? n.url : input.path, o.searchParams as RequestOptions['searchParams']);
     const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
     if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describeValue(raw));
     if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
@@ -105,39 +114,18 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       schema,
       given,
       timeout: o.timeout === undefined ? config.timeout : milliseconds('timeout', o.timeout),
-      policy: o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
+      // A native call's stack retries by its own rules (isRetryable): the SDK adds only the replay after a 401.
+      policy: n ? once : o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
       file,
-      hostOptions: platform.hostOptions && platform.hostOptions(kind, o.hostOptions),
+      hostOptions: platform.hostOptions && platform.hostOptions(n ? 'request' : kind, o.hostOptions),
+      passOn: o.passOn as Record<string, unknown> | undefined,
       requestId: input.requestId,
       stop,
       // A plain request without a signal of its own can only be fenced by clearToken(): an
-      // attempt already on the wire may then finish on its own (see attempts.ts).
+      // attempt already on the wire may then finish on its own (see attempts.ts). A native call's
+      // transport drops it in any case.
       dropOnAbort: !!given || kind !== 'request',
       progress: onProgress ? monotonic(onProgress as (progress: Progress) => void, stop) : undefined,
-    };
-  }
-
-  /** client.fetch, client.hostRequest: the entry reads the arguments, the checks are request()'s. */
-  function prepareNative(input: CallInput): Call {
-    const n = (platform.native as NativeCalls).read(input.path, input.options);
-    const method = methodOf(n.method);
-    const url = buildUrl(config.base, n.url);
-    return {
-      kind: input.kind,
-      method,
-      url,
-      context: { method, url },
-      headers: n.headers ? Object.assign({}, config.headers, normalizeHeaders(n.headers, 'headers')) : config.headers,
-      body: n.body,
-      raw: false,
-      given: signalOf(n.signal),
-      timeout: n.timeout === undefined ? config.timeout : milliseconds('timeout', n.timeout),
-      policy: once,
-      hostOptions: platform.hostOptions && platform.hostOptions('request', n.hostOptions),
-      passOn: n.passOn,
-      requestId: input.requestId,
-      stop: input.stop,
-      dropOnAbort: true,
     };
   }
 
