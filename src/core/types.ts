@@ -39,6 +39,12 @@ export interface TransportRequest {
   native?: boolean;
   /** A native call's own options, passed on untouched (fetch: the Request and the other RequestInit keys). */
   passOn?: Record<string, unknown>;
+  /**
+   * For a transport that queues attempts (a host's concurrency limit): called as a queued attempt
+   * leaves, before it is sent. Puts the token the client holds then into `headers`, first
+   * replacing one that ended meanwhile (it may wait for the provider); rejects as the request would.
+   */
+  rebind?: () => Promise<void> | void;
 }
 
 /** An upload: the file and its multipart form. */
