@@ -363,7 +363,8 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
  * `lateSuccess` added).
  */
 function callBack(
-  options: { success(r: HostResult): void; fail(r: HostResult): void; complete?(r: HostResult): void },
+  // Each callback is optional, as on the hosts (luch-request passes only `complete`).
+  options: { success?(r: HostResult): void; fail?(r: HostResult): void; complete?(r: HostResult): void },
   quirks: HostQuirks,
   kindOf: 'success' | 'fail',
   result: HostResult,
@@ -374,10 +375,10 @@ function callBack(
   const first = kindOf === 'success' ? options.success : options.fail;
   const other = kindOf === 'success' ? options.fail : options.success;
   if (quirks.completeFirst) options.complete?.(result);
-  first(result);
+  first?.(result);
   if (!quirks.completeFirst) options.complete?.(result);
   if (quirks.doubleCallback)
-    setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
+    setTimeout(() => other?.(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
 }
 
 /**
