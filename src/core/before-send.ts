@@ -37,6 +37,8 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
     // A request()'s body goes to the transport as a string; a native call's is its caller's own type.
     if (call.kind !== 'native' && body !== undefined && typeof body !== 'string')
       fail('beforeSend: attempt.body must stay a string (the serialised JSON) for ' + call.kind + '(); got ' + describeValue(body));
+    if (body !== undefined && (call.method === 'GET' || call.method === 'HEAD'))
+      fail('beforeSend: ' + call.method + ' requests have no body; leave attempt.body unset');
     return { headers: normalizeHeaders(view.headers, 'beforeSend: attempt.headers'), body };
   };
   let returned: unknown;
