@@ -2,13 +2,18 @@
 // client.fetch (issue #32) as the `fetch` of the request stacks partners already use, each the real
 // library (pinned devDependencies), in-process against the fake service over real HTTP. A storm
 // through each, on a token the service has ended, costs one forced refresh and every call succeeds.
-import { QueryClient } from '@tanstack/query-core';
-import { create as createAxios, isAxiosError } from 'axios';
-import { gql, GraphQLClient } from 'graphql-request';
-import { createFetch, FetchError } from 'ofetch';
-import createFetchClient from 'openapi-fetch';
+import { isAxiosError } from 'axios';
+import { gql } from 'graphql-request';
+import { FetchError } from 'ofetch';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { readmeBlocks, syncExamples } from '../../scripts/readme.mjs';
 import { createClient, isRetryable } from '../../src/index.js';
+import { createAxios } from '../../examples/stacks/axios-fetch.js';
+import { createGraphQL } from '../../examples/stacks/graphql-request.js';
+import { createApiFetch } from '../../examples/stacks/ofetch.js';
+import { createApi } from '../../examples/stacks/openapi-fetch.js';
+import { channelQuery, queryClient } from '../../examples/stacks/tanstack-query.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
 
@@ -45,7 +50,7 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
     const service = await start();
     const { client, provider } = await expired(service);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- no OpenAPI document here: the paths are untyped.
-    const api = createFetchClient<any>({ baseUrl: service.url, fetch: client.fetch });
+    const api = createApi<any>(client, service.url);
     const results = await Promise.all(
       Array.from({ length: N }, (_, i) =>
         i % 2 ? api.POST('/orders/{id}', { params: { path: { id: i } }, body: payload(i) }) : api.GET('/orders/{id}', { params: { path: { id: i } } }),
@@ -62,7 +67,7 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
   test('ofetch (createFetch({ fetch: client.fetch })): JSON bodies, parsed answers; its own retry leaves a 401 alone', async () => {
     const service = await start();
     const { client, provider } = await expired(service);
-    const $fetch = createFetch({ fetch: client.fetch }).create({ baseURL: service.url });
+    const $fetch = createApiFetch(client, service.url);
     const results = await Promise.all(
       Array.from({ length: N }, (_, i) => (i % 2 ? $fetch<Echo>('/o/' + i, { method: 'POST', body: payload(i) }) : $fetch<Echo>('/o/' + i, { query: { i } }))),
     );
@@ -81,7 +86,7 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
   test("axios (adapter: 'fetch', env: { fetch: client.fetch }): GET and JSON POST through axios's fetch adapter", async () => {
     const service = await start();
     const { client, provider } = await expired(service);
-    const api = createAxios({ baseURL: service.url, adapter: 'fetch', env: { fetch: client.fetch } });
+    const api = createAxios(client, service.url);
     const results = await Promise.all(Array.from({ length: N }, (_, i) => (i % 2 ? api.post<Echo>('/x/' + i, payload(i)) : api.get<Echo>('/x/' + i))));
     expect(results.map((r) => [r.status, r.data.data.method, r.data.data.path, r.data.data.body ? JSON.parse(r.data.data.body) : ''])).toEqual(
       results.map((_, i) => [200, i % 2 ? 'POST' : 'GET', '/x/' + i, i % 2 ? payload(i) : '']),
@@ -97,7 +102,7 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
   test('graphql-request (new GraphQLClient(url, { fetch: client.fetch })): queries as POSTs', async () => {
     const service = await start();
     const { client, provider } = await expired(service);
-    const graph = new GraphQLClient(service.url + '/graphql', { fetch: client.fetch });
+    const graph = createGraphQL(client, service.url + '/graphql');
     const query = gql`
       query Order($id: Int!) {
         order(id: $id) {
@@ -116,30 +121,36 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
   test("TanStack Query (queryFn with client.fetch, retry: isRetryable): one refresh, no retry of a 401 after the replay or a 404, a 503 retried by the caller's rule", async () => {
     const service = await start();
     const { client, provider } = await expired(service);
-    const queries = new QueryClient({
-      defaultOptions: { queries: { retry: (count, error) => count < 2 && isRetryable(error), retryDelay: 1 } },
-    });
-    const queryFn = async ({ queryKey, signal }: { queryKey: readonly unknown[]; signal: AbortSignal }) => {
-      const response = await client.fetch(String(queryKey[0]), { signal });
-      // A failed status becomes an error the way a partner writes it: one that carries its status.
-      if (!response.ok) throw Object.assign(new Error('HTTP ' + response.status), { status: response.status });
-      return (await response.json()) as Echo;
-    };
-    const results = await Promise.all(Array.from({ length: N }, (_, i) => queries.fetchQuery({ queryKey: ['/q/' + i], queryFn })));
+    // The recipe's client and queryFn; retryDelay 1 ms here only, so that the retries take no time.
+    const queries = queryClient;
+    const queryFn = channelQuery<Echo>(client);
+    const fetchQuery = (path: string) => queries.fetchQuery({ queryKey: [path], queryFn, retryDelay: 1 });
+    const results = await Promise.all(Array.from({ length: N }, (_, i) => fetchQuery('/q/' + i)));
     expect(results.map((r) => r.data.path)).toEqual(results.map((_, i) => '/q/' + i));
     oneRefresh(service, provider);
     service.hits.length = 0;
-    const failed = await Promise.all(['/status/404', '/status/503'].map((path) => queries.fetchQuery({ queryKey: [path], queryFn }).catch((e: unknown) => e)));
+    const failed = await Promise.all(['/status/404', '/status/503'].map((path) => fetchQuery(path).catch((e: unknown) => e)));
     expect(failed.map((e) => (e as { status: number }).status)).toEqual([404, 503]);
-    // 404: one attempt. 503: the first and two retries by TanStack Query (the SDK adds none of its own to a native call).
-    expect(service.hits.map((h) => h.path).toSorted()).toEqual(['/status/404', '/status/503', '/status/503', '/status/503']);
+    // 404: one attempt. 503: the first and three retries by TanStack Query (the SDK adds none of its own to a native call).
+    expect(service.hits.map((h) => h.path).toSorted()).toEqual(['/status/404', ...Array(4).fill('/status/503')]);
     // A 401 after the SDK's own replay: the caller's rule does not try it again (#8164, refine #6706).
     service.hits.length = 0;
     service.rejectAll(true);
-    const denied = await queries.fetchQuery({ queryKey: ['/denied'], queryFn }).catch((e: unknown) => e);
+    const denied = await fetchQuery('/denied').catch((e: unknown) => e);
     expect((denied as { status: number }).status).toBe(401);
     expect(service.hits.map((h) => h.status)).toEqual([401, 401]);
     expect(provider.forced()).toBe(2);
     queries.clear();
   });
+});
+
+test('docs/guide/request-stacks.md shows every recipe of examples/stacks, each block verbatim from its file', () => {
+  const guide = readFileSync('docs/guide/request-stacks.md', 'utf8');
+  const shown = readmeBlocks(guide).map((b: { marker?: string; argument?: string }) => (b.marker === 'example' ? b.argument : 'unmarked'));
+  expect(shown.toSorted()).toEqual(
+    readdirSync('examples/stacks')
+      .map((f) => 'examples/stacks/' + f)
+      .toSorted(),
+  );
+  expect(syncExamples(guide) === guide ? 'verbatim' : 'a block differs from its example file: npm run readme').toBe('verbatim');
 });
