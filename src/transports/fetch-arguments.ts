@@ -54,23 +54,18 @@ function isRequest(input: unknown): input is Request {
   return !!r && typeof r === 'object' && typeof r.url === 'string' && typeof r.method === 'string' && typeof r.arrayBuffer === 'function';
 }
 
-/** Headers, [name, value] pairs or a record, as a record (repeated names joined as fetch joins them). */
+/** Headers, [name, value] pairs or a record, as a record (a record as it is: the core checks each name and value). */
 function headerRecord(headers: unknown): Record<string, unknown> | undefined {
   if (headers === undefined || headers === null) return undefined;
-  if (typeof headers !== 'object')
-    fail('headers must be a Headers object, [name, value] pairs or an object of names to strings; got ' + describeValue(headers));
-  const each = (headers as Headers).forEach;
-  if (!Array.isArray(headers) && typeof each !== 'function') return headers as Record<string, unknown>;
+  const wrong = (what: string): never => fail('headers must be a Headers object, [name, value] pairs or an object of names to strings; ' + what);
+  if (typeof headers !== 'object') wrong('got ' + describeValue(headers));
+  if (!Array.isArray(headers) && typeof (headers as Headers).forEach !== 'function') return headers as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  const add = (value: unknown, name: unknown) => {
-    const key = String(name).toLowerCase();
-    out[key] = key in out ? out[key] + ', ' + value : value;
-  };
-  if (Array.isArray(headers)) {
-    for (const pair of headers) {
-      if (!(Array.isArray(pair) && pair.length === 2)) fail('headers pairs must be [name, value]; got ' + describeValue(pair));
-      add(pair[1], pair[0]);
-    }
-  } else each.call(headers, add);
+  try {
+    // fetch's own reading: lower-case names, repeated ones joined with ", ".
+    new Headers(headers as HeadersInit).forEach((value, name) => (out[name] = value));
+  } catch (error) {
+    wrong(messageOf(error));
+  }
   return out;
 }
