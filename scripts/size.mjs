@@ -18,12 +18,12 @@ const KB = 1024;
 // crossTab generations and message checks, paths checked as parsers and servers read them,
 // token ends from the service's Date) 1.4 / 1.2 KB, and #22 (upload/download with progress,
 // hostOptions checked per host, shared identical GETs) 1.7 / 3.0 KB. docs/maintainers/size.md has the breakdown.
-// #31 set the budgets 2% above 21.29 / 14.67 KB. #32 (client.fetch, client.hostRequest,
-// isRetryable, beforeSend) raised them by what it adds: +1.64 KB browser (all exports; +1.47 KB
-// createClient only), +1.07 KB WeChat, from main at 21.61 / 15.07 KB (main's WeChat bundle was
-// already 0.12 KB over its 14.95 KB budget, so the WeChat budget rose by 1.20 KB).
-const BROWSER_ALL_IN = 23.35 * KB;
-const MINIPROGRAM_ALL_IN = 16.15 * KB;
+// #31 set the budgets 2% above 21.29 / 14.67 KB; after #31 item 4 and the queued-token fix
+// (21.63 / 15.09 KB) they sit 2% above those again. #32 (client.fetch, client.hostRequest,
+// isRetryable, beforeSend) raised them by what it adds: +1.66 KB browser (all exports; +1.49 KB
+// createClient only), +1.10 KB WeChat (docs/maintainers/size.md).
+const BROWSER_ALL_IN = 23.72 * KB;
+const MINIPROGRAM_ALL_IN = 16.49 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

@@ -108,6 +108,7 @@ const expected: Record<keyof typeof entries, string[]> = {
     'TokenCacheLock (type)',
     'TokenCacheErrorInfo (type)',
     'createMemoryTokenCache',
+    'MemoryTokenCacheOptions (type)', // #31 item 5: every constructor takes an options object
     'createRedisTokenCache',
     'RedisTokenCacheOptions (type)',
     'RedisClient (type)',
