@@ -103,7 +103,7 @@ const expected: Record<keyof typeof entries, string[]> = {
     'TokenExchange (type)',
     'TokenExchangeOptions (type)',
     'ExchangedToken (type)',
-    'StoredToken (type)',
+    'CachedToken (type)', // #31: was StoredToken, the client's name for its own stored token
     'TokenCache (type)',
     'TokenCacheLock (type)',
     'TokenCacheErrorInfo (type)',

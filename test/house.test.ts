@@ -38,8 +38,8 @@ function table(): Array<{ source: string; tests: string[] }> {
 
 test("CONTRIBUTING's module-to-test table names every room of src/ and only folders that exist", () => {
   const rows = table();
-  const rooms = [...new Set(sources.map((file) => dirname(file)))].sort();
-  expect(rows.map((r) => r.source).sort()).toEqual(rooms);
+  const rooms = [...new Set(sources.map((file) => dirname(file)))].toSorted();
+  expect(rows.map((r) => r.source).toSorted()).toEqual(rooms);
   const missing = rows.flatMap((r) => r.tests).filter((path) => !existsSync(path) || !statSync(path).isDirectory());
   expect(missing).toEqual([]);
 });

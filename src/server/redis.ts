@@ -2,7 +2,7 @@
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
 import { checkKeys, TTL_SECONDS, wholeNumber } from '../shared/check.js';
 import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
-import type { StoredToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
+import type { CachedToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
 
 import { checkPrefix, commandsFor, type RedisClient } from './redis-client.js';
 
@@ -49,7 +49,7 @@ export function createRedisTokenCache(
   return {
     async get(key) {
       const raw = await commands.get(prefix + key);
-      return raw === null ? undefined : (JSON.parse(raw) as StoredToken);
+      return raw === null ? undefined : (JSON.parse(raw) as CachedToken);
     },
     async set(key, value, ttlMs) {
       await commands.setPx(prefix + key, JSON.stringify(value), whole(ttlMs), false);

@@ -21,14 +21,14 @@ import {
   tokenCacheKey,
   tokenCacheKeyPart,
   type ExchangedToken,
-  type StoredToken,
+  type CachedToken,
   type TokenCache,
   type TokenCacheLock,
 } from './token-cache.js';
 import { redactorFor, requestToken, thrownMessage, type TokenCall } from './token-request.js';
 
 /** A cache read: synchronous for a synchronous cache. */
-type CacheRead = Outcome<StoredToken | undefined> | Promise<Outcome<StoredToken | undefined>>;
+type CacheRead = Outcome<CachedToken | undefined> | Promise<Outcome<CachedToken | undefined>>;
 
 /** The token exchange, signing with `defaultSign` unless told otherwise (what `createTokenExchange` runs). */
 export function createExchange(defaultSign: SignFunction, options: TokenExchangeOptions): TokenExchange {
@@ -54,8 +54,8 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   const lockWait = lockWaitMs(timeout, lease);
   // Flights per cache key: `shared` may end with a token another instance stored, `forced`
   // only with one from a forced refresh (a forced caller joins only those).
-  const shared = new Map<string, Promise<StoredToken>>();
-  const forced = new Map<string, Promise<StoredToken>>();
+  const shared = new Map<string, Promise<CachedToken>>();
+  const forced = new Map<string, Promise<CachedToken>>();
   const context = { method: 'POST', url };
   const keyPrefix = tokenCacheKey(baseUrl, o.accessKey, '');
 
@@ -84,7 +84,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     connecting: typeof cache.connecting === 'function' ? () => (cache.connecting as () => unknown).call(cache) : undefined,
   });
 
-  function checked(value: StoredToken | undefined | null): StoredToken | undefined {
+  function checked(value: CachedToken | undefined | null): CachedToken | undefined {
     if (value === undefined || value === null) return undefined;
     const token = copyToken(value);
     if (!token) report('get', 'invalid', value, 0);
@@ -93,10 +93,10 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   /** A copy of what the cache holds (undefined for none or for junk), or FAILED; `until`: the caller's budget. */
   function readCache(key: string, until?: number): CacheRead {
     const got = guard.call('get', () => cache.get(key), { until });
-    return isThenable<Outcome<StoredToken | undefined>>(got) ? got.then((v) => (v === FAILED ? v : checked(v))) : got === FAILED ? got : checked(got);
+    return isThenable<Outcome<CachedToken | undefined>>(got) ? got.then((v) => (v === FAILED ? v : checked(v))) : got === FAILED ? got : checked(got);
   }
   /** What this process kept while the shared cache failed. */
-  const fromFallback = (key: string): StoredToken | undefined => (fallback ? copyToken(fallback.get(key)) : undefined);
+  const fromFallback = (key: string): CachedToken | undefined => (fallback ? copyToken(fallback.get(key)) : undefined);
 
   function release(lock: TokenCacheLock): void {
     if (typeof lock.release === 'function') void guard.call('release', () => lock.release(), { always: true });
@@ -105,7 +105,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   const takeLock = (key: string, until?: number) => guard.call('lock', () => (cache.lock as NonNullable<TokenCache['lock']>)(key, lease), { until });
   const renew = (lock: Required<Pick<TokenCacheLock, 'renew'>>) => guard.call('renew', () => lock.renew(lease), { always: true });
   /** Stores the token, then lets go of the lock, in the background: callers already have it. */
-  function storeThenRelease(key: string, token: StoredToken, lock: TokenCacheLock | undefined): void {
+  function storeThenRelease(key: string, token: CachedToken, lock: TokenCacheLock | undefined): void {
     const ttl = cacheTtl(token, margin);
     const keep = () => fallback?.set(key, token, ttl);
     const stored = ttl > 0 ? guard.call('set', () => cache.set(key, { ...token }, ttl)) : undefined;
@@ -118,8 +118,8 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     } else if (lock) release(lock);
   }
 
-  async function fromService(key: string, externalUserId: string, lock: TokenCacheLock | undefined, force: boolean): Promise<StoredToken> {
-    let token: StoredToken;
+  async function fromService(key: string, externalUserId: string, lock: TokenCacheLock | undefined, force: boolean): Promise<CachedToken> {
+    let token: CachedToken;
     const stopRenewing = lock ? keepLease(lock, lease, renew) : undefined;
     try {
       token = await requestToken(call, externalUserId);
@@ -135,8 +135,8 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   }
 
   /** True for a token a forced caller may have: one that a forced refresh obtained within the window (clocks of instances may differ a little: either way). */
-  const forcedRecently = (token: StoredToken) => token.forcedAt !== undefined && Math.abs(Date.now() - token.forcedAt) < window && isFresh(token, margin);
-  const fresh = (token: StoredToken) => isFresh(token, margin);
+  const forcedRecently = (token: CachedToken) => token.forcedAt !== undefined && Math.abs(Date.now() - token.forcedAt) < window && isFresh(token, margin);
+  const fresh = (token: CachedToken) => isFresh(token, margin);
 
   /**
    * One flight per user: the cache read, the lock and a re-read share one budget, `cacheTimeout`
@@ -145,7 +145,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
    * When the cache fails, or is being skipped, the service is asked at once (or this process's
    * fallback answers).
    */
-  async function lookup(key: string, externalUserId: string, firstRead: CacheRead, started: number, force: boolean): Promise<StoredToken> {
+  async function lookup(key: string, externalUserId: string, firstRead: CacheRead, started: number, force: boolean): Promise<CachedToken> {
     const accept = force ? forcedRecently : fresh;
     const ourselves = (lock?: TokenCacheLock) => fromService(key, externalUserId, lock, force);
     const budget = started + cacheTimeout;
@@ -177,7 +177,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   }
 
   /** A forced refresh with `forceRefreshWindow: 0`: always the service; a lock, if it can be had at once, makes other instances wait for it. */
-  async function refreshAlone(key: string, externalUserId: string): Promise<StoredToken> {
+  async function refreshAlone(key: string, externalUserId: string): Promise<CachedToken> {
     let lock: TokenCacheLock | undefined;
     if (cache.lock) {
       const got = await takeLock(key, Date.now() + cacheTimeout);
@@ -186,7 +186,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     return fromService(key, externalUserId, lock, true);
   }
 
-  function startFlight(flights: Map<string, Promise<StoredToken>>, key: string, run: () => Promise<StoredToken>): Promise<StoredToken> {
+  function startFlight(flights: Map<string, Promise<CachedToken>>, key: string, run: () => Promise<CachedToken>): Promise<CachedToken> {
     const flight = run();
     flights.set(key, flight);
     const done = () => {
@@ -197,7 +197,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   }
 
   /** The shared flight, copied for this caller; `signal` detaches this caller only. */
-  function forCaller(flight: Promise<StoredToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
+  function forCaller(flight: Promise<CachedToken>, signal: AbortSignal | undefined): Promise<ExchangedToken> {
     // One listener on the caller's signal however many calls share it (Node warns past 10).
     return (signal ? raceSignal(flight, signal, () => aborted(signal)) : flight).then(callerToken);
   }
@@ -230,7 +230,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
         const joined = forced.get(key);
         if (joined) return forCaller(joined, signal);
         // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
-        const start = (): Promise<StoredToken> => {
+        const start = (): Promise<CachedToken> => {
           if (window === 0) return refreshAlone(key, externalUserId);
           const started = Date.now();
           return lookup(key, externalUserId, readCache(key), started, true);

@@ -28,7 +28,7 @@ export interface TokenCacheLock {
 }
 
 /** A token as the exchange stores it in a cache: the token, and when a forced refresh obtained it. */
-export interface StoredToken extends ExchangedToken {
+export interface CachedToken extends ExchangedToken {
   /**
    * Epoch ms at which a forced refresh obtained this token (absent for any other). Within the
    * exchange's `forceRefreshWindow` of it, further forced refreshes of that user, on any
@@ -52,9 +52,9 @@ export interface StoredToken extends ExchangedToken {
  */
 export interface TokenCache {
   /** The token stored under `key`, or undefined. */
-  get(key: string): StoredToken | undefined | Promise<StoredToken | undefined>;
+  get(key: string): CachedToken | undefined | Promise<CachedToken | undefined>;
   /** Keep `value` for `ttlMs` milliseconds: a whole number, always at least 1. */
-  set(key: string, value: StoredToken, ttlMs: number): void | Promise<void>;
+  set(key: string, value: CachedToken, ttlMs: number): void | Promise<void>;
   /**
    * Optional: single flight across instances. Takes a short lock on `key` that expires by
    * itself after `ttlMs` (a lease of 3 s, renewed through the lock's `renew` while the holder's
@@ -109,7 +109,7 @@ export function tokenCacheKey(baseUrl: string, accessKey: string, externalUserId
 }
 
 /** A fresh copy of `value` when it is shaped like a token (with its `forcedAt`, if any), else undefined. */
-export function copyToken(value: unknown): StoredToken | undefined {
+export function copyToken(value: unknown): CachedToken | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { accessToken, expiresIn, expiresAt, forcedAt } = value as Record<string, unknown>;
   if (
@@ -121,7 +121,7 @@ export function copyToken(value: unknown): StoredToken | undefined {
     !Number.isFinite(expiresAt)
   )
     return undefined;
-  const token: StoredToken = { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
+  const token: CachedToken = { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
   if (typeof forcedAt === 'number' && Number.isFinite(forcedAt)) token.forcedAt = forcedAt;
   return token;
 }
@@ -180,7 +180,7 @@ export interface MemoryTokenCacheOptions {
 
 interface Entry {
   key: string;
-  value: StoredToken;
+  value: CachedToken;
   until: number;
   newer: Entry | undefined;
   older: Entry | undefined;
