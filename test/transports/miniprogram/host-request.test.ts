@@ -110,6 +110,18 @@ describe('client.hostRequest: wx.request semantics', () => {
     expect(isRetryable(error)).toBe(true);
   });
 
+  test('over uni and Taro hosts: code that awaits request() awaits hostRequest the same way, a 401 replayed underneath', async () => {
+    for (const kind of ['uni', 'Taro'] as const) {
+      const { client, provider } = await setup(kind);
+      await client.hostRequest({ url: '/warm' });
+      service.expireAll();
+      const result = await client.hostRequest<Echo>({ url: '/orders', method: 'POST', data: { kind } });
+      expect([result.statusCode, JSON.parse(result.data.data.body)]).toEqual([200, { kind }]);
+      expect(provider.forced()).toBe(1);
+      await service.close();
+    }
+  });
+
   test('task.abort() on the wire: fail with "request:fail abort" (an AbortError), then complete; the host task is aborted', async () => {
     const { client, host } = await setup();
     const { task, done } = call(client, { url: '/slow/2000' });
