@@ -30,7 +30,15 @@ export function syncExamples(text) {
 }
 
 /** The documents whose example blocks are kept in sync with their files. */
-export const documents = ['README.md', 'docs/guide/webhooks.md', 'docs/guide/files.md', 'docs/guide/token-cache.md', 'docs/guide/quick-starts.md', 'docs/guide/testing.md'];
+export const documents = [
+  'README.md',
+  'docs/guide/webhooks.md',
+  'docs/guide/files.md',
+  'docs/guide/token-cache.md',
+  'docs/guide/quick-starts.md',
+  'docs/guide/testing.md',
+  'docs/guide/request-stacks.md',
+];
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const file of documents) {

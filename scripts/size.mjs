@@ -19,9 +19,11 @@ const KB = 1024;
 // token ends from the service's Date) 1.4 / 1.2 KB, and #22 (upload/download with progress,
 // hostOptions checked per host, shared identical GETs) 1.7 / 3.0 KB. docs/maintainers/size.md has the breakdown.
 // #31 set the budgets 2% above 21.29 / 14.67 KB; after #31 item 4 and the queued-token fix
-// (21.63 / 15.09 KB) they sit 2% above those again.
-const BROWSER_ALL_IN = 22.06 * KB;
-const MINIPROGRAM_ALL_IN = 15.39 * KB;
+// (21.63 / 15.09 KB) they sit 2% above those again. #32 (client.fetch, client.hostRequest,
+// isRetryable, beforeSend) raised them by what it adds: +1.66 KB browser (all exports; +1.49 KB
+// createClient only), +1.10 KB WeChat (docs/maintainers/size.md).
+const BROWSER_ALL_IN = 23.72 * KB;
+const MINIPROGRAM_ALL_IN = 16.49 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

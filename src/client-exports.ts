@@ -22,6 +22,8 @@ export type {
 // DownloadSpec, FileSpec, BlobLike). No option accepts a transport; it is the core's own interface.
 export type { StandardSchemaV1 } from './core/standard-schema.js';
 export { createCancelToken } from './core/cancel.js';
+export { isRetryable } from './core/is-retryable.js';
+export type { BeforeSend, SendAttempt } from './core/send-attempt.js';
 export type { CancelToken } from './core/cancel.js';
 export {
   ChannelError,

@@ -8,6 +8,8 @@ import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/ty
 import { describeValue, fail, optionalString } from './shared/check.js';
 import { isJwt } from './core/jwt-claims.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
+import { readFetchArguments } from './transports/fetch-arguments.js';
+import { createNativeFetch } from './transports/fetch-native.js';
 import { lazyShare } from './tokens/lazy-share.js';
 
 /** Options of the browser/fetch `createClient`. */
@@ -60,6 +62,18 @@ export interface Client extends BaseClient {
   download(path: string, options?: DownloadOptions & { raw?: false }): Promise<Blob>;
   /** With `raw: true`: the 2xx `Response` itself, its body unread. */
   download(path: string, options: DownloadOptions & { raw: true }): Promise<Response>;
+  /**
+   * A `fetch` bound to `baseUrl`, for a stack of your own (openapi-fetch, ofetch, axios's fetch
+   * adapter, a GraphQL client, TanStack Query): a path, a URL under baseUrl or a Request. Every
+   * attempt carries the token; a 401 refreshes once (shared with every other call) and sends
+   * the request once more, its body included; `signal` and clearToken() stop it as any call.
+   * Otherwise it is fetch: every HTTP status resolves as the Response, its body unread, and
+   * there are no retries of its own (see `isRetryable`). Another origin, or a path above
+   * baseUrl's, is refused with a ConfigError and nothing is sent.
+   * @example
+   * const api = createFetchClient<paths>({ baseUrl: 'https://api.example.com', fetch: client.fetch });
+   */
+  fetch: typeof fetch;
 }
 
 /**
@@ -80,10 +94,13 @@ export function createClient(options: ClientOptions): Client {
   if (crossTab !== undefined && !(crossTab && typeof crossTab.key === 'string' && crossTab.key)) {
     fail('crossTab must be { key: userId }; got ' + describeValue(crossTab));
   }
+  const overKy = createFetchTransport({ fetch, ky });
+  const native = createNativeFetch(fetch);
   return createCoreClient(
     options,
     {
-      transport: createFetchTransport({ fetch, ky }),
+      // client.fetch's attempts go to fetch itself; every other call through ky.
+      transport: (request) => (request.native ? native : overKy)(request),
       createAbortController: () => new AbortController(),
       // A separate chunk: clients without crossTab never load it.
       share:
@@ -100,6 +117,7 @@ export function createClient(options: ClientOptions): Client {
           return { blob, fileName: optionalString(u, 'fileName') };
         },
       },
+      native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },
     },
     ['fetch', 'ky', 'crossTab'],
   ) as Client;

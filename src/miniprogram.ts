@@ -10,6 +10,7 @@ import { hostOptionsFor } from './transports/miniprogram/host-options.js';
 import { HOST_METHODS, resolveHostFunctions } from './transports/miniprogram/host-functions.js';
 import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/miniprogram/host-api.js';
 import { createMiniProgramTransport } from './transports/miniprogram/host-transport.js';
+import { hostRequestCalls, type HostRequestCall, type HostRequestTask } from './transports/miniprogram/host-request.js';
 
 /** Options of the host's own functions, passed as they are; see README "Host options". */
 export type HostOptions = Record<string, unknown>;
@@ -84,6 +85,18 @@ export interface Client extends BaseClient<MiniProgramRequestExtra> {
    * more; any other non-2xx is an `HttpError`, never a file.
    */
   download(path: string, options?: DownloadOptions): Promise<DownloadResult>;
+  /**
+   * `wx.request` with the token, for a stack of your own (alova, luch-request, uni-app or Taro
+   * code written against `request()`): the same options, callbacks and task. Every attempt
+   * carries the token; a 401 refreshes once (shared with every other call) and sends the request
+   * once more; `abort()` and clearToken() stop it at any stage; it waits in the client's queue
+   * like every call. Otherwise it is the host's: every HTTP status arrives in `success` (on
+   * Alipay too), `data` parsed by `dataType`, and no retries of its own (see `isRetryable`). A URL
+   * outside baseUrl is refused (`fail`) and nothing is sent.
+   * @example
+   * client.hostRequest({ url: '/open/api/v1/sdk/orders', success: (r) => console.log(r.statusCode, r.data) });
+   */
+  hostRequest<T = unknown>(options: HostRequestCall<T>): HostRequestTask<T>;
 }
 
 /**
@@ -130,6 +143,7 @@ export function createClient(options: MiniProgramClientOptions): Client {
         }),
       },
       hostOptions: hostOptionsFor(host.name, o.hostOptions),
+      native: hostRequestCalls,
     },
     HOST_METHODS.concat('concurrency', 'hostOptions'),
   ) as Client;
@@ -145,6 +159,7 @@ export type {
   HostUploadFile,
   HostUploadOptions,
 } from './transports/miniprogram/host-api.js';
+export type { HostRequestCall, HostRequestError, HostRequestResult, HostRequestTask } from './transports/miniprogram/host-request.js';
 export { hostTokenStore } from './tokens/host-store.js';
 export type { HostStorage, HostTokenStoreOptions } from './tokens/host-store.js';
 export * from './client-exports.js';

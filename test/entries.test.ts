@@ -35,6 +35,11 @@ const client = [
   'createCancelToken',
   'CancelToken (type)',
   'SignalLike (type)',
+  // Under a stack of the partner's own (issue #32): whether an error is worth their own retry
+  // (TanStack Query's `retry`), and the per-attempt hook with what it sees.
+  'isRetryable',
+  'BeforeSend (type)',
+  'SendAttempt (type)',
   // Events (mitt) and their payloads.
   'ClientEvents (type)',
   'RequestInfo (type)',
@@ -80,6 +85,12 @@ const expected: Record<keyof typeof entries, string[]> = {
     'HostDownloadOptions (type)',
     'HostResult (type)',
     'HostHeaders (type)',
+    // client.hostRequest (issue #32): wx.request's options, result, fail error and task, for code
+    // and libraries written against a host's request() (alova adapters, luch-request, uni/Taro).
+    'HostRequestCall (type)',
+    'HostRequestResult (type)',
+    'HostRequestError (type)',
+    'HostRequestTask (type)',
     // The relaunch-proof token store over the host's storage.
     'hostTokenStore',
     'HostStorage (type)',

@@ -8,12 +8,21 @@ import { delayOf, retryAfterMs } from './retry.js';
 import { abortError, raceRequest, sleepRequest } from './request-abort.js';
 import type { HeldToken, TokenManager } from './token-types.js';
 import type { SignalLike, Transport, TransportRequest, TransportResponse } from './types.js';
+import { runBeforeSend, type Outgoing } from './before-send.js';
+import type { BeforeSend } from './send-attempt.js';
 
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
 
-/** The attempt loop of a client, over its transport, token manager, events and redactor. */
-export function createAttempts(transport: Transport, now: () => number, tokens: TokenManager, events: Events, redact: Redactor): Attempts {
+/** The attempt loop of a client, over its transport, token manager, events and redactor, with its `beforeSend`. */
+export function createAttempts(
+  transport: Transport,
+  now: () => number,
+  tokens: TokenManager,
+  events: Events,
+  redact: Redactor,
+  beforeSend?: BeforeSend,
+): Attempts {
   /** Emits a request event of `call`'s attempt number `attempt`. No payload is built for nobody. */
   function note<K extends 'request' | 'response' | 'unauthorized' | 'retry'>(
     type: K,
@@ -55,13 +64,21 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
       tokens.sync();
       // After the event: a listener may have called clearToken() or aborted.
       if (stop.aborted) throw abortError(stop, context);
+      let outgoing: Outgoing | Promise<Outgoing> | undefined;
+      if (beforeSend) {
+        // Per attempt, on the call's own headers and body; awaited only when the hook is async.
+        outgoing = runBeforeSend(beforeSend, call, attempt, redact);
+        if ('then' in outgoing) outgoing = await outgoing;
+        // The hook may have called clearToken() or aborted.
+        if (stop.aborted) throw abortError(stop, context);
+      }
       const startedAt = now();
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       try {
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
-        const request = attemptRequest(call, held);
+        const request = attemptRequest(call, held, outgoing as Outgoing | undefined);
         // A queued attempt takes the token held when it leaves: an answer read meanwhile may
         // have shown, by the server's clock, that this one has ended.
         request.rebind = () => {
@@ -77,7 +94,10 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
       if (response) tokens.observe(response.headers.get('date'), startedAt, now());
       tokens.sync();
       // Whatever the transport did, a cancelled request is not resolved, replayed or retried.
-      if (stop.aborted) throw failure && failure.code === 'ABORTED' ? failure : abortError(stop, context);
+      if (stop.aborted) {
+        if (response && response.discard) response.discard();
+        throw failure && failure.code === 'ABORTED' ? failure : abortError(stop, context);
+      }
       let reason: 'network' | 'timeout' | 'status';
       let status: number | undefined;
       let wait: number | undefined;
@@ -104,8 +124,11 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
               context,
             );
             events.emit('auth:failed', { requestId: call.requestId, method, url, error });
+            // A native call resolves to the 401 as its stack's own function would.
+            if (call.kind === 'native') return response;
             throw error;
           }
+          if (response.discard) response.discard();
           replayed = true;
           rejectedToken = held.token;
           held = await token(tokens.afterUnauthorized(held.version), stop, context);
@@ -116,6 +139,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
         if (transient) wait = retryAfterMs(response.headers.get('retry-after'), now());
         // A Retry-After beyond maxRetryAfter ends the retries: the error is returned at once.
         if (!transient || (wait !== undefined && wait > policy.maxRetryAfter)) return response;
+        if (response.discard) response.discard();
         reason = 'status';
       }
       retries++;
@@ -128,13 +152,16 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
   return attempts;
 }
 
-/** What the transport is sent for one attempt of `call` with `held`: a fresh object each time, so nothing an earlier attempt consumed is reused. */
-function attemptRequest(call: Call, held: HeldToken): TransportRequest {
+/**
+ * What the transport is sent for one attempt of `call` with `held` (and what beforeSend left): a
+ * fresh object each time, so nothing an earlier attempt consumed is reused.
+ */
+function attemptRequest(call: Call, held: HeldToken, outgoing: Outgoing = call): TransportRequest {
   return {
     method: call.method,
     url: call.url,
-    headers: Object.assign({}, call.headers, { authorization: 'Bearer ' + held.token }),
-    body: call.body,
+    headers: Object.assign({}, outgoing.headers, { authorization: 'Bearer ' + held.token }),
+    body: outgoing.body,
     timeout: call.timeout,
     signal: call.stop,
     dropOnAbort: call.dropOnAbort,
@@ -142,6 +169,8 @@ function attemptRequest(call: Call, held: HeldToken): TransportRequest {
     onProgress: call.progress && call.progress.report,
     hostOptions: call.hostOptions,
     raw: call.raw,
+    native: call.kind === 'native',
+    passOn: call.passOn,
   };
 }
 

@@ -1,6 +1,6 @@
 import { checkKeys, describeValue, fail, milliseconds, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
-import type { Platform } from './platform.js';
+import type { NativeCalls, Platform } from './platform.js';
 import { normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
@@ -37,30 +37,35 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
     download: fileKeys.concat(files.download, withHost),
   };
   const hints = { request: requestHints, upload: Object.assign({}, fileHints, files.hints), download: Object.assign({}, fileHints, files.hints) };
+  const once = Object.assign({}, config.retry, { limit: 0 });
 
   function prepare(input: CallInput): Call {
-    const { kind, helper, options: o, stop } = input;
-    if (typeof o !== 'object' || o === null)
-      fail(
-        kind + ' options must be an object, e.g. { ' + (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') + ' }; got ' + describeValue(o),
-      );
-    checkKeys(o, keys[kind], kind + ' option', hints[kind]);
+    const { kind, helper, stop } = input;
+    // client.fetch, client.hostRequest: the entry reads the arguments into request()'s shape, with their URL.
+    const n = kind === 'native' ? (platform.native as NativeCalls).read(input.path, input.options) : undefined;
+    const o = (n || input.options) as Record<string, unknown>;
+    if (!n) {
+      if (typeof o !== 'object' || o === null)
+        fail(
+          kind +
+            ' options must be an object, e.g. { ' +
+            (kind === 'request' ? 'searchParams, json' : files.upload[0] + ', name') +
+            ' }; got ' +
+            describeValue(o),
+        );
+      checkKeys(o, keys[kind as 'request'], kind + ' option', hints[kind as 'request']);
+    }
     const own = o.headers ? normalizeHeaders(o.headers, 'headers') : undefined;
     let headers = own ? Object.assign({}, config.headers, own) : config.headers;
     let method: string;
-    let body: string | undefined;
+    let body: unknown;
     let file: FileSpec | undefined;
-    if (kind === 'request') {
+    if (kind === 'request' || n) {
       if (helper && o.method !== undefined) fail('method is set by ' + helper.toLowerCase() + '(); use request(path, { method }) for another');
-      method =
-        helper ||
-        (o.method === undefined
-          ? 'GET'
-          : typeof o.method === 'string' && methodName.test(o.method)
-            ? o.method.toUpperCase()
-            : fail('method must be an HTTP method name such as "PUT"; got ' + describeValue(o.method)));
-      body = o.body as string | undefined;
-      if (body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
+      method = helper || methodOf(o.method);
+      // A native call's body is its caller's own (fetch's BodyInit, a host's data).
+      body = o.body;
+      if (!n && body !== undefined && typeof body !== 'string') fail('body must be a string; pass objects as json: value');
       if (o.json !== undefined) {
         if (body !== undefined) fail('pass either json or body, not both');
         try {
@@ -71,7 +76,8 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         if (body === undefined) fail('json must be JSON data; got ' + describeValue(o.json));
         if (!headers['content-type']) headers = Object.assign({}, headers, { 'content-type': 'application/json' });
       }
-      if (body !== undefined && (method === 'GET' || method === 'HEAD')) fail(method + ' requests have no body; send values in searchParams, or use POST');
+      if (!n && body !== undefined && (method === 'GET' || method === 'HEAD'))
+        fail(method + ' requests have no body; send values in searchParams, or use POST');
     } else {
       // The multipart boundary is the host's (or fetch's) to set. A download takes any type
       // unless the call names one: the client's accept is for the service's JSON.
@@ -87,16 +93,13 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
         file = uploadSpec(o);
       }
     }
-    const url = buildUrl(config.base, input.path, o.searchParams as RequestOptions['searchParams']);
+    const url = buildUrl(config.base, n ? n.url : input.path, o.searchParams as RequestOptions['searchParams']);
     const { raw = false, schema } = o as { raw?: unknown; schema?: StandardSchemaV1<unknown, unknown> };
     if (typeof raw !== 'boolean') fail('raw must be true or false; got ' + describeValue(raw));
     if (schema !== undefined && !(schema && schema['~standard'] && typeof schema['~standard'].validate === 'function')) {
       fail('schema must be a Standard Schema (zod 4, valibot, arktype...); got ' + describeValue(schema));
     }
-    const given = o.signal as SignalLike | undefined;
-    if (given !== undefined && !(given && typeof given.addEventListener === 'function' && typeof given.aborted === 'boolean')) {
-      fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describeValue(given));
-    }
+    const given = signalOf(o.signal);
     const { onProgress } = o;
     if (onProgress !== undefined && typeof onProgress !== 'function')
       fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describeValue(onProgress));
@@ -111,13 +114,16 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       schema,
       given,
       timeout: o.timeout === undefined ? config.timeout : milliseconds('timeout', o.timeout),
-      policy: o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
+      // A native call's stack retries by its own rules (isRetryable): the SDK adds only the replay after a 401.
+      policy: n ? once : o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
       file,
-      hostOptions: platform.hostOptions && platform.hostOptions(kind, o.hostOptions),
+      hostOptions: platform.hostOptions && platform.hostOptions(n ? 'request' : kind, o.hostOptions),
+      passOn: o.passOn as Record<string, unknown> | undefined,
       requestId: input.requestId,
       stop,
       // A plain request without a signal of its own can only be fenced by clearToken(): an
-      // attempt already on the wire may then finish on its own (see attempts.ts).
+      // attempt already on the wire may then finish on its own (see attempts.ts). A native call's
+      // transport drops it in any case.
       dropOnAbort: !!given || kind !== 'request',
       progress: onProgress ? monotonic(onProgress as (progress: Progress) => void, stop) : undefined,
     };
@@ -143,4 +149,18 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
   }
 
   return prepare;
+}
+
+function methodOf(value: unknown): string {
+  if (value === undefined) return 'GET';
+  return typeof value === 'string' && methodName.test(value)
+    ? value.toUpperCase()
+    : fail('method must be an HTTP method name such as "PUT"; got ' + describeValue(value));
+}
+
+function signalOf(value: unknown): SignalLike | undefined {
+  const given = value as SignalLike | undefined;
+  if (given !== undefined && !(given && typeof given.addEventListener === 'function' && typeof given.aborted === 'boolean'))
+    fail('signal must be an AbortSignal or createCancelToken().signal; got ' + describeValue(given));
+  return given;
 }

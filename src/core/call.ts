@@ -3,7 +3,7 @@ import type { CallKind } from './platform.js';
 import type { Monotonic } from './progress.js';
 import type { RetryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
-import type { FileSpec, SignalLike, TransportRequest } from './types.js';
+import type { FileSpec, SignalLike } from './types.js';
 
 /** A call as the client's front received it, numbered and given its Stop: what prepare() reads. */
 export interface CallInput {
@@ -32,8 +32,8 @@ export interface Call {
   readonly context: { method: string; url: string };
   /** Lower-case names; the token is added per attempt, never here. */
   readonly headers: Record<string, string>;
-  /** Sent as it is by every attempt. */
-  readonly body?: TransportRequest['body'];
+  /** Sent as it is by every attempt: a string, or a native call's own body. */
+  readonly body?: unknown;
   /** Resolve to the body as it came, without the envelope check. */
   readonly raw: boolean;
   readonly schema?: StandardSchemaV1<unknown, unknown>;
@@ -45,6 +45,8 @@ export interface Call {
   /** A file call's file: what to send, or where to write. */
   readonly file?: FileSpec;
   readonly hostOptions?: Record<string, unknown>;
+  /** A native call's own options, passed on to the transport untouched. */
+  readonly passOn?: Record<string, unknown>;
 
   // This run.
   /** Numbers the call's events. */

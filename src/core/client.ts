@@ -8,7 +8,7 @@ import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
 import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
-import { abortError, cleared } from './request-abort.js';
+import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
@@ -98,13 +98,14 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
-  const attempts = createAttempts(transport, now, tokens, events, redact);
+  const attempts = createAttempts(transport, now, tokens, events, redact, config.beforeSend);
   const dedupeGet = createGetDedupe(attempts, live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
     const { status } = response;
-    if (response.value !== undefined && status >= 200 && status < 300) return response.value;
+    // A native call resolves to the transport's own result (a Response, the host's object) whatever its status.
+    if (call.kind === 'native' || (response.value !== undefined && status >= 200 && status < 300)) return response.value;
     const value = readResponse(response, call.raw, call.context, redact);
     return call.schema ? validate(call.schema, value, status, call.context) : value;
   }
@@ -112,12 +113,15 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   /** A call of request(), upload() or download(): checked, sent through the attempt loop (or joined to an identical GET), settled. */
   async function send(input: CallInput): Promise<unknown> {
     // Everything is checked before a token is asked for or anything is sent.
-    const call = prepare(input);
+    let call = prepare(input);
     const { stop, given } = call;
     // The request's own signal fires for the caller's signal and for clearToken().
     const detach = !given ? noop : given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
     try {
       if (stop.aborted) throw abortError(stop, call.context);
+      // A native call's body still being read (a stream, a Request's): kept whole, so the replay can send it again.
+      const body = call.body as { then?: unknown } | undefined;
+      if (body && typeof body.then === 'function') call = Object.assign({}, call, { body: await raceRequest(body as Promise<unknown>, stop, call.context) });
       const key = call.kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, input.options) : undefined;
       const response = key === undefined ? await attempts(call) : await dedupeGet(key, call);
       // Awaited only when the schema validates asynchronously: each await delays the result.
@@ -130,14 +134,14 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     }
   }
 
-  /** `helper` is the method of get(), post()...; their options may not name another. */
+  /** `helper` is the method of get(), post()...; their options may not name another. A native call's `path` and `o` are its two arguments. */
   function run<T>(path: string, o: object | undefined, kind: CallKind, helper?: string): Promise<T> {
     const requestId = ++requests;
     // A user switch noticed here ends the requests of the previous user, not this one.
     tokens.sync();
     const stop = new Stop();
     live.add(stop);
-    const callOptions = (o === undefined && kind !== 'upload' ? {} : o) as Record<string, unknown>;
+    const callOptions = (o === undefined && kind !== 'upload' && kind !== 'native' ? {} : o) as Record<string, unknown>;
     // send() is async: whatever goes wrong in it, even a bad option, arrives as a rejection.
     return send({ kind, helper, path, options: callOptions, requestId, stop }).then(
       (value) => {
@@ -166,7 +170,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     <T>(path: string, o?: MethodOptions<T>): Promise<T> =>
       run<T>(path, o, 'request', method);
 
-  return {
+  const client: Client = {
     request: (path, o) => run(path, o, 'request'),
     upload: (path, o) => run(path, o, 'upload'),
     download: (path, o) => run(path, o, 'download'),
@@ -183,4 +187,11 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     on: events.on,
     off: events.off,
   };
+  // The entry's own call shaped as its stack's function: client.fetch, client.hostRequest.
+  return platform.native
+    ? Object.assign(
+        client,
+        platform.native.methods((input, init) => run(input as string, init as object | undefined, 'native')),
+      )
+    : client;
 }

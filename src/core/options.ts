@@ -1,5 +1,6 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
+import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 
@@ -14,9 +15,10 @@ export interface ResolvedOptions {
   now: () => number;
   tokenStore?: TokenStore;
   dedupeGets: boolean;
+  beforeSend?: BeforeSend;
 }
 
-const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore', 'dedupeGets'];
+const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore', 'dedupeGets', 'beforeSend'];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
 export function resolveOptions(options: CoreClientOptions, entryKeys: string[]): ResolvedOptions {
@@ -27,7 +29,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (typeof options.tokenProvider !== 'function') {
     fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describeValue(options.tokenProvider));
   }
-  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false } = options;
+  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false, beforeSend } = options;
   if (
     tokenStore !== undefined &&
     !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))
@@ -54,6 +56,10 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
     tokenStore,
     dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describeValue(dedupeGets)),
+    beforeSend:
+      beforeSend === undefined || typeof beforeSend === 'function'
+        ? beforeSend
+        : fail('beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body; got ' + describeValue(beforeSend)),
   };
 }
 

@@ -4,8 +4,12 @@
 import type { TokenManagerOptions, TokenShare } from './token-types.js';
 import type { Transport, UploadSpec } from './types.js';
 
-/** What a call is: `request()` and its helpers, `upload()` or `download()`. */
-export type CallKind = 'request' | 'upload' | 'download';
+/**
+ * What a call is: `request()` and its helpers, `upload()` or `download()`, or `native`: a call
+ * shaped as another stack's function (the browser entry's `client.fetch`, the mini-program
+ * entry's `client.hostRequest`), whose every HTTP status resolves to the transport's own result.
+ */
+export type CallKind = 'request' | 'upload' | 'download' | 'native';
 
 /** What an entry supplies to the platform-neutral core. */
 export interface Platform {
@@ -21,6 +25,33 @@ export interface Platform {
    * client's own; absent where there are none (the option is then unknown).
    */
   hostOptions?: (kind: CallKind, value: unknown) => Record<string, unknown> | undefined;
+  /** The entry's call shaped as its stack's own function (client.fetch, client.hostRequest). */
+  native?: NativeCalls;
+}
+
+/** What a native call's arguments say, read by the entry (the core checks each value as for request()). */
+export interface NativeOptions {
+  /** A path, or a full URL under baseUrl. */
+  url: string;
+  method?: unknown;
+  /** Names in any case; the core refuses Authorization. */
+  headers?: Record<string, unknown>;
+  /** Sent as it is on every attempt (fetch's BodyInit, a host's data); a promise is awaited once, inside the call. */
+  body?: unknown;
+  signal?: unknown;
+  timeout?: unknown;
+  /** Handed to the transport untouched: the caller's own fetch options and Request. */
+  passOn?: Record<string, unknown>;
+  /** The host's own request options (dataType, responseType...), checked against its list. */
+  hostOptions?: Record<string, unknown>;
+}
+
+/** An entry's native call: how it reads its arguments, and the methods it adds to the client. */
+export interface NativeCalls {
+  /** Reads the call's two arguments (fetch's input and init; a host request's options); throws ConfigError. */
+  read(input: unknown, init: unknown): NativeOptions;
+  /** The client's methods over `run`, which runs one native call and resolves to the transport's own result. */
+  methods(run: (input: unknown, init?: unknown) => Promise<unknown>): object;
 }
 
 /** An entry's way of naming an upload's file, and the options that adds to upload and download. */

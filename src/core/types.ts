@@ -1,5 +1,6 @@
 import type { SignalLike } from '../shared/signal.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
+import type { BeforeSend } from './send-attempt.js';
 
 export type { SignalLike };
 
@@ -8,7 +9,8 @@ export interface TransportRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body?: string;
+  /** A string, or a native call's body as its caller gave it (fetch's BodyInit, a host's data). */
+  body?: unknown;
   /** Milliseconds this attempt may take; the transport rejects with `TimeoutError` after it. */
   timeout: number;
   /**
@@ -30,6 +32,13 @@ export interface TransportRequest {
   hostOptions?: Record<string, unknown>;
   /** The caller asked for `raw: true` (a download then resolves to the transport's own object). */
   raw?: boolean;
+  /**
+   * A native call (client.fetch, client.hostRequest): resolve with the transport's own result
+   * (a Response, the host's object) as `value`, whatever the status, its body unread.
+   */
+  native?: boolean;
+  /** A native call's own options, passed on untouched (fetch: the Request and the other RequestInit keys). */
+  passOn?: Record<string, unknown>;
   /**
    * For a transport that queues attempts (a host's concurrency limit): called as a queued attempt
    * leaves, before it is sent. Puts the token the client holds then into `headers`, first
@@ -86,8 +95,11 @@ export interface TransportResponse {
    * What a 2xx resolves to instead of the parsed body: a download's file (the mini-program
    * host's `{ tempFilePath, filePath, statusCode }`, the browser's Blob or Response), or the
    * bytes of `responseType: 'arraybuffer'` with `raw: true`. Non-2xx answers carry the body.
+   * A native call's result, whatever the status.
    */
   value?: unknown;
+  /** Lets go of a response the call will not resolve to (a 401 before the replay): a native call's body is unread. */
+  discard?: () => void;
 }
 
 /**
@@ -231,6 +243,13 @@ export interface CoreClientOptions {
    * follows the one-refresh rule once for all of them. @default false
    */
   dedupeGets?: boolean;
+  /**
+   * Runs before every attempt is sent, again on the replay after a 401 and on each retry: sign
+   * the request, encrypt its body, add trace headers. It never sees `Authorization` and cannot
+   * set it.
+   * @example beforeSend: async (attempt) => { attempt.headers['x-sign'] = await sign(attempt.method, attempt.url, attempt.body); }
+   */
+  beforeSend?: BeforeSend;
 }
 
 /**

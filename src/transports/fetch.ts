@@ -53,7 +53,14 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
     // One deadline for the headers and the body (totalTimeout; ky retries nothing here). ky's
     // own body read enforces it and aborts the connection when it passes; a timer of ours
     // could only stop waiting, as the stream is locked by the read by then.
-    const base: KyOptions = { method, headers, body, timeout, totalTimeout: timeout, ...(controller ? { signal: controller.signal } : {}) };
+    const base: KyOptions = {
+      method,
+      headers,
+      body: body as string | undefined,
+      timeout,
+      totalTimeout: timeout,
+      ...(controller ? { signal: controller.signal } : {}),
+    };
     const origin = url.replace(/^([a-z][a-z\d+.-]*:\/\/[^/?#]*).*$/i, '$1');
     // ky streams an upload's body to report its progress, which Chromium refuses on an HTTP/1.1
     // connection (ERR_H2_OR_QUIC_REQUIRED, before a byte is read); Firefox and Safari cannot
@@ -121,12 +128,16 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       if (controller && controller.signal.aborted) throw error; // the core turns this into AbortError
       if (isTimeoutError(error)) throw new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
       // ky's errors hold the Request, and with it the Authorization header: keep only the cause.
-      const cause = isKyError(error) ? error.cause : error;
-      throw new NetworkError('network error: ' + networkMessage(cause) + corsHint(method, url, cause), { method, url, cause });
+      throw networkError(method, url, isKyError(error) ? error.cause : error);
     } finally {
       if (controller && signal) signal.removeEventListener('abort', abort);
     }
   };
+}
+
+/** The NetworkError of a fetch that failed before a response arrived (`cause` holds no token). */
+export function networkError(method: string, url: string, cause: unknown): NetworkError {
+  return new NetworkError('network error: ' + networkMessage(cause) + corsHint(method, url, cause), { method, url, cause });
 }
 
 /** A network failure's message: undici's TypeError says only "fetch failed"; its cause says why. */

@@ -1,6 +1,6 @@
 // npm run bench: channel-sdk against bare fetch, plain ky, the hand-written ky refresh
 // patterns and axios + axios-auth-refresh, in one process against one local node:http
-// server. Rounds are interleaved (contender order rotates each round) and medians reported.
+// server; client.fetch against bare fetch, ofetch and axios (test/bench/fetch.mjs). Rounds are interleaved (contender order rotates each round) and medians reported.
 // Run with `node --expose-gc` (the npm script does) for the heap figures.
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createClient } from 'channel-sdk';
 import { verifyWebhookSignature } from 'channel-sdk/server';
+import { median, pool, rotate, seededShuffle } from './rounds.mjs';
 
 const quick = process.argv.includes('--quick');
 const scale = quick ? 0.1 : 1;
@@ -193,29 +194,8 @@ const contenders = {
 };
 
 // ---------------------------------------------------------------- helpers
-const median = (xs) => {
-  const s = xs.toSorted((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
-let seed = 20261122;
-const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-const shuffle = (xs) => {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-};
-const rotate = (xs, k) => xs.slice(k % xs.length).concat(xs.slice(0, k % xs.length));
-async function pool(total, concurrency, fn) {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(concurrency, total) }, async () => {
-    while (next < total) await fn(next++);
-  });
-  await Promise.all(workers);
-}
+const shuffle = seededShuffle(20261122);
 
 const tables = [];
 function table(title, head, rows, note) {
@@ -424,6 +404,16 @@ if (global.gc) {
   const out = execFileSync(process.execPath, ['--expose-gc', new URL('./aborts.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], {
     encoding: 'utf8',
   });
+  tables.push(out.trim());
+  console.log('\n' + out.trim());
+}
+
+// ---------------------------------------------------------------- I: client.fetch (issue #32)
+// In a process of its own (test/bench/fetch.mjs): client.fetch against bare fetch, ofetch and axios,
+// and those libraries over client.fetch, in alternating rounds with each round's ratio.
+{
+  const { execFileSync } = await import('node:child_process');
+  const out = execFileSync(process.execPath, [new URL('./fetch.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], { encoding: 'utf8' });
   tables.push(out.trim());
   console.log('\n' + out.trim());
 }

@@ -162,12 +162,12 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           return fail('domain');
         }
         const url = new URL(options.url);
-        const body = options.data;
+        const { body, query } = encodeData(options.data, options.method ?? 'GET', headersIn);
         const req = httpRequest(
           {
             hostname: url.hostname,
             port: url.port,
-            path: url.pathname + url.search,
+            path: url.pathname + (query ? (url.search ? url.search + '&' : '?') + query : url.search),
             method: options.method ?? 'GET',
             headers: { 'content-type': 'application/json', ...headersIn },
           },
@@ -195,7 +195,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         req.on('error', (error: NodeJS.ErrnoException) => {
           fail('network', error.code ?? error.message);
         });
-        if (body !== undefined && options.method !== 'GET') req.write(body);
+        if (body !== undefined) req.write(body);
         req.end();
       }, 0);
       // Taro.request returns a Promise with .abort and also calls the callbacks.
@@ -348,7 +348,8 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
  * `lateSuccess` added).
  */
 function callBack(
-  options: { success(r: HostResult): void; fail(r: HostResult): void; complete?(r: HostResult): void },
+  // Each callback is optional, as on the hosts (luch-request passes only `complete`).
+  options: { success?(r: HostResult): void; fail?(r: HostResult): void; complete?(r: HostResult): void },
   quirks: HostQuirks,
   kindOf: 'success' | 'fail',
   result: HostResult,
@@ -359,10 +360,28 @@ function callBack(
   const first = kindOf === 'success' ? options.success : options.fail;
   const other = kindOf === 'success' ? options.fail : options.success;
   if (quirks.completeFirst) options.complete?.(result);
-  first(result);
+  first?.(result);
   if (!quirks.completeFirst) options.complete?.(result);
   if (quirks.doubleCallback)
-    setTimeout(() => other(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
+    setTimeout(() => other?.(kindOf === 'success' ? lateFail : { ...result, statusCode: 200, data: '{"code":0,"data":"duplicate"}', ...lateSuccess }), 0);
+}
+
+/**
+ * `data` as the hosts send it (wx.request's documented rules): for a GET, an object becomes the
+ * query string; otherwise an object is JSON, or a query string under
+ * `content-type: application/x-www-form-urlencoded`; a string or an ArrayBuffer is sent as it is.
+ */
+function encodeData(data: unknown, method: string, headers: Record<string, string> = {}): { body?: string | Buffer; query?: string } {
+  if (data === undefined || data === null) return {};
+  const form = (value: object) =>
+    Object.entries(value)
+      .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(String(v)))
+      .join('&');
+  if (method.toUpperCase() === 'GET') return typeof data === 'object' && !(data instanceof ArrayBuffer) ? { query: form(data) } : {};
+  if (data instanceof ArrayBuffer) return { body: Buffer.from(data) };
+  if (typeof data !== 'object') return { body: String(data) };
+  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
+  return { body: /x-www-form-urlencoded/i.test(type) ? form(data) : JSON.stringify(data) };
 }
 
 /** A node:http answer as the hosts receive it: the status, the raw header pairs, the body. */

@@ -8,10 +8,12 @@ export interface HostRequestOptions {
   header: Record<string, string>;
   /** Alipay (older base libraries read only this one). */
   headers: Record<string, string>;
-  data?: string;
-  dataType: string;
+  /** A string; for `client.hostRequest`, its caller's data (an object, a string, an ArrayBuffer) as given. */
+  data?: unknown;
+  /** The SDK asks for text; `client.hostRequest` leaves the host's default (json) unless its caller names one. */
+  dataType?: string;
   /** `'text'`, or `'arraybuffer'` when asked for through hostOptions. */
-  responseType: string;
+  responseType?: string;
   timeout: number;
   success(result: HostResult): void;
   fail(error: HostResult): void;

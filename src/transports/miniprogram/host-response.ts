@@ -15,8 +15,11 @@ export function statusOf(result: HostResult | undefined): number | undefined {
   return typeof status === 'number' && status > 0 ? status : undefined;
 }
 
-/** A host's result as a transport response (any status); throws when it is not one. */
-export function toResponse(result: HostResult, bytes: boolean): TransportResponse {
+/**
+ * A host's result as a transport response (any status); throws when it is not one. `native`
+ * (client.hostRequest): the result itself is the value, its data as the host parsed it.
+ */
+export function toResponse(result: HostResult, bytes: boolean, native?: boolean): TransportResponse {
   const status = statusOf(result);
   if (!status) throw new Error('no HTTP status in ' + (result === null || typeof result !== 'object' ? String(result) : 'its answer'));
   const headers: Record<string, string> = {};
@@ -33,8 +36,9 @@ export function toResponse(result: HostResult, bytes: boolean): TransportRespons
   const response: TransportResponse = {
     status,
     headers: { get: (name) => headers[name.toLowerCase()] },
-    body: textOf(result.data),
+    body: native ? '' : textOf(result.data),
   };
+  if (native) response.value = result;
   // responseType 'arraybuffer' with raw: true resolves to the bytes themselves.
   if (bytes && result.data instanceof ArrayBuffer && status >= 200 && status < 300) response.value = result.data;
   return response;

@@ -87,7 +87,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         }
         finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
       };
-      const read = (result: HostResult) => (kind === 'download' ? toDownload(result, options.removeFile) : toResponse(result, !!req.raw));
+      const read = (result: HostResult) => (kind === 'download' ? toDownload(result, options.removeFile) : toResponse(result, !!req.raw, req.native));
       const success = (result: HostResult) => settleWith(() => read(result), 'success()');
       const fail = (error: HostResult) => settleWith(() => (statusOf(error) ? read(error) : toError(error || {}, req, kind)), 'fail()');
 
@@ -150,12 +150,12 @@ function requestOptions(req: TransportRequest, dataType: string, success: (r: Ho
     method: req.method,
     header: req.headers,
     headers: req.headers,
-    dataType,
-    responseType: 'text',
     timeout: Math.min(req.timeout, HOST_TIMEOUT_LIMIT),
     success,
     fail,
   };
+  // The core reads text; client.hostRequest's caller reads what the host gives (its dataType, else json).
+  if (!req.native) Object.assign(options, { dataType, responseType: 'text' });
   if (req.body !== undefined) options.data = req.body;
   // The SDK's own keys are refused in hostOptions, so these only add or change dataType/responseType.
   return Object.assign(options, req.hostOptions);

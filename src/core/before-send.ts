@@ -1,0 +1,56 @@
+import { ConfigError } from '../errors/ConfigError.js';
+import { describeValue, fail } from '../shared/check.js';
+import { messageOf } from '../shared/message.js';
+import type { Call } from './call.js';
+import { normalizeHeaders } from './options.js';
+import type { Redactor } from './redactor.js';
+import { raceRequest } from './request-abort.js';
+import type { BeforeSend, SendAttempt } from './send-attempt.js';
+
+/** What one attempt sends besides the token. */
+export interface Outgoing {
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+/**
+ * Runs `beforeSend` for attempt number `attempt` of `call`, on a fresh copy of the call's headers
+ * (never holding the token) and its own body, and checks what it left: header names and values as
+ * the `headers` option is checked (Authorization refused in any case). A synchronous hook answers
+ * at once; an asynchronous one is raced against the call's signal. Anything it throws becomes a
+ * ConfigError, its message redacted: the attempt is not sent.
+ */
+export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, redact: Redactor): Outgoing | Promise<Outgoing> {
+  const view: SendAttempt = {
+    method: call.method,
+    url: call.url,
+    headers: Object.assign({}, call.headers),
+    body: call.body,
+    attempt,
+    requestId: call.requestId,
+  };
+  const threw = (error: unknown): never => {
+    throw new ConfigError('beforeSend threw: ' + redact.text(messageOf(error)), { cause: redact.cause(error) });
+  };
+  const read = (): Outgoing => {
+    const { body } = view;
+    // A request()'s body goes to the transport as a string; a native call's is its caller's own type.
+    if (call.kind !== 'native' && body !== undefined && typeof body !== 'string')
+      fail('beforeSend: attempt.body must stay a string (the serialised JSON) for ' + call.kind + '(); got ' + describeValue(body));
+    if (body !== undefined && (call.method === 'GET' || call.method === 'HEAD'))
+      fail('beforeSend: ' + call.method + ' requests have no body; leave attempt.body unset');
+    return { headers: normalizeHeaders(view.headers, 'beforeSend: attempt.headers'), body };
+  };
+  let returned: unknown;
+  try {
+    returned = hook(view);
+  } catch (error) {
+    threw(error);
+  }
+  if (returned === undefined) return read();
+  if (!(returned && typeof (returned as { then?: unknown }).then === 'function'))
+    fail(
+      'beforeSend must change attempt.headers and attempt.body in place and return nothing (or a promise of nothing); it returned ' + describeValue(returned),
+    );
+  return raceRequest(Promise.resolve(returned).then(undefined, threw), call.stop, call.context).then(read);
+}

@@ -1,0 +1,30 @@
+import { isChannelError } from '../errors/ChannelError.js';
+
+/**
+ * Whether a failed call is worth another try by a caller with a retry of its own (TanStack
+ * Query's `retry`, a queue's): true for a network failure, a timeout and HTTP 408, 429 or 5xx;
+ * false for everything else: an `UnauthorizedError` (the SDK already refreshed and replayed
+ * once), any other 4xx, a non-zero `code` in a 2xx envelope, a `ConfigError`, an abort or
+ * `clearToken()`, a `tokenProvider` failure (the next call asks the provider again anyway). It
+ * reads the SDK's error also where another library wrapped it (ofetch's `FetchError`, an
+ * `AxiosError`: their `cause`), and a status where there is one (a `Response`, `status`,
+ * `statusCode`, axios' `response.status`).
+ * @example
+ * new QueryClient({ defaultOptions: { queries: { retry: (count, error) => count < 3 && isRetryable(error) } } });
+ */
+export function isRetryable(error: unknown): boolean {
+  let e = error as { status?: unknown; statusCode?: unknown; response?: { status?: unknown }; cause?: unknown; code?: unknown } | undefined;
+  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++, e = e.cause as typeof e) {
+    if (isChannelError(e))
+      return (
+        e.code === 'NETWORK_ERROR' ||
+        e.code === 'TIMEOUT' ||
+        ((e.code === 'HTTP_ERROR' || e.code === 'API_ERROR') && transient((e as { status?: unknown }).status))
+      );
+    const status = e.status !== undefined ? e.status : e.statusCode !== undefined ? e.statusCode : e.response && e.response.status;
+    if (status !== undefined) return transient(status);
+  }
+  return false;
+}
+
+const transient = (status: unknown) => typeof status === 'number' && (status === 408 || status === 429 || (status >= 500 && status < 600));

@@ -1,0 +1,192 @@
+// @vitest-environment node
+// beforeSend (issue #32): a per-attempt hook on both entries. It runs again on every replay and
+// retry, sees the attempt as sent (URL, headers, body), and can neither read nor set Authorization.
+import { describe, expect, test } from 'vitest';
+import { AbortError, ConfigError, createClient, type ClientOptions, type SendAttempt } from '../../src/index.js';
+import { createClient as createMiniProgramClient } from '../../src/miniprogram.js';
+import { fakeServices, providerFor } from '../conformance/suite.js';
+import type { FakeService } from '../helpers/fake-service.js';
+import { createHost } from '../helpers/hosts.js';
+import { collectStrings } from '../helpers/scan.js';
+
+const start = fakeServices();
+
+function clientOf(service: FakeService, beforeSend: ClientOptions['beforeSend'], extra: Partial<ClientOptions> = {}) {
+  const provider = providerFor(service);
+  return { client: createClient({ baseUrl: service.url, tokenProvider: provider, beforeSend, retry: { delay: () => 1 }, ...extra }), provider };
+}
+
+/** What the hook saw, a copy per attempt. */
+function recorder(change?: (attempt: SendAttempt) => void) {
+  const seen: Array<Omit<SendAttempt, 'headers'> & { headers: Record<string, string> }> = [];
+  const hook = (attempt: SendAttempt) => {
+    seen.push({ ...attempt, headers: { ...attempt.headers } });
+    change?.(attempt);
+  };
+  return { seen, hook };
+}
+
+describe('beforeSend runs on every attempt', () => {
+  test('request(): the first attempt, the replay after a 401 and a transient retry each run it, each from the call’s own headers and body', async () => {
+    const service = await start();
+    const { seen, hook } = recorder((attempt) => {
+      attempt.headers['x-sign'] = 'sig-' + attempt.attempt;
+      if (typeof attempt.body === 'string') attempt.body += ' ';
+    });
+    const { client } = clientOf(service, hook, { headers: { 'x-app': 'demo' } });
+    await client.get('/warm');
+    service.expireAll();
+    service.hits.length = 0;
+    seen.length = 0;
+    // 401, then the replay meets the flaky 503, then the retry.
+    await client.put('/flaky/1', { json: { a: 1 }, searchParams: { q: 'x y' } });
+    expect(seen.map((s) => [s.attempt, s.method, s.url, s.body, s.headers['content-type'], s.headers['x-app']])).toEqual([
+      [1, 'PUT', service.url + '/flaky/1?q=x%20y', '{"a":1}', 'application/json', 'demo'],
+      [2, 'PUT', service.url + '/flaky/1?q=x%20y', '{"a":1}', 'application/json', 'demo'],
+      [3, 'PUT', service.url + '/flaky/1?q=x%20y', '{"a":1}', 'application/json', 'demo'],
+    ]);
+    expect(new Set(seen.map((s) => s.requestId)).size).toBe(1);
+    // What it changed went out on that attempt only: no header or body carried over.
+    expect(service.hits.map((h) => [h.status, h.headers['x-sign'], h.body])).toEqual([
+      [401, 'sig-1', '{"a":1} '],
+      [503, 'sig-2', '{"a":1} '],
+      [200, 'sig-3', '{"a":1} '],
+    ]);
+  });
+
+  test('client.fetch: the hook sees the caller’s body (and the Request’s, read once) on both attempts', async () => {
+    const service = await start();
+    const { seen, hook } = recorder((attempt) => void (attempt.headers['x-trace'] = String(attempt.attempt)));
+    const { client, provider } = clientOf(service, hook);
+    await client.fetch('/warm');
+    service.expireAll();
+    service.hits.length = 0;
+    seen.length = 0;
+    const response = await client.fetch(new Request(service.url + '/r', { method: 'PUT', body: 'text', headers: { 'content-type': 'text/plain' } }));
+    expect(response.status).toBe(200);
+    expect(seen.map((s) => [s.attempt, s.method, s.url, new TextDecoder().decode(s.body as ArrayBuffer), s.headers['content-type']])).toEqual([
+      [1, 'PUT', service.url + '/r', 'text', 'text/plain'],
+      [2, 'PUT', service.url + '/r', 'text', 'text/plain'],
+    ]);
+    expect(service.hits.map((h) => [h.status, h.headers['x-trace'], h.body])).toEqual([
+      [401, '1', 'text'],
+      [200, '2', 'text'],
+    ]);
+    expect(provider.forced()).toBe(1);
+  });
+
+  test('the mini-program entry: request() runs it per attempt too, over the host', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    const { seen, hook } = recorder((attempt) => void (attempt.headers['x-sign'] = 'sig-' + attempt.attempt));
+    const client = createMiniProgramClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: host.request, beforeSend: hook });
+    await client.get('/warm');
+    service.expireAll();
+    service.hits.length = 0;
+    seen.length = 0;
+    await client.post('/p', { json: { b: 2 } });
+    expect(seen.map((s) => [s.attempt, s.body])).toEqual([
+      [1, '{"b":2}'],
+      [2, '{"b":2}'],
+    ]);
+    expect(host.calls.slice(-2).map((c) => c.header['x-sign'])).toEqual(['sig-1', 'sig-2']);
+  });
+});
+
+describe('beforeSend cannot read or set Authorization', () => {
+  test('the headers it sees never hold Authorization, on the first attempt or the replay', async () => {
+    const service = await start();
+    const { seen, hook } = recorder();
+    const { client } = clientOf(service, hook);
+    await client.get('/warm');
+    service.expireAll();
+    await client.get('/x');
+    await client.fetch('/y', { headers: { 'x-own': '1' } });
+    expect(seen.length).toBeGreaterThanOrEqual(4);
+    expect(seen.flatMap((s) => Object.keys(s.headers)).filter((name) => name.toLowerCase() === 'authorization')).toEqual([]);
+    expect(collectStrings(seen).filter((text) => service.issued.some((token) => text.includes(token)))).toEqual([]);
+  });
+
+  for (const name of ['authorization', 'Authorization', 'AUTHORIZATION', 'aUtHoRiZaTiOn']) {
+    test(`setting ${name} is a ConfigError, nothing sent`, async () => {
+      const service = await start();
+      const { client } = clientOf(service, (attempt) => void (attempt.headers[name] = 'Bearer forged'));
+      const errors = await Promise.all([client.get('/a').catch((e: unknown) => e), client.fetch('/b').catch((e: unknown) => e)]);
+      expect(errors.map((e) => e instanceof ConfigError && /authorization/i.test((e as Error).message))).toEqual([true, true]);
+      expect(service.hits).toHaveLength(0);
+    });
+  }
+});
+
+describe('what beforeSend does wrong', () => {
+  test('a throw fails the call with a ConfigError (the cause kept, a token in its message redacted); nothing sent', async () => {
+    const service = await start();
+    let token = '';
+    const { client } = clientOf(service, () => {
+      throw new Error('signing failed for ' + token);
+    });
+    token = service.issue();
+    const error = (await client.get('/a').catch((e: unknown) => e)) as ConfigError;
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toMatch(/beforeSend threw: signing failed for \[token\]$/);
+    expect(collectStrings(error).filter((text) => text.includes(service.issued.at(-1)!))).toEqual([]);
+    expect(service.hits).toHaveLength(0);
+  });
+
+  test('a throw on the replay only: the call fails with that ConfigError after the 401, no third attempt', async () => {
+    const service = await start();
+    const { client } = clientOf(service, (attempt) => {
+      if (attempt.attempt === 2) throw new Error('key rotated');
+    });
+    await client.get('/warm');
+    service.expireAll();
+    service.hits.length = 0;
+    const error = await client.get('/a').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(service.hits.map((h) => h.status)).toEqual([401]);
+  });
+
+  test('a returned value, a non-string header, a request() body that is not a string, a body on a GET, a hook that is not a function: ConfigErrors that say what to do', async () => {
+    const service = await start();
+    const cases: Array<[ClientOptions['beforeSend'], RegExp]> = [
+      [(() => ({ headers: {} })) as unknown as ClientOptions['beforeSend'], /return nothing/],
+      [(attempt) => void (attempt.headers['x-n'] = 1 as unknown as string), /x-n/],
+      [(attempt) => void (attempt.body = { a: 1 }), /must stay a string/],
+      [(attempt) => void (attempt.body = attempt.method === 'GET' ? 'x' : attempt.body), /GET requests have no body/],
+    ];
+    for (const [hook, message] of cases) {
+      const { client } = clientOf(service, hook);
+      const error = await (hook === cases[3][0] ? client.get('/a') : client.post('/a', { json: { a: 1 } })).catch((e: unknown) => e);
+      expect({ error: error instanceof ConfigError && message.test((error as Error).message), message: String(error) }).toMatchObject({ error: true });
+    }
+    expect(service.hits).toHaveLength(0);
+    expect(() => createClient({ baseUrl: service.url, tokenProvider: () => 't', beforeSend: 'sign' as unknown as ClientOptions['beforeSend'] })).toThrow(
+      /beforeSend must be a function/,
+    );
+  });
+
+  test('an async hook is awaited; an abort or clearToken() while it runs ends the call, nothing sent', async () => {
+    const service = await start();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const { client } = clientOf(service, async (attempt) => {
+      entered();
+      await gate;
+      attempt.headers['x-late'] = '1';
+    });
+    const controller = new AbortController();
+    const aborted = client.get('/aborted', { signal: controller.signal }).catch((e: unknown) => e);
+    await inside;
+    controller.abort();
+    expect(await aborted).toBeInstanceOf(AbortError);
+    const fenced = client.fetch('/fenced').catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    client.clearToken();
+    release();
+    expect(await fenced).toBeInstanceOf(AbortError);
+    expect(service.hits.map((h) => h.path)).not.toContain('/aborted');
+    expect(service.hits.map((h) => h.path)).not.toContain('/fenced');
+  });
+});

@@ -1,0 +1,365 @@
+// @vitest-environment node
+// client.fetch (issue #32) on Node's own fetch, AbortSignal and streams: fetch's contract with
+// the token engine underneath, and each adversarial order named.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, test } from 'vitest';
+import { AbortError, ConfigError, createClient, isChannelError, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
+import type { ClientEvents } from '../../src/core/events.js';
+import { fakeServices, providerFor } from '../conformance/suite.js';
+import type { FakeService } from '../helpers/fake-service.js';
+import { collectStrings } from '../helpers/scan.js';
+
+const start = fakeServices();
+
+function clientOf(service: FakeService, extra: Partial<ClientOptions> = {}) {
+  const provider = providerFor(service);
+  return { client: createClient({ baseUrl: service.url, tokenProvider: provider, ...extra }), provider };
+}
+
+/** A promise with its resolve, for ordering a test by events instead of time. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** A stream body that sends `parts`, then waits for `release` before it ends. */
+function heldStream(parts: string[], release: Promise<void>) {
+  const encoder = new TextEncoder();
+  let pulled = 0;
+  const started = deferred();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      started.resolve();
+      if (pulled < parts.length) return controller.enqueue(encoder.encode(parts[pulled++]));
+      await release;
+      controller.close();
+    },
+  });
+  return { stream, started: started.promise };
+}
+
+describe('client.fetch: fetch with the token engine underneath', () => {
+  test('a path, a URL under baseUrl, a URL object and a Request all reach the service with the Bearer, and resolve as Responses', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const responses = [
+      await client.fetch('/a?x=1'),
+      await client.fetch(service.url + '/b'),
+      await client.fetch(new URL(service.url + '/c')),
+      await client.fetch(new Request(service.url + '/d', { method: 'PUT', body: 'text', headers: { 'x-own': 'yes' } })),
+    ];
+    expect(responses.every((r) => r instanceof Response && r.status === 200)).toBe(true);
+    expect(service.hits.map((h) => [h.method, h.path, h.token])).toEqual([
+      ['GET', '/a?x=1', service.issued[0]],
+      ['GET', '/b', service.issued[0]],
+      ['GET', '/c', service.issued[0]],
+      ['PUT', '/d', service.issued[0]],
+    ]);
+    expect(service.hits[3].body).toBe('text');
+    expect(service.hits[3].headers['x-own']).toBe('yes');
+    // The body is the caller's to read, as fetch leaves it.
+    expect(await responses[0].json()).toMatchObject({ code: 0, data: { path: '/a?x=1' } });
+  });
+
+  test('fetch semantics: every HTTP status resolves as the Response, an envelope is not unwrapped, nothing is retried', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const statuses = await Promise.all(['/status/404', '/status/500', '/status/503', '/envelope/7'].map((p) => client.fetch(p)));
+    expect(statuses.map((r) => r.status)).toEqual([404, 500, 503, 200]);
+    expect(await statuses[3].json()).toEqual({ code: 7, message: 'business rule 7 failed' });
+    // No retries of its own: the caller's stack decides (isRetryable).
+    expect(service.hits).toHaveLength(4);
+  });
+
+  test("another origin, userinfo, or a path above baseUrl's is refused with a ConfigError and nothing is sent", async () => {
+    const service = await start();
+    const client = createClient({ baseUrl: service.url + '/api', tokenProvider: providerFor(service) });
+    const port = new URL(service.url).port;
+    const refused = [
+      'https://evil.example/api/x',
+      `http://user:pw@127.0.0.1:${port}/api/x`,
+      `http://localhost:${port}/api/x`,
+      service.url + '/admin',
+      service.url + '/apix',
+      '/../admin',
+      '/%2e%2e/admin',
+      new URL('https://evil.example/api/x'),
+      new Request('https://evil.example/api/x'),
+    ];
+    const errors = await Promise.all(refused.map((input) => client.fetch(input).catch((e: unknown) => e)));
+    expect(errors.map((e) => e instanceof ConfigError && /refusing|climbs above/.test((e as Error).message))).toEqual(refused.map(() => true));
+    expect(collectStrings(errors).filter((text) => text.includes('pw'))).toEqual([]);
+    expect(service.hits).toHaveLength(0);
+  });
+
+  test('one forced refresh for a storm of 200 (GET, POST bodies, Requests) on an expired token; every body intact', async () => {
+    const service = await start();
+    const provider = providerFor(service, 5);
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider });
+    await client.fetch('/warm');
+    service.expireAll();
+    service.hits.length = 0;
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => {
+        const body = JSON.stringify({ i, pad: 'x'.repeat(i) });
+        if (i % 3 === 0) return client.fetch('/g/' + i);
+        if (i % 3 === 1) return client.fetch('/p/' + i, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+        return client.fetch(new Request(service.url + '/r/' + i, { method: 'POST', body, headers: { 'content-type': 'application/json' } }));
+      }),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(200).fill(200));
+    expect(provider.forced()).toBe(1);
+    const bodies = await Promise.all(results.map(async (r) => ((await r.json()) as { data: { body: string } }).data.body));
+    expect(bodies.map((body, i) => (i % 3 ? JSON.parse(body) : body))).toEqual(bodies.map((_, i) => (i % 3 ? { i, pad: 'x'.repeat(i) } : '')));
+    // Exactly one replay each: 200 first attempts (401) and 200 replays.
+    expect(service.hits).toHaveLength(400);
+  });
+
+  test('a stream body is read once, inside the call, and sent again by the replay', async () => {
+    const service = await start();
+    const { client, provider } = clientOf(service);
+    await client.fetch('/warm');
+    service.expireAll();
+    const { stream } = heldStream(['{"a":', '1}'], Promise.resolve());
+    const response = await client.fetch('/stream', {
+      method: 'POST',
+      body: stream,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(200);
+    const [first, replay] = service.hits.slice(1);
+    expect([first.status, replay.status]).toEqual([401, 200]);
+    expect(replay.body).toBe('{"a":1}');
+    expect(first.body).toBe(replay.body);
+    expect(provider.forced()).toBe(1);
+  });
+
+  test("a Request's streamed body is kept for the replay, and a Request whose body was already read is refused, nothing sent", async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    await client.fetch('/warm');
+    service.expireAll();
+    const { stream } = heldStream(['part-1,', 'part-2'], Promise.resolve());
+    const request = new Request(service.url + '/up', { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
+    expect((await client.fetch(request)).status).toBe(200);
+    expect(service.hits.slice(1).map((h) => [h.status, h.body])).toEqual([
+      [401, 'part-1,part-2'],
+      [200, 'part-1,part-2'],
+    ]);
+    const used = new Request(service.url + '/used', { method: 'POST', body: 'once' });
+    await used.text();
+    const error = await client.fetch(used).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/already read/);
+    expect(service.hits.filter((h) => h.path === '/used')).toHaveLength(0);
+  });
+
+  test('a redirect to another origin: the Bearer does not follow it (fetch drops Authorization across origins)', async () => {
+    const seen: Array<string | undefined> = [];
+    const other = await listen(createServer((req, res) => (seen.push(req.headers.authorization), res.end('elsewhere'))));
+    const service = await start();
+    const redirector = await listen(
+      createServer((req, res) => {
+        seen.push(req.headers.authorization);
+        res.writeHead(302, { location: other.url + '/landing' }).end();
+      }),
+    );
+    try {
+      const client = createClient({ baseUrl: redirector.url, tokenProvider: providerFor(service) });
+      const response = await client.fetch('/go');
+      expect(await response.text()).toBe('elsewhere');
+      expect(seen).toEqual(['Bearer ' + service.issued[0], undefined]);
+    } finally {
+      await Promise.all([other.close(), redirector.close()]);
+    }
+  });
+
+  test('stale 401: a 401 on a token already replaced is replayed with the new one, no provider call', async () => {
+    const service = await start({ strictRotation: true });
+    const { client, provider } = clientOf(service);
+    await client.fetch('/warm');
+    const a = client.fetch('/late401/gate');
+    await service.gate.arrived();
+    service.rejectNext(1);
+    await client.fetch('/b');
+    expect(provider.calls).toHaveLength(2);
+    service.gate.open();
+    expect((await a).status).toBe(200);
+    expect(provider.calls).toHaveLength(2);
+    expect(service.hits.filter((h) => h.path === '/late401/gate').map((h) => h.status)).toEqual([401, 200]);
+  });
+
+  test('never loops: a second 401 resolves as that 401 Response, with one auth:failed and no error event', async () => {
+    const service = await start();
+    const { client, provider } = clientOf(service);
+    const events: Array<keyof ClientEvents> = [];
+    client.on('*', (type) => events.push(type));
+    service.rejectAll(true);
+    const response = await client.fetch('/x', { method: 'POST', body: 'b' });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: 401 });
+    expect(service.hits).toHaveLength(2);
+    expect(provider.calls).toHaveLength(2);
+    expect(events.filter((e) => e === 'auth:failed')).toHaveLength(1);
+    expect(events).not.toContain('error');
+  });
+
+  test('events and errors carry no token; a network failure is a NetworkError', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const seen: unknown[] = [];
+    client.on('*', (type, payload) => seen.push([type, payload]));
+    await client.fetch('/a');
+    await client.fetch('/status/500');
+    const dead = createClient({ baseUrl: 'http://127.0.0.1:9', tokenProvider: providerFor(service) });
+    const error = await dead.fetch('/x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NetworkError);
+    for (const text of collectStrings([seen, error])) for (const token of service.issued) expect(text).not.toContain(token);
+  });
+
+  test('timeout bounds each attempt up to the headers (TimeoutError); the body is then the caller’s to read', async () => {
+    const service = await start();
+    const { client } = clientOf(service, { timeout: 100 });
+    await expect(client.fetch('/slow/2000')).rejects.toBeInstanceOf(TimeoutError);
+    const response = await client.fetch('/slow-download/4096/60');
+    expect((await response.arrayBuffer()).byteLength).toBe(4096);
+  });
+
+  test('wrong types from user code are ConfigErrors that say what to pass, and nothing is sent', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const cases: Array<[unknown, unknown, RegExp]> = [
+      [42, undefined, /fetch input must be a path, a URL under baseUrl or a Request; got 42/],
+      [{ href: 1 }, undefined, /fetch input/],
+      ['/a', 'POST', /fetch init must be an object/],
+      ['/a', { headers: 5 }, /headers must be a Headers object/],
+      ['/a', { headers: [['x-a']] }, /headers must be a Headers object, \[name, value\] pairs.*pair/],
+      ['/a', { headers: { 'x-a': 1 } }, /headers.x-a must be a string/],
+      ['/a', { method: 'G E T' }, /method must be an HTTP method name/],
+      ['/a', { signal: 'stop' }, /signal must be an AbortSignal/],
+      ['/a', { body: 'x' }, /GET requests have no body/],
+      ['/a', { method: 'head', body: 'x' }, /HEAD requests have no body/],
+      ['/a', { headers: { 'x-a': 'line\r\nbreak' } }, /line break/],
+    ];
+    const errors = await Promise.all(cases.map(([input, init]) => client.fetch(input as string, init as RequestInit).catch((e: unknown) => e)));
+    expect(errors.map((e, i) => e instanceof ConfigError && cases[i][2].test(e.message))).toEqual(cases.map(() => true));
+    expect(service.hits).toHaveLength(0);
+  });
+
+  test('Authorization is the SDK’s own: set by the caller in any case, in init or a Request, it is a ConfigError', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    for (const [input, init] of [
+      ['/a', { headers: { Authorization: 'Bearer mine' } }],
+      ['/a', { headers: [['AUTHORIZATION', 'Bearer mine']] }],
+      ['/a', { headers: new Headers({ authorization: 'Basic x' }) }],
+      [new Request(service.url + '/a', { headers: { Authorization: 'Bearer mine' } }), undefined],
+    ] as Array<[RequestInfo, RequestInit | undefined]>) {
+      await expect(client.fetch(input, init)).rejects.toThrow(/is set by channel-sdk/);
+    }
+    expect(service.hits).toHaveLength(0);
+  });
+
+  test('the options fetch reads besides (credentials, cache, redirect, a Request’s own) reach the fetch underneath; keys it does not know are ignored', async () => {
+    const service = await start();
+    const seen: Array<[unknown, RequestInit | undefined]> = [];
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: providerFor(service),
+      fetch: (input, init) => (seen.push([input, init]), fetch(input, init)),
+    });
+    // ofetch hands fetch its whole options object: its own keys must pass untouched.
+    await client.fetch('/a', { cache: 'no-store', redirect: 'error', retry: 3, onRequest: () => {} } as RequestInit);
+    const request = new Request(service.url + '/b', { redirect: 'manual', method: 'DELETE' });
+    await client.fetch(request);
+    expect(seen[0][1]).toMatchObject({ cache: 'no-store', redirect: 'error', retry: 3, method: 'GET' });
+    // A Request is handed on as the input, so its own mode, credentials and redirect hold.
+    expect(seen[1][0]).toBe(request);
+    expect(seen[1][1]).toMatchObject({ method: 'DELETE' });
+    expect(service.hits.map((h) => h.method)).toEqual(['GET', 'DELETE']);
+  });
+});
+
+describe('client.fetch: abort and clearToken() at every await', () => {
+  // Each stage the call can be in, and how the test holds it there.
+  const stages = ['reading a stream body', 'waiting for the first token', 'on the wire', 'waiting for the refresh after a 401'] as const;
+  for (const stage of stages) {
+    for (const by of ['signal', 'clearToken()'] as const) {
+      test(`${by} while ${stage}: AbortError, never sent (again), the others unaffected`, async () => {
+        const service = await start();
+        const gate = deferred();
+        const asked = deferred();
+        let held = stage === 'waiting for the first token' || stage === 'waiting for the refresh after a 401';
+        const client = createClient({
+          baseUrl: service.url,
+          tokenProvider: async ({ forceRefresh }) => {
+            if (held && (stage === 'waiting for the first token' || forceRefresh)) {
+              asked.resolve();
+              await gate.promise;
+            }
+            return service.issue();
+          },
+        });
+        if (stage === 'waiting for the refresh after a 401') {
+          held = false;
+          await client.fetch('/warm');
+          held = true;
+          service.expireAll();
+        }
+        const controller = new AbortController();
+        const release = deferred();
+        const { stream, started } = heldStream(['x'], release.promise);
+        const init: RequestInit & { duplex?: string } =
+          stage === 'reading a stream body' ? { method: 'POST', body: stream, duplex: 'half' } : { method: 'POST', body: 'payload' };
+        const path = stage === 'on the wire' ? '/late401/gate' : '/target';
+        const call = client.fetch(path, { ...init, signal: controller.signal });
+        // Another call that shares the refresh (and must not be hurt by this one's abort).
+        const other = stage === 'waiting for the refresh after a 401' ? client.fetch('/other') : undefined;
+        if (stage === 'reading a stream body') await started;
+        else if (stage === 'on the wire') await service.gate.arrived();
+        else await asked.promise;
+        if (by === 'signal') controller.abort('left the page');
+        else client.clearToken();
+        const error = await call.catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(AbortError);
+        expect((error as Error).message).toMatch(by === 'signal' ? /through its signal/ : /clearToken\(\) ran/);
+        gate.resolve();
+        release.resolve();
+        service.gate.open();
+        // A signal ends only its own call; a logout ends every call under way.
+        const answered = await (other ?? Promise.resolve('none')).then(
+          (r) => (r instanceof Response ? r.status : r),
+          (e: unknown) => (e as Error).name,
+        );
+        expect(answered).toBe(!other ? 'none' : by === 'signal' ? 200 : 'AbortError');
+        await new Promise((r) => setTimeout(r, 50));
+        // Sent at most the once it was already on its way: never a replay, never after the abort.
+        const sent = service.hits.filter((h) => h.path === path).map((h) => h.status);
+        expect(sent).toEqual(stage === 'waiting for the refresh after a 401' ? [401] : stage === 'on the wire' ? [200] : []);
+      });
+    }
+  }
+
+  test('the caller’s AbortSignal still stops the body it reads after the Response resolved, as with fetch', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const controller = new AbortController();
+    const response = await client.fetch('/slow-download/65536/30', { signal: controller.signal });
+    const reading = response.arrayBuffer();
+    controller.abort();
+    const error = await reading.catch((e: unknown) => e);
+    expect((error as Error).name).toBe('AbortError');
+    expect(isChannelError(error)).toBe(false);
+  });
+});
+
+async function listen(server: Server) {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
