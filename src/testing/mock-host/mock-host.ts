@@ -196,8 +196,7 @@ export function toWire(answer: MockAnswer | undefined): WireAnswer {
   if (!answer || typeof answer !== 'object') fail('a createMockHost route must return { status?, headers?, body? }; got ' + String(answer));
   checkKeys(answer, ['status', 'headers', 'body'], 'route answer key', { data: 'body', json: 'body', statuscode: 'status', header: 'headers' });
   const status = answer.status ?? 200;
-  if (!(Number.isInteger(status) && status >= 100 && status <= 599))
-    fail('a route answer status must be an HTTP status (100 to 599); got ' + String(status));
+  if (!(Number.isInteger(status) && status >= 100 && status <= 599)) fail('a route answer status must be an HTTP status (100 to 599); got ' + String(status));
   const { body } = answer;
   const headers = Object.entries(answer.headers ?? {});
   const has = (name: string) => headers.some(([key]) => key.toLowerCase() === name);

@@ -19,8 +19,7 @@ export function routeTable(routes: Record<string, MockRoute> | undefined, option
     fail(`createMockHost ${option} must be an object of routes, e.g. { 'GET /open/api/v1/sdk/orders': () => ({ body }) }`);
   const table = Object.entries(routes ?? {}).map(([key, route]) => {
     const parsed = KEY.exec(key);
-    if (!parsed)
-      fail(`createMockHost ${option} key ${JSON.stringify(key)}: write 'GET /path', 'POST https://host.example/path' or '/path' (any method)`);
+    if (!parsed) fail(`createMockHost ${option} key ${JSON.stringify(key)}: write 'GET /path', 'POST https://host.example/path' or '/path' (any method)`);
     if (typeof route !== 'function')
       fail(`createMockHost ${option}[${JSON.stringify(key)}] must be a function (request) => ({ status, body }); got ${describeValue(route)}`);
     const [, method, target] = parsed;

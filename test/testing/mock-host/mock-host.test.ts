@@ -5,9 +5,9 @@
  * tokens from a token route, the sandbox's data, 401s after expireTokens(), files, storage.
  */
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { createClient, hostTokenStore, UnauthorizedError } from '../../src/miniprogram.js';
-import { ConfigError } from '../../src/errors/index.js';
-import { createMockHost, SANDBOX_PATHS, type MockHost, type MockHostOptions } from '../../src/testing.js';
+import { createClient, hostTokenStore, UnauthorizedError } from '../../../src/miniprogram.js';
+import { ConfigError } from '../../../src/errors/index.js';
+import { createMockHost, SANDBOX_PATHS, type MockHost, type MockHostOptions } from '../../../src/testing.js';
 
 const uninstall: Array<() => void> = [];
 afterEach(() =>

@@ -6,9 +6,9 @@
  * around it (the body's way in, dataType, responseType, statuses, headers).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createMockHost, type MockAnswer, type MockHostKind } from '../../src/testing.js';
-import { createHost } from '../helpers/hosts.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createMockHost, type MockAnswer, type MockHostKind } from '../../../src/testing.js';
+import { createHost } from '../../helpers/hosts.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
 
 const answers: Record<string, MockAnswer> = {
   '/json': { status: 200, headers: { 'content-type': 'application/json' }, body: { code: 0, data: { n: 1 } } },

@@ -8,12 +8,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { createClient as createBrowserClient } from '../../src/index.js';
-import { createClient } from '../../src/miniprogram.js';
-import { SANDBOX_CODES, SANDBOX_PATHS, type Sandbox } from '../../src/testing.js';
-import { patternBytes } from '../helpers/fake-service.js';
-import { createHost } from '../helpers/hosts.js';
-import { sandboxWith } from './helpers.js';
+import { createClient as createBrowserClient } from '../../../src/index.js';
+import { createClient } from '../../../src/miniprogram.js';
+import { SANDBOX_CODES, SANDBOX_PATHS, type Sandbox } from '../../../src/testing.js';
+import { patternBytes } from '../../helpers/fake-service.js';
+import { createHost } from '../../helpers/hosts.js';
+import { sandboxWith } from '../helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-sandbox-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
