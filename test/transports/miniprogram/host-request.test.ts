@@ -208,6 +208,15 @@ describe('client.hostRequest: the engine underneath', () => {
     service.hits.length = 0;
     const calls = ['/a', '/b', '/c'].map((url) => call(client, { url }));
     await refreshing;
+    // Each met its 401 before the abort (on a loaded machine '/b' may still be on its way when '/a' starts the refresh).
+    await vi.waitFor(() =>
+      expect(
+        service.hits
+          .filter((h) => h.status === 401)
+          .map((h) => h.path)
+          .toSorted(),
+      ).toEqual(['/a', '/b', '/c']),
+    );
     calls[1].task.abort();
     release();
     const outcomes = await Promise.all(calls.map((c) => c.done));
