@@ -42,7 +42,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
     const retryable = policy.methods.indexOf(method) >= 0;
     // A token already held is used at once: an await here would let whatever else is queued run
     // before the host (or fetch) is even called, on every request.
-    const first = token(tokens.get(), stop, context);
+    const first = token(tokens.get, stop, context);
     let held = 'then' in first ? await first : first;
     let retries = 0;
     let replayed = false;
@@ -100,7 +100,8 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
           }
           replayed = true;
           rejectedToken = held.token;
-          held = await token(tokens.afterUnauthorized(held.version), stop, context);
+          const used = held.version;
+          held = await token(() => tokens.afterUnauthorized(used), stop, context);
           note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
           continue;
         }
@@ -137,7 +138,14 @@ function attemptRequest(call: Call, held: HeldToken): TransportRequest {
   };
 }
 
-function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
+/**
+ * The token for an attempt of a call still under way: a fenced call (clearToken() or its signal,
+ * in a listener of the event just emitted, say) asks for none, so no provider call is started for
+ * it and nothing it would have obtained outlives the clear.
+ */
+function token(get: () => HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
+  if (signal.aborted) throw abortError(signal, context);
+  const held = get();
   return 'then' in held ? raceRequest(held, signal, context) : held;
 }
 

@@ -8,7 +8,7 @@ import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
 import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
-import { abortError, cleared } from './request-abort.js';
+import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
@@ -120,9 +120,12 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       if (stop.aborted) throw abortError(stop, call.context);
       const key = call.kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, input.options) : undefined;
       const response = key === undefined ? await attempts(call) : await dedupeGet(key, call);
-      // Awaited only when the schema validates asynchronously: each await delays the result.
-      const settled = settle(call, response) as { then?: unknown } | undefined;
-      const value = settled && typeof settled.then === 'function' ? await settled : settled;
+      // Awaited only when the schema validates asynchronously: each await delays the result. A
+      // fence or the caller's signal while it runs (or in a listener of the last response, or in
+      // the schema itself) still ends the call: nothing it read is handed out after a clear.
+      const settled = settle(call, response) as Promise<unknown> | undefined;
+      const value = settled && typeof settled.then === 'function' ? await raceRequest(settled, stop, call.context) : settled;
+      if (stop.aborted) throw abortError(stop, call.context);
       if (call.progress) call.progress.end();
       return value;
     } finally {

@@ -56,7 +56,10 @@ export function createTokenObtainer(
         const { held } = state;
         if (held && (held.token === got.token || id < installedCall)) return held;
         installedCall = id;
-        return install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
+        const h = install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
+        // A `token` listener that logged out: the token it was told of is not handed out either.
+        if (callEpoch !== state.epoch) throw abortError({ reason: cleared } as SignalLike, {});
+        return h;
       })
       // Chained after, not beside, the handler above: a bad return value fails in there.
       .then(undefined, (error: unknown) => {
