@@ -98,8 +98,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
-  const attempts = createAttempts(transport, now, tokens, events, redact);
-  const dedupeGet = createGetDedupe(attempts, live);
+  // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
+  const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact), live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {

@@ -219,10 +219,11 @@ export interface CoreClientOptions {
    */
   tokenStore?: TokenStore;
   /**
-   * Identical GETs in flight (same URL with its query, same headers, timeout and retry) share
-   * one network call: alova's default, opt-in here. Each caller keeps its own `signal` (one
-   * caller's abort never cancels the others), `schema` and `raw`; a 401 on the shared call
-   * follows the one-refresh rule once for all of them. @default false
+   * Identical GETs in flight (same URL with its query, same headers, timeout, retry and `raw`)
+   * share one network call: alova's default, opt-in here. Each caller keeps its own `signal` (one
+   * caller's abort never cancels the others) and `schema`; a 401 on the shared call follows the
+   * one-refresh rule once for all of them. A GET never joins one that started before a write of
+   * this client (any method but GET, HEAD, OPTIONS) had ended: a read after a write sees it. @default false
    */
   dedupeGets?: boolean;
 }
