@@ -106,7 +106,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     const { status } = response;
     if (response.value !== undefined && status >= 200 && status < 300) return response.value;
     const value = readResponse(response, call.raw, call.context, redact);
-    return call.schema ? validate(call.schema, value, status, call.context) : value;
+    return call.schema ? validate(call.schema, value, status, call.context, redact) : value;
   }
 
   /** A call of request(), upload() or download(): checked, sent through the attempt loop (or joined to an identical GET), settled. */
