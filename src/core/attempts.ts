@@ -61,7 +61,15 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
       try {
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
-        const sent = transport(attemptRequest(call, held));
+        const request = attemptRequest(call, held);
+        // A queued attempt takes the token held when it leaves: an answer read meanwhile may
+        // have shown, by the server's clock, that this one has ended.
+        request.rebind = () => {
+          const next = token(tokens.get(), stop, context);
+          const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
+          return 'then' in next ? next.then(use) : use(next);
+        };
+        const sent = transport(request);
         response = await (call.dropOnAbort ? sent : raceRequest(sent, stop, context));
       } catch (error) {
         failure = transportError(error, stop, context, redact);

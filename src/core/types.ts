@@ -30,6 +30,12 @@ export interface TransportRequest {
   hostOptions?: Record<string, unknown>;
   /** The caller asked for `raw: true` (a download then resolves to the transport's own object). */
   raw?: boolean;
+  /**
+   * For a transport that queues attempts (a host's concurrency limit): called as a queued attempt
+   * leaves, before it is sent. Puts the token the client holds then into `headers`, first
+   * replacing one that ended meanwhile (it may wait for the provider); rejects as the request would.
+   */
+  rebind?: () => Promise<void> | void;
 }
 
 /** An upload: the file and its multipart form. */

@@ -4,6 +4,7 @@
  * partner may build on top of the service) and a partner backend whose token route the tabs'
  * tokenProvider calls over HTTP.
  */
+import type { ServerResponse } from 'node:http';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { hasChromium, launchChromium, listen, servePackagePage } from '../helpers/chromium.js';
@@ -12,6 +13,12 @@ import { startFakeService, type FakeService } from '../helpers/fake-service.js';
 interface Outcome {
   ok: number;
   failed: string[];
+}
+
+/** What a tab's page holds: its client, and every message its client's channel handled, in order. */
+interface TabWindow {
+  client: { get(p: string): Promise<unknown>; getToken(o?: object): Promise<string>; clearToken(): void };
+  heard: unknown[];
 }
 
 describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
@@ -23,15 +30,49 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
   let routeCalls: Array<{ tab: string; user: string; force: boolean }> = [];
   /** Tabs whose token-route call hangs (the holder that dies mid-refresh). */
   const hang = new Set<string>();
+  /** Waiters for a number of token-route calls. */
+  let routeWaiters: Array<() => void> = [];
+  /** Resolves once the token route has been called `n` times (in this test). */
+  const routeCalled = (n: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => (routeCalls.length >= n ? (resolve(), true) : false);
+      if (!check()) routeWaiters.push(() => void check());
+    });
+  /**
+   * A gate a tab can block on: `/gate` is a synchronous XHR the backend answers only when
+   * `open()` is called, so the tab's main thread is inside one long task until then.
+   * `entered` resolves when the tab is in it.
+   */
+  let gate = { entered: Promise.resolve(), open: () => {} };
+  let onGate = (_res: ServerResponse) => {};
+  const newGate = () => {
+    let opened = false;
+    let held: ServerResponse | undefined;
+    let entered = () => {};
+    gate = {
+      entered: new Promise<void>((resolve) => (entered = resolve)),
+      open: () => {
+        opened = true;
+        held?.end('go');
+      },
+    };
+    onGate = (res) => {
+      held = res;
+      entered();
+      if (opened) res.end('go');
+    };
+  };
 
   beforeAll(async () => {
     service = await startFakeService({ strictRotation: true });
     backend = await listen((req, res) => {
       const url = new URL(req.url ?? '/', 'http://backend');
       res.setHeader('access-control-allow-origin', '*');
+      if (url.pathname === '/gate') return onGate(res);
       const tab = url.searchParams.get('tab') ?? '?';
       const user = url.searchParams.get('user') ?? 'user-1';
       routeCalls.push({ tab, user, force: url.searchParams.get('force') === '1' });
+      for (const wake of routeWaiters.splice(0)) wake();
       if (hang.has(tab)) return; // never answers
       // The token exchange takes a while, as a real one does.
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: service.issue(user) })), 80);
@@ -50,18 +91,33 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
 
   beforeEach(async () => {
     routeCalls = [];
+    routeWaiters = [];
     hang.clear();
     for (const page of browser.context.pages()) await page.close();
   });
 
-  /** Opens a tab whose client is window.client: crossTab under `key` (or none), its provider calling the backend as `tab`. */
+  /**
+   * Opens a tab whose client is window.client: crossTab under `key` (or none), its provider
+   * calling the backend as `tab`. With crossTab, window.heard lists every message the client's
+   * channel handled, in order: a listener added after the client's own runs after it, so a
+   * message in `heard` has been handled by the client (see `heard` below).
+   */
   async function openTab(tab: string, key: string | undefined, tokenTimeout = 10_000): Promise<Page> {
     const page = await browser.context.newPage();
     await page.goto(site.url);
     await page.waitForFunction(() => typeof (window as unknown as { createClient?: unknown }).createClient === 'function');
     await page.evaluate(
-      ([serviceUrl, backendUrl, name, k, timeout]) => {
-        const w = window as unknown as { createClient(o: object): unknown; client: unknown };
+      async ([serviceUrl, backendUrl, name, k, timeout]) => {
+        const w = window as unknown as { createClient(o: object): unknown; client: unknown; heard: unknown[] };
+        const channels: BroadcastChannel[] = [];
+        const Native = BroadcastChannel;
+        window.BroadcastChannel = class extends Native {
+          constructor(channelName: string) {
+            super(channelName);
+            channels.push(this);
+          }
+        };
+        w.heard = [];
         w.client = w.createClient({
           baseUrl: serviceUrl,
           tokenTimeout: timeout,
@@ -71,11 +127,25 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
             return (await r.json()).access_token;
           },
         });
+        if (!k) return;
+        // The crossTab chunk loads and opens its channel (setting its onmessage) right after createClient.
+        while (!channels.length) await new Promise((resolve) => setTimeout(resolve, 5));
+        channels[0].addEventListener('message', (event) => w.heard.push(event.data));
       },
       [service.url, backend.url, tab, key, tokenTimeout] as const,
     );
     return page;
   }
+
+  /** Resolves once the client in `page` has handled a channel message with these `fields`. */
+  const heard = (page: Page, fields: Record<string, unknown>) =>
+    page.waitForFunction(
+      (want) =>
+        (window as unknown as TabWindow).heard.some(
+          (m) => !!m && typeof m === 'object' && Object.entries(want).every(([name, value]) => (m as Record<string, unknown>)[name] === value),
+        ),
+      fields,
+    );
 
   /** `n` GETs at once in the tab; resolves to how many succeeded and the codes of the failures. */
   const burst = (page: Page, n: number, path = '/x') =>
@@ -123,14 +193,18 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
 
   test('the lock holder closed mid-refresh: another tab completes within tokenTimeout', async () => {
     hang.add('A');
-    const holder = await openTab('A', 'user-1', 3000);
-    const waiter = await openTab('B', 'user-1', 3000);
+    const holder = await openTab('A', 'user-1');
+    const waiter = await openTab('B', 'user-1');
     void holder
       .evaluate(() => (window as unknown as { client: { get(p: string): Promise<unknown> } }).client.get('/stuck').catch(() => 'failed'))
       .catch(() => 'tab closed');
-    await expect.poll(() => routeCalls.map((c) => c.tab)).toEqual(['A']);
+    await routeCalled(1);
+    expect(routeCalls.map((c) => c.tab)).toEqual(['A']);
     const pending = burst(waiter, 5);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // B waits for the lock A holds (well within its tokenTimeout), then A's tab closes.
+    await waiter.evaluate(async () => {
+      while (!((await navigator.locks.query()).pending ?? []).length) await new Promise((resolve) => setTimeout(resolve, 10));
+    });
     await holder.close();
     expect(await pending).toEqual({ ok: 5, failed: [] });
     expect(routeCalls.map((c) => c.tab)).toEqual(['A', 'B']);
@@ -143,7 +217,7 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     void holder
       .evaluate(() => (window as unknown as { client: { get(p: string): Promise<unknown> } }).client.get('/stuck').catch(() => 'failed'))
       .catch(() => 'tab closed');
-    await expect.poll(() => routeCalls.length).toBe(1);
+    await routeCalled(1);
     expect(await burst(waiter, 3)).toEqual({ ok: 3, failed: [] });
     expect(routeCalls.map((c) => c.tab)).toEqual(['A', 'B']);
   });
@@ -162,45 +236,45 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
   const sentTo = (path: string) => service.hits.filter((h) => h.path.startsWith(path)).map((h) => h.token);
 
   test('a token announced while this tab runs clearToken() is never taken after the clear, here or in a tab opened later (#20 item 3)', async () => {
-    const violations: string[] = [];
-    for (let round = 0; round < 4; round++) {
-      const key = 'round-' + round;
-      const a = await openTab('A', key);
-      const b = await openTab('B', key);
-      await burst(a, 1, `/r${round}/a-before`);
-      const beforeClear = new Set(service.issued);
-      // Tab A is busy (a long task) when B announces its new token; the clear runs at the end
-      // of that task, so A handles B's announcement after its own clear.
-      const busy = a.evaluate(() => {
-        const end = Date.now() + 1500;
-        while (Date.now() < end);
-        (window as unknown as { client: { clearToken(): void } }).client.clearToken();
-      });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await b.evaluate(() => (window as unknown as { client: { getToken(o: object): Promise<string> } }).client.getToken({ forceRefresh: true }));
-      service.issued.forEach((token) => beforeClear.add(token));
-      await busy;
-      // Give the announcement time to arrive in A, then use A; then open a tab after the logout.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      await burst(a, 1, `/r${round}/a-after`);
-      const later = await openTab('D', key);
-      await burst(later, 1, `/r${round}/d-later`);
-      await burst(b, 1, `/r${round}/b-after`);
-      for (const who of ['a-after', 'd-later', 'b-after']) {
-        if (sentTo(`/r${round}/${who}`).some((token) => token && beforeClear.has(token)))
-          violations.push(`round ${round}: ${who} sent a token obtained before the clear`);
-      }
-      for (const page of [a, b, later]) await page.close();
-    }
-    expect(violations).toEqual([]);
+    const a = await openTab('A', 'user-1');
+    const b = await openTab('B', 'user-1');
+    await burst(a, 1, '/a-before');
+    const beforeClear = new Set(service.issued);
+    // Tab A is inside a long task (blocked on the gate) while B announces its new token; the
+    // clear runs at the end of that task, so A handles B's announcement after its own clear.
+    newGate();
+    const busy = a.evaluate((url) => {
+      const request = new XMLHttpRequest();
+      request.open('GET', url, false);
+      request.send();
+      (window as unknown as TabWindow).client.clearToken();
+    }, backend.url + '/gate');
+    await gate.entered;
+    const announced = await b.evaluate(() => (window as unknown as TabWindow).client.getToken({ forceRefresh: true }));
+    service.issued.forEach((token) => beforeClear.add(token));
+    gate.open();
+    await busy;
+    // A has handled B's announcement (after its clear); then use A, then open a tab after the logout.
+    await heard(a, { t: 'token', token: announced });
+    await burst(a, 1, '/a-after');
+    const later = await openTab('D', 'user-1');
+    await burst(later, 1, '/d-later');
+    await burst(b, 1, '/b-after');
+    const sentBeforeClear = (who: string) => sentTo('/' + who).filter((token) => token && beforeClear.has(token)).length;
+    expect({ a: sentBeforeClear('a-after'), later: sentBeforeClear('d-later'), b: sentBeforeClear('b-after') }).toEqual({ a: 0, later: 0, b: 0 });
   });
 
   test('forged channel messages: a non-JWT is never sent, junk never wedges a tab, a tab opened later still works (#20 item 4)', async () => {
     const a = await openTab('A', 'victim');
     expect(await burst(a, 1, '/forged/a0')).toEqual({ ok: 1, failed: [] });
     const forgedJwt = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"attacker","iat":1,"exp":9999999999}').toString('base64url')}.x`;
-    /** Any script of the origin can post on the channel (under the name of this release and of the last). */
+    /**
+     * Any script of the origin can post on the channel (under the name of this release and of
+     * the last). Resolves once A's client has handled them all: the last is a marker.
+     */
+    let forged = 0;
     const forge = async (messages: unknown[]) => {
+      const marker = { t: 'marker', n: ++forged };
       await a.evaluate(
         ([base, list]) => {
           const w = window as unknown as { forged?: BroadcastChannel[] };
@@ -209,9 +283,9 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
           // oxlint-disable-next-line unicorn/require-post-message-target-origin -- BroadcastChannel.postMessage takes no target origin
           for (const channel of w.forged) for (const message of list) channel.postMessage(message);
         },
-        [service.url, messages] as const,
+        [service.url, [...messages, marker]] as const,
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await heard(a, marker);
     };
     await forge([{ t: 'token', token: 'attacker-session-id', at: Date.now(), id: 'evil', g: 0 }]);
     const outcomes = [await burst(a, 1, '/forged/a1')];
@@ -257,12 +331,11 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     await burst(b, 2);
     expect(routeCalls).toHaveLength(1);
     const before = service.hits.length;
-    await a.evaluate(() => (window as unknown as { client: { clearToken(): void } }).client.clearToken());
+    await a.evaluate(() => (window as unknown as TabWindow).client.clearToken());
     // The clear reaches tab B over BroadcastChannel; B's next call must not use the cleared token.
-    await expect
-      .poll(() => b.evaluate(() => (window as unknown as { client: { getToken(): Promise<string> } }).client.getToken().then(() => 'asked')))
-      .toBe('asked');
-    await expect.poll(() => routeCalls.length).toBeGreaterThanOrEqual(2);
+    await heard(b, { t: 'clear' });
+    await b.evaluate(() => (window as unknown as TabWindow).client.getToken());
+    expect(routeCalls).toHaveLength(2);
     expect(await burst(b, 2)).toEqual({ ok: 2, failed: [] });
     const oldToken = service.issued[0];
     expect(service.hits.slice(before).filter((h) => h.token === oldToken)).toEqual([]);

@@ -39,7 +39,9 @@ describe.runIf(hasChromium)('demo in Chromium', { timeout: 90_000 }, () => {
     const { startDemo } = (await import(/* @vite-ignore */ new URL('../../demo/server.mjs', import.meta.url).href)) as {
       startDemo(o: object): Promise<typeof demo>;
     };
-    demo = await startDemo({ port: 0, ttl: 900, aheadTtl: AHEAD_TTL, slowReceiverMs: 400, webhookTimeoutMs: 250 });
+    // The slow receiver outlasts the service's wait by construction (its timer ends when the
+    // service hangs up), not by 150 ms that a loaded machine can eat.
+    demo = await startDemo({ port: 0, ttl: 900, aheadTtl: AHEAD_TTL, slowReceiverMs: 60_000, webhookTimeoutMs: 250 });
     browser = await launchChromium({ width: 1280, height: 900 });
     page = browser.page;
     page.on('pageerror', (error) => pageErrors.push(error.message));

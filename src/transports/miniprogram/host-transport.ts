@@ -44,6 +44,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
       const slot = slots[kind];
       let settled = false;
       let started = false;
+      let queued = false; // waited for a slot
       let task: HostTask | undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const context = { method: req.method, url: req.url };
@@ -94,6 +95,14 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         if (settled) return;
         started = true;
         slot.take();
+        // Queued until now: the token is taken as the attempt leaves (TransportRequest.rebind).
+        const ready = queued && req.rebind ? req.rebind() : undefined;
+        if (ready) ready.then(send, (error: unknown) => finish(() => reject(error)));
+        else send();
+      }
+
+      function send(): void {
+        if (settled) return;
         timer = setTimeout(() => {
           finish(() => reject(new TimeoutError('no response within ' + req.timeout + ' ms (timeout)', context)));
           abortTask();
@@ -131,6 +140,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         signal.addEventListener('abort', onAbort, { once: true });
       }
       slot.enter(start);
+      queued = !started;
     });
 }
 

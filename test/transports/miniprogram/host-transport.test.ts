@@ -1,5 +1,5 @@
 // Host-specific mappings of the mini-program transport, each against an emulated host over real HTTP.
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { AbortError, ConfigError, createCancelToken, createClient, NetworkError, TimeoutError, UnauthorizedError } from '../../../src/miniprogram.js';
 import type { HostRequestOptions } from '../../../src/miniprogram.js';
 import { startFakeService, type FakeService } from '../../helpers/fake-service.js';
@@ -278,6 +278,49 @@ describe('concurrency queue', () => {
     expect(await first).toMatchObject({ code: 'ABORTED' });
     await new Promise((r) => setTimeout(r, 150));
     expect(host.calls.map((c) => new URL(c.url).pathname)).toEqual(['/slow/100']);
+  });
+
+  test("a request queued by the host limit leaves with the token the client holds then, not one the server's clock ended meanwhile (found by the model test)", async () => {
+    service = await startFakeService();
+    // A backend cache hands out a token already past its end (950 s old, 900 s life): the client
+    // cannot tell until an answer's Date shows the server's clock.
+    const provider = vi.fn<(o: { forceRefresh: boolean }) => string>(({ forceRefresh }) => (forceRefresh ? service.issue() : service.issue('user-1', 950)));
+    const host = createHost('wx');
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider, request: host.request, concurrency: 1 });
+    const old = await client.getToken();
+    // /a goes out, /b and /c wait for the slot. /b leaves as /a's 401 frees it (before the client
+    // has read that answer); /c leaves after /b's, when the client knows the old token has ended.
+    await Promise.all(['/a', '/b', '/c'].map((path) => client.get(path)));
+    const fresh = service.issued[1];
+    expect(service.hits.filter((h) => h.path === '/c').map((h) => (h.token === old ? 'old' : h.token === fresh ? 'fresh' : 'other'))).toEqual(['fresh']);
+    expect(provider.mock.calls.map(([o]) => o.forceRefresh)).toEqual([false, true]);
+  });
+
+  test('a request that left the queue and waits for its new token is fenced by clearToken(): never sent, its slot given back', async () => {
+    service = await startFakeService();
+    let release = () => {};
+    const forced = new Promise<void>((resolve) => (release = resolve));
+    const provider = vi.fn<(o: { forceRefresh: boolean }) => string | Promise<string>>(({ forceRefresh }) =>
+      forceRefresh ? forced.then(() => service.issue()) : service.issue('user-1', 950),
+    );
+    const host = createHost('wx');
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider, request: host.request, concurrency: 1 });
+    await client.getToken();
+    let rejected = 0;
+    const bothRejected = new Promise<void>((resolve) => client.on('unauthorized', () => void (++rejected === 2 && resolve())));
+    // /a and /b are answered 401 (the token ended) and wait for the forced call; /c leaves the
+    // queue as /b's answer comes (before the client reads it), knows the token ended, and waits too.
+    const calls = ['/a', '/b', '/c'].map((path) => client.get(path).catch((e: unknown) => e));
+    await bothRejected;
+    client.clearToken();
+    expect(await Promise.all(calls)).toMatchObject([{ code: 'ABORTED' }, { code: 'ABORTED' }, { code: 'ABORTED' }]);
+    release();
+    await client.get('/d');
+    expect(service.hits.map((h) => [h.path, h.status])).toEqual([
+      ['/a', 401],
+      ['/b', 401],
+      ['/d', 200],
+    ]);
   });
 
   test('a request aborted while queued is never sent', async () => {
