@@ -65,7 +65,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
         // A queued attempt takes the token held when it leaves: an answer read meanwhile may
         // have shown, by the server's clock, that this one has ended.
         request.rebind = () => {
-          const next = token(tokens.get(), stop, context);
+          const next = token(tokens.get, stop, context);
           const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
           return 'then' in next ? next.then(use) : use(next);
         };
