@@ -89,6 +89,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     createAbortController: platform.createAbortController,
     redact,
     store: config.tokenStore,
+    service: config.base,
     share: platform.share && platform.share(config),
     onRemoteClear: fence,
     onToken: (reason, held) => {

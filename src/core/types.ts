@@ -248,6 +248,8 @@ export interface StoredToken {
   expiresAt: number;
   /** The store's key() when the token was asked for: whose token it is. Set when the store has key(); keep it and give it back. */
   key?: string;
+  /** The client's `baseUrl`: the service the token is for. Always set; keep it and give it back (a record without it is not restored). */
+  service?: string;
 }
 
 /**
@@ -256,11 +258,15 @@ export interface StoredToken {
  * time: a `remove()` runs after the `set()` under way and cancels any not yet started.
  */
 export interface TokenStore {
-  /** The saved token, or null/undefined when there is none. */
-  get(): StoredToken | null | undefined | Promise<StoredToken | null | undefined>;
+  /**
+   * The saved token for `service` (the client's `baseUrl`), or null/undefined when there is none.
+   * A record is restored only for the service and the user it was saved for.
+   */
+  get(service: string): StoredToken | null | undefined | Promise<StoredToken | null | undefined>;
+  /** Saves the token of `value.service`. */
   set(value: StoredToken): void | Promise<void>;
-  /** Called by clearToken(). */
-  remove(): void | Promise<void>;
+  /** Called by clearToken(): forgets the token of `service`. */
+  remove(service: string): void | Promise<void>;
   /**
    * Whose token it is: the signed-in user's id, or null/undefined when nobody is (read when a
    * provider call starts and before every request, so keep it quick). With it a token is saved

@@ -11,6 +11,7 @@ function setup(options: { lifetime?: number; leeway?: number; provider?: (forced
   const events: string[] = [];
   const lifetime = options.lifetime ?? 900;
   const manager = createTokenManager({
+    service: 'https://api.example.com',
     provider: ({ forceRefresh }) => {
       calls.push(forceRefresh);
       return options.provider ? options.provider(forceRefresh) : Promise.resolve(makeJwt({ iat: 5, exp: 5 + lifetime, n: calls.length }));
@@ -143,6 +144,7 @@ describe('remaining life from the server clock, not the device clock or the rece
     const calls: boolean[] = [];
     const reasons: string[] = [];
     const manager = createTokenManager({
+      service: 'https://api.example.com',
       provider: ({ forceRefresh }) => {
         calls.push(forceRefresh);
         const iat = Math.floor(server / 1000) - (options.age ? options.age(forceRefresh) : 0);
@@ -290,6 +292,7 @@ describe('remaining life from the server clock, not the device clock or the rece
     let server = Date.UTC(2026, 5, 1);
     let calls = 0;
     const manager = createTokenManager({
+      service: 'https://api.example.com',
       provider: () => (calls++, Promise.resolve(token)),
       tokenTimeout: 1000,
       refreshLeeway: 60,
