@@ -8,7 +8,10 @@ const client = createClient({
       wx.request({
         url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
         header: { 'x-session': getApp().globalData.session }, // as in the quick start
-        success: (r) => resolve(/** @type {{ access_token: string }} */ (r.data).access_token),
+        success: (r) =>
+          r.statusCode === 200
+            ? resolve(/** @type {{ access_token: string }} */ (r.data).access_token)
+            : reject(new Error('token route answered ' + r.statusCode)),
         fail: (e) => reject(new Error(e.errMsg)),
       }),
     ),

@@ -17,25 +17,10 @@ import { sendJson, startServer } from '../helpers/server.js';
 const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-example-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('examples/miniprogram-files.js: the photo goes up after one refresh, the invoice comes down, progress ends at 100', async () => {
-  const tokens: string[] = [];
-  const hits: string[] = [];
-  const photo = patternBytes(200_000);
-  const service = await startServer(async (req, res) => {
-    const ok = req.headers.authorization === 'Bearer ' + tokens[1];
-    hits.push(`${req.method} ${req.url} ${ok ? 200 : 401}`);
-    if (!ok) return sendJson(res, 401, { code: 401, message: 'expired' });
-    if (req.url === '/open/api/v1/sdk/photos') {
-      const form = await new Response(new Uint8Array(req.raw), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
-      const file = form.get('file') as File;
-      const sha = createHash('sha256')
-        .update(Buffer.from(await file.arrayBuffer()))
-        .digest('hex');
-      return sendJson(res, 200, { code: 0, data: { url: 'https://cdn.example/' + sha.slice(0, 12), order: form.get('order_no') } });
-    }
-    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': 5000 }).end(patternBytes(5000));
-  });
+/** The example in a WeChat-like realm against `service` and a token route answering `routeStatus`: the page's updates once it is done. */
+async function runExample(serviceUrl: string, routeStatus: number, tokens: string[]) {
   const route = await startServer((_req, res) => {
+    if (routeStatus !== 200) return sendJson(res, routeStatus, { error: 'no session' });
     tokens.push(makeJwt({ iat: 1, exp: 2e9, n: tokens.length }));
     sendJson(res, 200, { access_token: tokens.at(-1) });
   });
@@ -58,12 +43,38 @@ test('examples/miniprogram-files.js: the photo goes up after one refresh, the in
     const sdk = { exports: {} };
     vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
     const code = readFileSync('examples/miniprogram-files.js', 'utf8')
-      .replaceAll('https://channel.example.com', service.url)
+      .replaceAll('https://channel.example.com', serviceUrl)
       .replaceAll('https://partner.example.com', route.url);
     vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
     page!.onChoose();
     await expect.poll(() => updates.find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
-    const done = updates.find((u) => 'invoice' in u || 'error' in u)!;
+    return { updates, done: updates.find((u) => 'invoice' in u || 'error' in u)!, wx };
+  } finally {
+    await route.close();
+  }
+}
+
+const photo = patternBytes(200_000);
+
+test('examples/miniprogram-files.js: the photo goes up after one refresh, the invoice comes down, progress ends at 100', async () => {
+  const tokens: string[] = [];
+  const hits: string[] = [];
+  const service = await startServer(async (req, res) => {
+    const ok = req.headers.authorization === 'Bearer ' + tokens[1];
+    hits.push(`${req.method} ${req.url} ${ok ? 200 : 401}`);
+    if (!ok) return sendJson(res, 401, { code: 401, message: 'expired' });
+    if (req.url === '/open/api/v1/sdk/photos') {
+      const form = await new Response(new Uint8Array(req.raw), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+      const file = form.get('file') as File;
+      const sha = createHash('sha256')
+        .update(Buffer.from(await file.arrayBuffer()))
+        .digest('hex');
+      return sendJson(res, 200, { code: 0, data: { url: 'https://cdn.example/' + sha.slice(0, 12), order: form.get('order_no') } });
+    }
+    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': 5000 }).end(patternBytes(5000));
+  });
+  try {
+    const { updates, done, wx } = await runExample(service.url, 200, tokens);
     expect(done.error).toBeUndefined();
     expect(done.photo).toBe('https://cdn.example/' + createHash('sha256').update(photo).digest('hex').slice(0, 12));
     expect(readFileSync(String(done.invoice)).equals(patternBytes(5000))).toBe(true);
@@ -75,6 +86,16 @@ test('examples/miniprogram-files.js: the photo goes up after one refresh, the in
     expect(wx.uploads[0].enableHttp2).toBe(true);
   } finally {
     await service.close();
-    await route.close();
+  }
+});
+
+test("examples/miniprogram-files.js with a token route answering 401: the page's error names the route's status (#29 item 9)", async () => {
+  const service = await startServer((_req, res) => sendJson(res, 200, { code: 0, data: {} }));
+  try {
+    const { done } = await runExample(service.url, 401, []);
+    expect(String(done.error)).toContain('token route answered 401');
+    expect(String(done.error)).not.toContain('is a `return` missing');
+  } finally {
+    await service.close();
   }
 });
