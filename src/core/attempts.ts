@@ -99,7 +99,7 @@ export function createAttempts(transport: Transport, now: () => number, tokens: 
                 url +
                 '); ' +
                 (held.token === rejectedToken
-                  ? 'tokenProvider returned the same token for forceRefresh: true, so it must bypass its own cache then'
+                  ? "tokenProvider answered forceRefresh: true with the very token just rejected: a cache (its own, or a token route's forceRefreshWindow) handed it back; pass `rejected` on to the route"
                   : 'the user needs to sign in again'),
               context,
             );

@@ -1,5 +1,6 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import { messageOf } from '../shared/message.js';
+import { tokenFingerprint } from '../shared/fingerprint.js';
 import { callProvider } from './provider-call.js';
 import { abortError, cleared } from './request-abort.js';
 import { createStoreReader } from './store-reader.js';
@@ -40,7 +41,12 @@ export function createTokenObtainer(
     state.active = true;
     const fetch = () => {
       const receivedAt = now();
-      return callProvider(options, forced).then((value) => ({ token: tokenFromAnswer(value), receivedAt, doneAt: now(), fresh: forced }));
+      return callProvider(options, forced, forced && stale ? tokenFingerprint(stale.token) : undefined).then((value) => ({
+        token: tokenFromAnswer(value),
+        receivedAt,
+        doneAt: now(),
+        fresh: forced,
+      }));
     };
     const ask = () => (share ? share.obtain(stale, fetch) : fetch());
     // The provider is asked synchronously unless the store is read first (once).

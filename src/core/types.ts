@@ -117,6 +117,12 @@ export interface TokenProviderContext {
    * `AbortController` (browsers, Node); absent on mini-program hosts.
    */
   signal?: RuntimeAbortSignal;
+  /**
+   * With `forceRefresh`: a fingerprint of the token being replaced (the one a 401 just rejected),
+   * never the token itself. Pass it on to your token route (`?force=1&rejected=...`, or
+   * `rejected` in a JSON body): `createTokenRoute` then never answers with that very token.
+   */
+  rejected?: string;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The token exchange's flights and cache: one call per user at a time (across instances with a
 // cache lock), tokens from the cache while fresh, the cache skipped while it fails. The call
 // itself is in token-request.ts, the options in exchange-options.ts.
+import { tokenFingerprint } from '../../shared/fingerprint.js';
 import { isThenable } from '../../shared/bounded.js';
 import { describeValue } from '../../shared/check.js';
 import { safeReport } from '../../shared/report.js';
@@ -157,8 +158,14 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
    * cache fails, or is being skipped, the service is asked at once (or this process's
    * fallback answers).
    */
-  async function lookup(key: string, externalUserId: string, firstRead: CacheRead, deadline: number, force: boolean): Promise<StoredToken> {
-    const accept = force ? forcedRecently : fresh;
+  async function lookup(
+    key: string,
+    externalUserId: string,
+    firstRead: CacheRead,
+    deadline: number,
+    force: boolean,
+    accept: (token: StoredToken) => boolean,
+  ): Promise<StoredToken> {
     const ourselves = (lock?: TokenCacheLock) => fromService(key, externalUserId, lock, force);
     const cached = await firstRead;
     if (cached !== FAILED && cached && accept(cached)) return cached;
@@ -231,7 +238,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
 
   return {
     getToken(externalUserId, callOptions) {
-      const { forceRefresh = false, signal } = callOptions || {};
+      const { forceRefresh = false, signal, rejected } = callOptions || {};
       const problem = externalUserIdProblem(externalUserId);
       if (problem) return Promise.reject(new ConfigError('externalUserId ' + problem));
       if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function')) {
@@ -240,14 +247,21 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       if (signal?.aborted) return Promise.reject(aborted(signal));
       const key = keyPrefix + tokenCacheKeyPart(externalUserId);
       if (forceRefresh) {
+        // A token the window would share, unless it is the one the caller's 401 just rejected.
+        const accept = (token: StoredToken) => forcedRecently(token) && tokenFingerprint(token.accessToken) !== rejected;
+        const own = (): Promise<ExchangedToken> => {
+          const started = Date.now();
+          // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
+          const read: CacheRead = window > 0 ? readCache(key) : undefined;
+          if (window > 0 && !isThenable(read) && read !== FAILED && read && accept(read)) return Promise.resolve(callerToken(read));
+          const run = window > 0 ? () => lookup(key, externalUserId, read, started + timeout, true, accept) : () => refreshAlone(key, externalUserId);
+          return forCaller(startFlight(forced, key, run), signal);
+        };
         const joined = forced.get(key);
-        if (joined) return forCaller(joined, signal);
-        const started = Date.now();
-        // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
-        const read: CacheRead = window > 0 ? readCache(key) : undefined;
-        if (window > 0 && !isThenable(read) && read !== FAILED && read && forcedRecently(read)) return Promise.resolve(callerToken(read));
-        const run = window > 0 ? () => lookup(key, externalUserId, read, started + timeout, true) : () => refreshAlone(key, externalUserId);
-        return forCaller(startFlight(forced, key, run), signal);
+        if (!joined) return own();
+        // A flight under way may end with the rejected token (read from the cache): then one of our own.
+        const joinedToken = forCaller(joined, signal);
+        return rejected ? joinedToken.then((token) => (tokenFingerprint(token.accessToken) === rejected ? own() : token)) : joinedToken;
       }
       const joined = forced.get(key) || shared.get(key);
       if (joined) return forCaller(joined, signal);
@@ -258,7 +272,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow()))
         return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
       return forCaller(
-        startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout, false)),
+        startFlight(shared, key, () => lookup(key, externalUserId, read, started + timeout, false, fresh)),
         signal,
       );
     },
