@@ -30,7 +30,7 @@ export default defineConfig({
           testTimeout,
           environment: 'node',
           // The webhook vectors and properties once more, now also against dist/ (test/server/implementations.ts).
-          include: [...integration, 'test/server/vectors.test.ts', 'test/server/properties.test.ts'],
+          include: [...integration, 'test/server/crypto/vectors.test.ts', 'test/server/crypto/properties.test.ts'],
           exclude: ['test/readme/browser-*.test.ts'],
           env: { CHANNEL_TEST_DIST: '1' },
         },

@@ -5,8 +5,8 @@
 //   <!-- try[: examples/x.ts …] -->    (sh) the commands a reader runs to try those examples, in the
 //                                     folder the first `try` block sets up; `npm run test:examples`
 //                                     runs them in fresh projects (test/readme/fresh-projects.mjs)
-// `npm run readme` copies every example file into its block (README.md and docs/guide/webhooks.md);
-// test/readme and test/server/recipe-docs check they match.
+// `npm run readme` copies every example file into its block (README.md and the guides in `documents`);
+// test/readme and test/server/http/recipe-docs check they match.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -30,7 +30,7 @@ export function syncExamples(text) {
 }
 
 /** The documents whose example blocks are kept in sync with their files. */
-export const documents = ['README.md', 'docs/guide/webhooks.md'];
+export const documents = ['README.md', 'docs/guide/webhooks.md', 'docs/guide/files.md', 'docs/guide/token-cache.md'];
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const file of documents) {

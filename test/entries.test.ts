@@ -92,11 +92,12 @@ const expected: Record<keyof typeof entries, string[]> = {
     'TokenExchange (type)',
     'TokenExchangeOptions (type)',
     'ExchangedToken (type)',
-    'StoredToken (type)',
+    'CachedToken (type)', // #31: was StoredToken, the client's name for its own stored token
     'TokenCache (type)',
     'TokenCacheLock (type)',
     'TokenCacheErrorInfo (type)',
     'createMemoryTokenCache',
+    'MemoryTokenCacheOptions (type)', // #31 item 5: every constructor takes an options object
     'createRedisTokenCache',
     'RedisTokenCacheOptions (type)',
     'RedisClient (type)',

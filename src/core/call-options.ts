@@ -1,7 +1,7 @@
-import { checkKeys, describeValue, fail, optionalString } from '../shared/check.js';
+import { checkKeys, describeValue, fail, milliseconds, optionalString } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
 import type { Platform } from './platform.js';
-import { milliseconds, normalizeHeaders, type ResolvedOptions } from './options.js';
+import { normalizeHeaders, type ResolvedOptions } from './options.js';
 import { retryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { Call, CallInput } from './call.js';

@@ -1,7 +1,6 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
-import { checkKeys, describeValue, fail } from '../shared/check.js';
-import { MAX_DELAY } from '../shared/signal.js';
+import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 
 export interface ResolvedOptions {
@@ -56,12 +55,6 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     tokenStore,
     dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describeValue(dedupeGets)),
   };
-}
-
-/** A positive number of ms no larger than a timer can hold. */
-export function milliseconds(name: string, value: unknown): number {
-  if (typeof value === 'number' && value > 0 && value <= MAX_DELAY) return value;
-  return fail(name + ' must be a number of milliseconds from 1 to ' + MAX_DELAY + '; got ' + describeValue(value));
 }
 
 // RFC 9110 field names; values may not break the header line (a CR/LF would inject headers).

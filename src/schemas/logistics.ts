@@ -107,7 +107,7 @@ export type WebhookEvent = LogisticsUpdatedEvent | UnknownWebhookEvent;
 
 // The same rules as the schemas above, checked in place on a JSON.parse result: no copy, no
 // allocation. The webhook hot path uses it and asks zod only for the messages of a body that
-// fails (test/server/shape.test.ts holds the two to the same answers).
+// fails (test/server/webhooks/shape.test.ts holds the two to the same answers).
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isOptionalString = (value: unknown) => value === undefined || typeof value === 'string';
 

@@ -36,8 +36,8 @@ export type {
 // TOKEN_PATH stays inside: the exchange and the sandbox know the path, a partner never needs it.
 export { MAX_EXTERNAL_USER_ID } from './tokens/exchange-options.js';
 export type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
-export { createMemoryTokenCache } from './tokens/token-cache.js';
-export type { ExchangedToken, StoredToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './tokens/token-cache.js';
+export { createMemoryTokenCache, type MemoryTokenCacheOptions } from './tokens/token-cache.js';
+export type { ExchangedToken, CachedToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './tokens/token-cache.js';
 export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
 export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
 export type { SignFunction, SignInput } from './tokens/signing.js';

@@ -1,8 +1,7 @@
 // The user's own Redis client, ioredis (v5, v6) or node-redis (`redis` v4 to v6), seen through the
 // few commands the adapters (redis.ts) and the webhook inbox (webhooks/inbox/) need. No client is
 // bundled: each command is called in the style of the client at hand.
-import { describeValue } from '../shared/check.js';
-import { ConfigError } from '../errors/ConfigError.js';
+import { describeValue, fail } from '../shared/check.js';
 
 // The clients' own typings are elaborate overloads (node-redis 4's SET options are a union that no
 // simpler type matches), so the public types only say which methods must be there; the calls
@@ -30,6 +29,10 @@ export interface NodeRedisClient {
 /** How the adapters call an ioredis client. */
 interface IoRedisCalls {
   status: string;
+  /** With `lazyConnect`, a client in status `wait` connects when asked (or at its first command). */
+  connect?(): Promise<unknown>;
+  once?(event: string, listener: () => void): unknown;
+  removeListener?(event: string, listener: () => void): unknown;
   get(key: string): Promise<unknown>;
   set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>;
   del(key: string): Promise<unknown>;
@@ -68,9 +71,42 @@ export interface Commands {
   del(key: string): Promise<void>;
   /** Deletes `key` only while it still holds `value`. */
   deleteIfEquals(key: string, value: string): Promise<void>;
+  /** While the client makes its first connection, a promise that settles when that is over; else undefined. */
+  connecting(): Promise<void> | undefined;
 }
 
 const DELETE_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+// ioredis statuses of a client before its first 'ready' (`wait`: lazyConnect, not asked yet).
+const FIRST_CONNECT = new Set(['wait', 'connecting', 'connect']);
+
+/**
+ * ioredis: a promise while the client makes its first connection (a process that serves
+ * before its client is ready, a Cluster discovering its slots), settled when it is ready or has
+ * given up (reconnecting, closed); undefined once it has been ready, and for a client that
+ * lost its connection later (that one fails at once instead).
+ */
+function firstConnection(io: IoRedisCalls): () => Promise<void> | undefined {
+  let wasReady = io.status === 'ready';
+  let pending: Promise<void> | undefined;
+  const events = ['ready', 'reconnecting', 'close', 'end'];
+  return () => {
+    if (wasReady || pending) return pending;
+    if (io.status === 'ready') wasReady = true;
+    if (wasReady || !FIRST_CONNECT.has(io.status) || typeof io.once !== 'function' || typeof io.removeListener !== 'function') return undefined;
+    pending = new Promise<void>((resolve) => {
+      const over = () => {
+        for (const event of events) io.removeListener?.(event, over);
+        wasReady = io.status === 'ready';
+        pending = undefined;
+        resolve();
+      };
+      for (const event of events) io.once?.(event, over);
+    });
+    if (io.status === 'wait' && typeof io.connect === 'function') io.connect().catch(() => {}); // errors arrive as events
+    return pending;
+  };
+}
 
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
@@ -83,7 +119,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
   const r = redis as Record<string, unknown> | null;
   const has = (name: string) => typeof r?.[name] === 'function';
   if (!r || typeof r !== 'object' || !has('get') || !has('set') || !has('del') || !has('eval')) {
-    throw new ConfigError(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describeValue(redis));
+    fail(what + ' needs your Redis client (ioredis, or node-redis after `await client.connect()`); got ' + describeValue(redis));
   }
   if (typeof r.status === 'string') {
     const io = redis as IoRedisCalls;
@@ -103,6 +139,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
       scriptKeys: async (script, keys, args) => (ready(), io.eval(script, keys.length, ...keys, ...args)),
       del: async (key) => void (ready(), await io.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
+      connecting: firstConnection(io),
     };
   }
   if (typeof r.isOpen === 'boolean') {
@@ -125,13 +162,15 @@ export function commandsFor(redis: unknown, what: string): Commands {
       scriptKeys: async (script, keys, args) => (ready(), evalKeys(script, keys, args)),
       del: async (key) => void (ready(), await node.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await evalOne(DELETE_IF_EQUALS, key, value)),
+      // node-redis takes commands only after `await client.connect()` (its README's way).
+      connecting: () => undefined,
     };
   }
-  throw new ConfigError(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
+  fail(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');
 }
 
 export function checkPrefix(what: string, prefix: unknown, fallback: string): string {
   if (prefix === undefined) return fallback;
-  if (typeof prefix !== 'string') throw new ConfigError(what + ': prefix must be a string such as "myapp:"; got ' + describeValue(prefix));
+  if (typeof prefix !== 'string') fail(what + ': prefix must be a string such as "myapp:"; got ' + describeValue(prefix));
   return prefix;
 }

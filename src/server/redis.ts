@@ -1,9 +1,8 @@
 // Redis adapters over the user's own client: ioredis (v5, v6) or node-redis (`redis` v4 to v6).
 // No client is bundled: the adapters call the few methods both clients have, in each one's style.
-import { checkKeys, describeValue } from '../shared/check.js';
-import { ConfigError } from '../errors/ConfigError.js';
+import { checkKeys, TTL_SECONDS, wholeNumber } from '../shared/check.js';
 import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
-import type { StoredToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
+import type { CachedToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
 
 import { checkPrefix, commandsFor, type RedisClient } from './redis-client.js';
 
@@ -27,8 +26,10 @@ const randomOwner = () => globalThis.crypto.randomUUID();
 
 /**
  * A {@link TokenCache} on your Redis, shared by every instance of your backend: tokens are kept
- * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, released only by its owner) makes
- * one instance call the token endpoint for a user while the others wait for its token.
+ * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, renewed while its owner's token call
+ * runs, released only by its owner) makes one instance call the token endpoint for a user while
+ * the others wait for its token. An ioredis client may be passed before it is ready: the first
+ * calls wait for its first connection (up to 2 s).
  * Attach an `error` listener to your client; while it is disconnected the exchange asks the
  * service directly.
  * @example
@@ -36,7 +37,10 @@ const randomOwner = () => globalThis.crypto.randomUUID();
  * const redis = new Redis(process.env.REDIS_URL);
  * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey, cache: createRedisTokenCache(redis) });
  */
-export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCacheOptions = {}): TokenCache & Required<Pick<TokenCache, 'lock'>> {
+export function createRedisTokenCache(
+  redis: RedisClient,
+  options: RedisTokenCacheOptions = {},
+): TokenCache & Required<Pick<TokenCache, 'lock' | 'connecting'>> {
   const what = 'createRedisTokenCache(redis, options)';
   const commands = commandsFor(redis, what);
   checkKeys(options || {}, ['prefix'], what + ' option', { keyprefix: 'prefix' });
@@ -45,7 +49,7 @@ export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCac
   return {
     async get(key) {
       const raw = await commands.get(prefix + key);
-      return raw === null ? undefined : (JSON.parse(raw) as StoredToken);
+      return raw === null ? undefined : (JSON.parse(raw) as CachedToken);
     },
     async set(key, value, ttlMs) {
       await commands.setPx(prefix + key, JSON.stringify(value), whole(ttlMs), false);
@@ -54,10 +58,17 @@ export function createRedisTokenCache(redis: RedisClient, options: RedisTokenCac
       const lockKey = prefix + 'lock:' + key;
       const owner = randomOwner();
       if (!(await commands.setPx(lockKey, owner, whole(ttlMs), true))) return undefined;
-      return { release: () => commands.deleteIfEquals(lockKey, owner) };
+      return {
+        release: () => commands.deleteIfEquals(lockKey, owner),
+        renew: async (ms) => (await commands.script(RENEW_IF_EQUALS, lockKey, owner, String(whole(ms)))) === '1',
+      };
     },
+    connecting: () => commands.connecting(),
   };
 }
+
+// Extends KEYS[1] by ARGV[2] ms while it holds ARGV[1]: 1, else 0 (a token lock, a dedup lease).
+const RENEW_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
 // The dedup scripts: each reads and writes the one key, so they run on a Redis Cluster as is.
 // A key holds `lease:<id>` while a delivery runs the callback (PX: it lapses unless renewed), then
@@ -66,7 +77,6 @@ const CLAIM =
   "local v = redis.call('get', KEYS[1]) " +
   "if not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 'claimed' end " +
   "if string.sub(v, 1, 6) == 'lease:' then return 'running' end return 'done'";
-const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const DONE = '1';
 
 /**
@@ -85,21 +95,14 @@ export function createRedisDedupStore(redis: RedisClient, options: RedisDedupSto
   const o = options || {};
   checkKeys(o, ['prefix', 'ttlSeconds'], what + ' option', { ttl: 'ttlSeconds', keyprefix: 'prefix' });
   const prefix = checkPrefix(what, o.prefix, 'channel-sdk:webhook:');
-  const ttlSeconds = o.ttlSeconds ?? 86400;
-  if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-    throw new ConfigError(
-      what +
-        ': ttlSeconds must be a whole number of seconds, at least 1 (e.g. 86400); got ' +
-        (typeof ttlSeconds === 'number' ? String(ttlSeconds) : describeValue(ttlSeconds)),
-    );
-  }
+  const ttlSeconds = wholeNumber(what + ': ttlSeconds', o.ttlSeconds ?? TTL_SECONDS.example, TTL_SECONDS.min, TTL_SECONDS.max, 'seconds', TTL_SECONDS.example);
   const ms = (lease: { ms: number }) => String(Math.max(1, Math.ceil(lease.ms)));
   return {
     async claim(key, lease) {
       const state = await commands.script(CLAIM, prefix + key, 'lease:' + lease.id, ms(lease));
       return state as DedupState;
     },
-    renew: async (key, lease) => (await commands.script(RENEW, prefix + key, 'lease:' + lease.id, ms(lease))) === '1',
+    renew: async (key, lease) => (await commands.script(RENEW_IF_EQUALS, prefix + key, 'lease:' + lease.id, ms(lease))) === '1',
     complete: (key) => commands.setEx(prefix + key, DONE, ttlSeconds),
     release: (key, lease) => commands.deleteIfEquals(prefix + key, 'lease:' + lease.id),
   };

@@ -1,6 +1,7 @@
 // The option checks every public constructor runs: unknown keys with a "did you mean", values
 // described without quoting a credential.
 import { ConfigError } from '../errors/ConfigError.js';
+import { MAX_DELAY } from './signal.js';
 
 /** Throws the ConfigError every option check ends in. */
 export function fail(message: string): never {
@@ -17,6 +18,36 @@ export function describeValue(value: unknown): string {
   if (type === 'number' || type === 'boolean') return String(value);
   return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : 'a ' + type;
 }
+
+/**
+ * `value` when it is a number of milliseconds from `min` to `max` (by default 1 to the longest
+ * delay a timer holds), else the ConfigError every millisecond option words alike.
+ */
+export function milliseconds(name: string, value: unknown, min = 1, max = MAX_DELAY, example?: number): number {
+  if (typeof value === 'number' && value >= min && value <= max) return value;
+  return fail(
+    name +
+      ' must be a number of milliseconds from ' +
+      min +
+      ' to ' +
+      max +
+      (example === undefined ? '' : ' (e.g. ' + example + ')') +
+      '; got ' +
+      describeValue(value),
+  );
+}
+
+/**
+ * `value` when it is a whole number from `min` to `max`, else the ConfigError every count and
+ * whole-second option words alike (`unit`: "seconds", "users"...).
+ */
+export function wholeNumber(name: string, value: unknown, min: number, max: number, unit: string, example: number): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  return fail(name + ' must be a whole number of ' + unit + ' from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
+}
+
+/** How long a processed push is remembered, in whole seconds: the same rule for every dedup store and the inbox. */
+export const TTL_SECONDS = { min: 1, max: 365 * 86_400, example: 86_400 } as const;
 
 /** `o[name]`: absent, or a non-empty string. */
 export function optionalString(o: Record<string, unknown>, name: string): string | undefined {

@@ -111,14 +111,19 @@ export function trimAnswer(text: string): string | undefined {
   return flat.length > ANSWER_CHARS ? flat.slice(0, ANSWER_CHARS - 1) + '…' : flat;
 }
 
-/** The start of a fetch Response's body as text (the rest is not read), for {@link trimAnswer}. */
-export async function readAnswer(response: Response, limit = 4096): Promise<string> {
+/**
+ * A fetch Response's body as text, reading no further than `limit` bytes: `over` when the body
+ * had more (the rest is not read, and the stream is cancelled). A connection cut mid-answer keeps
+ * what arrived. Every answer the sandbox and the CLI read goes through here: a server that
+ * answers without end costs `limit` bytes, not all the memory there is.
+ */
+export async function readLimited(response: Response, limit: number): Promise<{ text: string; over: boolean }> {
   const reader = response.body?.getReader();
-  if (!reader) return '';
+  if (!reader) return { text: '', over: false };
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < limit) {
+    while (size <= limit) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
@@ -127,9 +132,14 @@ export async function readAnswer(response: Response, limit = 4096): Promise<stri
   } catch {
     // A connection cut mid-answer: keep what arrived.
   } finally {
-    if (size >= limit) reader.cancel().catch(() => {});
+    if (size > limit) reader.cancel().catch(() => {});
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return { text: Buffer.concat(chunks).subarray(0, limit).toString('utf8'), over: size > limit };
+}
+
+/** The start of a fetch Response's body as text (the rest is not read), for {@link trimAnswer}. */
+export async function readAnswer(response: Response, limit = 4096): Promise<string> {
+  return (await readLimited(response, limit)).text;
 }
 
 /** An absolute http(s) URL. */

@@ -1,9 +1,9 @@
 import ky, { isKyError, isNetworkError, isTimeoutError, type KyInstance, type Options as KyOptions } from 'ky';
-import { ConfigError } from '../errors/ConfigError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { Transport } from '../core/types.js';
 import { messageOf } from '../shared/message.js';
+import { fail } from '../shared/check.js';
 
 /** ky options the SDK owns; everything else (hooks, credentials, ...) passes through. */
 export type KyPassThrough = Omit<
@@ -38,7 +38,7 @@ const owned = [
 export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPassThrough } = {}): Transport {
   const pass = options.ky || {};
   for (const key of owned) {
-    if (key in pass) throw new ConfigError('ky.' + key + ' is set by channel-sdk; use the client or request option of that name instead');
+    if (key in pass) fail('ky.' + key + ' is set by channel-sdk; use the client or request option of that name instead');
   }
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const fetchOf = options.fetch || ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));

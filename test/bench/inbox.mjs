@@ -57,7 +57,7 @@ async function main() {
   const autocannon = (await import('autocannon')).default;
   const { Redis } = await import('ioredis');
   const { startRedis } = await import('../helpers/redis-server.mjs');
-  const { startInboxProcess, readLog } = await import('../server/inbox/inbox-processes.mjs');
+  const { startInboxProcess, readLog } = await import('../server/webhooks/inbox/inbox-processes.mjs');
   const { createRedisInbox, createWebhookHandler } = await import('channel-sdk/server');
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');

@@ -1,6 +1,6 @@
 /**
  * The webhook inbox on a real Redis Cluster (issue #33): 3 masters, each with a replica
- * (cluster.mjs), receivers and workers in separate processes (test/server/inbox/inbox-instance.mjs
+ * (cluster.mjs), receivers and workers in separate processes (test/server/webhooks/inbox/inbox-instance.mjs
  * over the built package) on ioredis `Cluster` and node-redis `createCluster`:
  * - every client: pushes from the sandbox stored once, run once, every inbox key in one hash slot;
  * - the master holding the inbox SIGKILLed mid-run: its replica takes over; every push the
@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
-import { snapshot, sleep, until } from '../server/inbox/inbox-helpers.js';
-import { byKeyOf, startInboxProcess, type InboxProcess } from '../server/inbox/inbox-processes.mjs';
+import { snapshot, sleep, until } from '../server/webhooks/inbox/inbox-helpers.js';
+import { byKeyOf, startInboxProcess, type InboxProcess } from '../server/webhooks/inbox/inbox-processes.mjs';
 import { cli, hasCluster, startCluster, type Cluster } from './cluster.mjs';
 
 const webhookSecret = 'whsec_cluster_inbox';

@@ -20,7 +20,7 @@ const env = { ...process.env, REDIS_SERVER_PATH: server, ...(existsSync(cli) ? {
 const version = spawnSync(server, ['--version'], { encoding: 'utf8' }).stdout.trim();
 process.stdout.write(`test:valkey: ${version}\n`);
 const runs = [
-  ['single node', ['vitest', 'run', 'test/server/redis', 'test/server/inbox', 'test/server/webhook-instances.integration.test.ts']],
+  ['single node', ['vitest', 'run', 'test/server/redis', 'test/server/webhooks/inbox', 'test/server/webhooks/webhook-instances.integration.test.ts']],
   ['3-master cluster', ['vitest', 'run', '--config', 'test/cluster/vitest.config.ts']],
 ];
 for (const [what, args] of runs) {

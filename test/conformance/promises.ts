@@ -108,8 +108,7 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         const retries: number[] = [];
         client.on('retry', (e) => retries.push(e.attempt));
         const get = client.get('/flaky/5').catch((e: unknown) => e);
-        await tick(100);
-        expect(retries).toEqual([2]);
+        await vi.waitFor(() => expect(retries).toEqual([2]));
         client.clearToken();
         state.user = 'bob';
         expect(await get).toBeInstanceOf(AbortError);

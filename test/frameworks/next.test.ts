@@ -14,7 +14,7 @@ import { signWebhookBody } from 'channel-sdk/server';
 import { checkTokenRoute, checkWebhook, startSandbox, type CheckReport, type Sandbox } from 'channel-sdk/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { largeLogistics, sampleLogistics } from '../server/helpers.js';
-import { stall } from '../server/stalled.js';
+import { stall } from '../server/webhooks/stalled.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const nextBin = createRequire(join(root, 'package.json')).resolve('next/dist/bin/next');

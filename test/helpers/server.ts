@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 export interface TestServer {
   /** `http://127.0.0.1:<port>` */
   url: string;
+  /** The node:http server, for tests that watch its connections. */
+  server: import('node:http').Server;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    server,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

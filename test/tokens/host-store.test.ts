@@ -351,9 +351,9 @@ describe('async store writes are ordered: a logout is never undone by a slower s
     const inner = sdk.hostTokenStore({ key: 'alice' });
     return {
       // A wrapper passes the service on: hostTokenStore keeps one record per service.
-      get: async (service: string) => inner.get(service),
+      get: async (of: string) => inner.get(of),
       set: (value: unknown) => (log.push('set'), delay(setMs).then(() => void inner.set(value))),
-      remove: (service: string) => (log.push('remove'), delay(removeMs).then(() => void inner.remove(service))),
+      remove: (of: string) => (log.push('remove'), delay(removeMs).then(() => void inner.remove(of))),
     };
   }
 

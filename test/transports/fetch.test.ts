@@ -67,9 +67,11 @@ test('a body that stalls after the headers times out within the attempt budget, 
   const stalling = await startServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"code":0,');
-    // The client gave up on the body: it must close the connection, not leave it reading.
-    res.on('close', () => dropped());
   });
+  // The client gave up: it must close the connection, not leave it reading. Watched on the
+  // socket, so that it holds in either order on a loaded machine (the 100 ms may end before
+  // the handler runs, in this same process).
+  stalling.server.on('connection', (socket) => socket.on('close', () => dropped()));
   closers.push(stalling);
   const client = createClient({ baseUrl: stalling.url, tokenProvider: () => service.issue(), timeout: 100, retry: 0 });
   await expect(client.get('/x')).rejects.toBeInstanceOf(TimeoutError);

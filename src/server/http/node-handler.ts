@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ConfigError } from '../../errors/ConfigError.js';
-import type { BodyTicket } from '../webhooks/body-guard.js';
+import type { BodyTicket } from './body-guard.js';
 import { concat, ROUTE_CORE, run, type BodyResult, type Core, type Framework, type Incoming, type Outgoing } from './route.js';
+import { fail } from '../../shared/check.js';
 
 // No node:* import at run time: the edge build of the server entry (Web Crypto, for workers)
 // carries this file too. Buffer is used when the runtime has it, for allocUnsafe.
@@ -58,7 +58,7 @@ export interface NodeHandler {
 export function toNodeHandler(route: { readonly [ROUTE_CORE]: Core }): NodeHandler {
   const core = route ? route[ROUTE_CORE] : undefined;
   if (typeof core !== 'function') {
-    throw new ConfigError('toNodeHandler takes what createWebhookHandler(...) or createTokenRoute(...) returns');
+    fail('toNodeHandler takes what createWebhookHandler(...) or createTokenRoute(...) returns');
   }
   function handler(a: unknown, b?: unknown): void | Promise<unknown> {
     if (isFastifyReply(b)) {
@@ -222,6 +222,7 @@ function release(req: IncomingMessage | undefined): void {
 
 function send(res: ServerResponse, out: Outgoing): void {
   if (!res || typeof res.writeHead !== 'function' || res.headersSent || res.writableEnded) return;
+  if (out.status === 204) return void res.writeHead(204, out.headers).end(); // no body (a CORS preflight's answer)
   const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': byteLength(out.body) };
   if (out.headers) Object.assign(headers, out.headers);
   res.writeHead(out.status, headers);

@@ -4,7 +4,7 @@
 // request as an `Incoming`, run the same core, and write its `Outgoing` their own way, so the
 // statuses and messages cannot drift apart between runtimes.
 import { messageIn, type MessageStyle } from '../../shared/message.js';
-import type { BodyStop, BodyTicket } from '../webhooks/body-guard.js';
+import type { BodyStop, BodyTicket } from './body-guard.js';
 
 /** Which front door a request came through; it picks the advice when a body was already read. */
 export type Framework = 'fetch' | 'next-app' | 'hono' | 'node' | 'express' | 'next-pages' | 'koa' | 'fastify';
@@ -70,6 +70,22 @@ export const unprefixed: MessageStyle = { unprefixed: true };
 export const answer = (status: number, value: object, headers?: Record<string, string>): Outgoing =>
   headers ? { status, body: JSON.stringify(value), headers } : { status, body: JSON.stringify(value) };
 
+/**
+ * The answers to a body that the body guard stopped, for a route whose deadline is
+ * `bodyTimeoutMs`: 408 past the deadline, 503 with Retry-After when the byte budget is full.
+ * Both close the connection: a client that stalls its body is not kept for another request.
+ */
+export function stoppedBodyAnswers(bodyTimeoutMs: number): Record<BodyStop, Outgoing> {
+  return {
+    timeout: answer(408, { error: 'the body did not arrive in time' }, { connection: 'close' }),
+    busy: answer(
+      503,
+      { error: 'too many request bodies in flight; retry later' },
+      { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' },
+    ),
+  };
+}
+
 export function fetchRoute(core: Core): FetchRoute {
   const route = (input: unknown): Promise<Response> => {
     const incoming = fetchIncoming(input);
@@ -105,6 +121,8 @@ function internal(error: unknown): Outgoing {
 }
 
 function toResponse(out: Outgoing): Response {
+  // 204 (a CORS preflight's answer) has no body, and a Response refuses one.
+  if (out.status === 204) return new Response(null, { status: 204, headers: out.headers });
   const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...out.headers };
   return new Response(out.body, { status: out.status, headers });
 }

@@ -19,19 +19,40 @@ export interface CacheGuardOptions {
   cooldownMs: number;
   /** A failure worth telling: the one that opened the breaker, a failed probe, or any with no breaker. */
   report(operation: Operation, reason: 'timeout' | 'error', error: unknown, skipMs: number): void;
+  /** A call given up because its caller's budget ran out (not a failure: the breaker stays closed). */
+  overran(operation: Operation): void;
   /** A lock granted after its caller gave up on it: give it back. */
   lateLock(lock: TokenCacheLock): void;
+  /** The cache's own `connecting()`, if it has one (see `TokenCache.connecting`). */
+  connecting?: () => unknown;
+}
+
+/** Milliseconds, from the first call that found the cache's client connecting, during which calls wait for it. */
+export const CONNECT_WAIT_MS = 2000;
+
+/** How one cache call is run. */
+export interface CallOptions {
+  /** Run even while the breaker is open (a lock release, a renewal: they only free or keep what is ours). */
+  always?: boolean;
+  /**
+   * Epoch ms by which the caller must have its answer (its budget for the whole cache path):
+   * the call is bounded by the sooner of this and `timeoutMs`, and not made at all when it has
+   * passed. Running out of budget is not a failure of the cache: the breaker stays as it is.
+   */
+  until?: number;
 }
 
 export interface CacheGuard {
   /**
    * Runs one cache call: synchronously when it answers synchronously (the in-memory hit path),
-   * FAILED at once while the breaker is open, else bounded by `timeoutMs`. `always`: run even
-   * while the breaker is open (a lock release, which only frees other instances sooner).
+   * FAILED at once while the breaker is open, else bounded by `timeoutMs` (and the budget).
    */
-  call<T>(operation: Operation, run: () => T | PromiseLike<T>, always?: boolean): Outcome<T> | Promise<Outcome<T>>;
-  /** True while cache calls are being skipped (the cool-down, or a probe under way). */
-  skipping(): boolean;
+  call<T>(operation: Operation, run: () => T | PromiseLike<T>, options?: CallOptions): Outcome<T> | Promise<Outcome<T>>;
+  /**
+   * Undefined when calls may go ahead; while the cache's client makes its first connection, a
+   * promise that resolves once it is done or the connect wait has run out (never rejects).
+   */
+  connected(): Promise<void> | undefined;
 }
 
 // After the timers, I/O: an answer that arrived while this process was busy is read before the
@@ -62,17 +83,59 @@ export function createCacheGuard(o: CacheGuardOptions): CacheGuard {
     for (const giveUp of waiting) giveUp(); // each call then stops waiting and leaves the set
   }
 
+  // The client's first connection: calls wait for it (one wait, up to CONNECT_WAIT_MS from the
+  // first call that found it connecting) instead of timing out. Once it is over, never again.
+  let connectDone = o.connecting === undefined;
+  let connectWait: Promise<void> | undefined;
+  function connected(): Promise<void> | undefined {
+    if (connectDone) return undefined;
+    if (connectWait) return connectWait;
+    let pending: unknown;
+    try {
+      pending = (o.connecting as () => unknown)();
+    } catch {
+      pending = undefined;
+    }
+    if (!isThenable<unknown>(pending)) {
+      connectDone = true;
+      return undefined;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const over = () => {
+      clearTimeout(timer);
+      connectDone = true;
+      connectWait = undefined;
+    };
+    connectWait = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CONNECT_WAIT_MS);
+      (timer as { unref?: () => void }).unref?.();
+      Promise.resolve(pending).then(
+        () => resolve(),
+        () => resolve(),
+      );
+    }).then(over);
+    return connectWait;
+  }
+
   return {
-    skipping: () => open && (probing || Date.now() < openUntil),
-    call<T>(operation: Operation, run: () => T | PromiseLike<T>, always = false): Outcome<T> | Promise<Outcome<T>> {
+    connected,
+    call<T>(operation: Operation, run: () => T | PromiseLike<T>, options: CallOptions = {}): Outcome<T> | Promise<Outcome<T>> {
       let probe = false;
-      if (open && !always) {
+      if (open && !options.always) {
         if (probing || Date.now() < openUntil) return FAILED;
         probe = probing = true;
       }
       const succeeded = () => {
         if (probe) open = probing = false;
       };
+      // What is left of the caller's budget, when it is shorter than the call's own bound.
+      const left = options.until === undefined ? o.timeoutMs : Math.min(o.timeoutMs, options.until - Date.now());
+      if (left <= 0) {
+        if (probe) probing = false;
+        o.overran(operation);
+        return FAILED;
+      }
+      const byBudget = left < o.timeoutMs;
       let result: T | PromiseLike<T>;
       try {
         result = run();
@@ -91,7 +154,7 @@ export function createCacheGuard(o: CacheGuardOptions): CacheGuard {
       const pending = result;
       const outcome: Promise<Outcome<T>> = bounded<T | typeof GAVE_UP>(
         () => Promise.race([pending, abandoned]),
-        o.timeoutMs,
+        left,
         () => TIMED_OUT,
         afterIo,
       ).then(
@@ -103,7 +166,11 @@ export function createCacheGuard(o: CacheGuardOptions): CacheGuard {
         },
         (error: unknown) => {
           waiting.delete(giveUp);
-          trip(operation, error === TIMED_OUT ? 'timeout' : 'error', error === TIMED_OUT ? undefined : error, probe);
+          if (error === TIMED_OUT && byBudget) {
+            // The caller's budget ran out, not the cache's bound: no verdict on the cache.
+            if (probe) probing = false;
+            o.overran(operation);
+          } else trip(operation, error === TIMED_OUT ? 'timeout' : 'error', error === TIMED_OUT ? undefined : error, probe);
           return FAILED;
         },
       );

@@ -1,7 +1,6 @@
 // What createTokenExchange takes and returns, and the checks of both the options and a user id.
-import { checkKeys, describeValue } from '../../shared/check.js';
+import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import { MAX_DELAY } from '../../shared/signal.js';
-import { ConfigError } from '../../errors/ConfigError.js';
 import type { SignFunction } from './signing.js';
 import type { ExchangedToken, TokenCache, TokenCacheErrorInfo } from './token-cache.js';
 
@@ -29,14 +28,16 @@ export interface TokenExchangeOptions {
    */
   cache?: TokenCache;
   /**
-   * Milliseconds for the token call (signing, answer and body), and for waiting on another
-   * instance that holds the cache's lock for the same user. @default 10000
+   * Milliseconds for the token call (signing, answer and body). Waiting on another instance that
+   * holds the cache's lock for the same user is bounded too: 5 s at most, within this. @default 10000
    */
   timeout?: number;
   /**
-   * Milliseconds each cache call (get, set, lock, release) may take. A cache that does not
-   * answer in time is skipped and the service asked instead, so a frozen or unreachable Redis
-   * adds at most this much to a `getToken`. @default 200
+   * Milliseconds each cache call (get, set, lock, renew, release) may take, and the cache calls
+   * of one `getToken` (read, lock, re-read) in all. A cache that does not answer in time is
+   * skipped and the service asked instead, so a frozen, unreachable or slow Redis adds at most
+   * this much to a `getToken` (waiting for another instance's token, or once for an ioredis
+   * client's first connection, is bounded apart: docs/guide/token-cache.md). @default 200
    */
   cacheTimeout?: number;
   /**
@@ -93,6 +94,28 @@ export function externalUserIdProblem(value: unknown): string | undefined {
   return length > MAX_EXTERNAL_USER_ID ? 'is ' + length + ' characters; the service allows at most ' + MAX_EXTERNAL_USER_ID : undefined;
 }
 
+// An unpaired UTF-16 surrogate (in unicode mode \p{Cs} matches no half of a pair).
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Why a user id that the spec allows cannot be a cache key, or undefined: a lone surrogate. It
+ * is not well-formed text, and Redis clients (ioredis, node-redis) encode each one, and U+FFFD,
+ * as the same three bytes: 'user-\ud800', 'user-\udbff' and 'user-\ufffd' would share one key,
+ * and one user's token.
+ */
+export function userIdKeyProblem(value: string): string | undefined {
+  const at = value.search(LONE_SURROGATE);
+  if (at < 0) return undefined;
+  const unit = value.charCodeAt(at).toString(16);
+  return (
+    'has a lone surrogate (\\u' +
+    unit +
+    ' at index ' +
+    at +
+    '): it is not well-formed text, and a Redis client would store it as U+FFFD, under the key of another user. Pass the id as your database holds it, decoded as UTF-8'
+  );
+}
+
 const optionKeys = [
   'baseUrl',
   'accessKey',
@@ -112,10 +135,10 @@ const optionKeys = [
 export const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describeValue(value));
 /** Throws ConfigError for the first option that is wrong. */
 export function checkOptions(o: TokenExchangeOptions): void {
-  if (typeof o !== 'object' || o === null) throw new ConfigError('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
+  if (typeof o !== 'object' || o === null) fail('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
   checkKeys(o, optionKeys, 'createTokenExchange option');
-  if (typeof o.accessKey !== 'string' || !o.accessKey) throw new ConfigError('accessKey must be the non-empty access key from the integration configuration');
-  if (typeof o.secretKey !== 'string' || !o.secretKey) throw new ConfigError('secretKey must be the non-empty secret key from the integration configuration');
+  if (typeof o.accessKey !== 'string' || !o.accessKey) fail('accessKey must be the non-empty access key from the integration configuration');
+  if (typeof o.secretKey !== 'string' || !o.secretKey) fail('secretKey must be the non-empty secret key from the integration configuration');
   const ms = [
     ['timeout', 1, 10000],
     ['cacheTimeout', 1, 200],
@@ -124,15 +147,13 @@ export function checkOptions(o: TokenExchangeOptions): void {
   ] as const;
   for (const [name, min, example] of ms) {
     const value = o[name];
-    if (value !== undefined && !(typeof value === 'number' && value >= min && value <= MAX_DELAY)) {
-      throw new ConfigError(name + ' must be a number of milliseconds from ' + min + ' to ' + MAX_DELAY + ' (e.g. ' + example + '); got ' + shown(value));
-    }
+    if (value !== undefined) milliseconds(name, value, min, MAX_DELAY, example);
   }
   if (o.cacheMargin !== undefined && !(typeof o.cacheMargin === 'number' && o.cacheMargin >= 0 && o.cacheMargin <= MAX_DELAY / 1000)) {
-    throw new ConfigError('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
+    fail('cacheMargin must be a number of seconds, 0 or more (e.g. 60); got ' + shown(o.cacheMargin));
   }
   for (const name of ['sign', 'fetch', 'onCacheError'] as const) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') throw new ConfigError(name + ' must be a function; got ' + shown(o[name]));
+    if (o[name] !== undefined && typeof o[name] !== 'function') fail(name + ' must be a function; got ' + shown(o[name]));
   }
   const cache = o.cache as Partial<TokenCache> | undefined;
   if (
@@ -143,7 +164,7 @@ export function checkOptions(o: TokenExchangeOptions): void {
       typeof cache.set !== 'function' ||
       (cache.lock !== undefined && typeof cache.lock !== 'function'))
   ) {
-    throw new ConfigError(
+    fail(
       'cache must be an object with get(key) and set(key, value, ttlMs) methods (and optionally lock(key, ttlMs)), e.g. createRedisTokenCache(redis); got ' +
         shown(cache),
     );

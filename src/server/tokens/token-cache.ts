@@ -1,6 +1,6 @@
 // The token cache's contract (what users implement for their own store), the rules the
 // exchange applies to what a cache holds, and the default in-memory cache.
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, describeValue, fail, wholeNumber } from '../../shared/check.js';
 
 /** A user token as `getToken` returns it. */
 export interface ExchangedToken {
@@ -18,10 +18,17 @@ export interface ExchangedToken {
 export interface TokenCacheLock {
   /** Gives the lock back (only if this caller still holds it). */
   release(): void | Promise<void>;
+  /**
+   * Optional: makes the lock last `ttlMs` more from now, if this caller still holds it (true),
+   * else false. The exchange renews its lock every third of its lease while its token call
+   * runs; a lock without `renew` lapses after the `ttlMs` it was taken for, even mid-call (then
+   * another instance may call the service for that user too: both tokens are valid).
+   */
+  renew?(ttlMs: number): boolean | Promise<boolean>;
 }
 
 /** A token as the exchange stores it in a cache: the token, and when a forced refresh obtained it. */
-export interface StoredToken extends ExchangedToken {
+export interface CachedToken extends ExchangedToken {
   /**
    * Epoch ms at which a forced refresh obtained this token (absent for any other). Within the
    * exchange's `forceRefreshWindow` of it, further forced refreshes of that user, on any
@@ -34,8 +41,9 @@ export interface StoredToken extends ExchangedToken {
  * Where tokens are cached, per user. The default is in memory; pass one backed by Redis or
  * similar to share tokens between backend instances (`createRedisTokenCache` is ready-made).
  * Values are plain JSON-safe objects: store each one whole (`forcedAt` included). Each call is
- * bounded by the exchange's `cacheTimeout`; a call that throws, rejects or hangs makes the
- * exchange ask the service instead, and skip the cache for `cacheCooldown`.
+ * bounded by the exchange's `cacheTimeout`, and so are the calls of one `getToken` together; a
+ * call that throws, rejects or hangs makes the exchange ask the service instead, and skip the
+ * cache for `cacheCooldown`.
  * @example
  * const cache: TokenCache = {
  *   get: async (key) => JSON.parse((await redis.get(key)) ?? 'null') ?? undefined,
@@ -44,24 +52,38 @@ export interface StoredToken extends ExchangedToken {
  */
 export interface TokenCache {
   /** The token stored under `key`, or undefined. */
-  get(key: string): StoredToken | undefined | Promise<StoredToken | undefined>;
+  get(key: string): CachedToken | undefined | Promise<CachedToken | undefined>;
   /** Keep `value` for `ttlMs` milliseconds: a whole number, always at least 1. */
-  set(key: string, value: StoredToken, ttlMs: number): void | Promise<void>;
+  set(key: string, value: CachedToken, ttlMs: number): void | Promise<void>;
   /**
    * Optional: single flight across instances. Takes a short lock on `key` that expires by
-   * itself after `ttlMs`, and resolves to it, or to `undefined` when another caller holds it.
+   * itself after `ttlMs` (a lease of 3 s, renewed through the lock's `renew` while the holder's
+   * token call runs), and resolves to it, or to `undefined` when another caller holds it.
    * The exchange calls the service only while holding the lock; without it, it re-reads the
-   * cache until the holder's token appears, and calls the service itself after `timeout`, or
-   * at once when the cache stops answering.
+   * cache until the holder's token appears or its lock lapses, and calls the service itself
+   * after 5 s, or at once when the cache stops answering.
    */
   lock?(key: string, ttlMs: number): TokenCacheLock | undefined | Promise<TokenCacheLock | undefined>;
+  /**
+   * Optional: while the cache's client is still making its first connection (a process that
+   * serves requests before its Redis client is ready, e.g. an ioredis Cluster discovering its
+   * slots), a promise that settles once it is connected or has given up; else undefined. The
+   * exchange's calls wait for it, once, up to 2 s from the first call that found it connecting,
+   * instead of counting it against `cacheTimeout`: a client still connecting is not a frozen
+   * Redis. `createRedisTokenCache` implements it for ioredis.
+   */
+  connecting?(): PromiseLike<void> | undefined;
 }
 
 /** What `onCacheError` receives. Never holds a token or a secret. */
 export interface TokenCacheErrorInfo {
-  /** The cache call that failed. */
-  operation: 'get' | 'set' | 'lock' | 'release';
-  /** `timeout`: no answer within `cacheTimeout`; `error`: it threw or rejected; `invalid`: `get` gave something that is not a token. */
+  /** The cache call that failed (`renew`: a lock's renewal while its token call ran). */
+  operation: 'get' | 'set' | 'lock' | 'renew' | 'release';
+  /**
+   * `timeout`: no answer within `cacheTimeout`, or (with `skipMs` 0) the cache calls of one
+   * `getToken` took `cacheTimeout` in all, so it asked the service without the rest; `error`: it
+   * threw or rejected; `invalid`: `get` gave something that is not a token.
+   */
   reason: 'timeout' | 'error' | 'invalid';
   /** What went wrong, with any token cut out. */
   message: string;
@@ -87,7 +109,7 @@ export function tokenCacheKey(baseUrl: string, accessKey: string, externalUserId
 }
 
 /** A fresh copy of `value` when it is shaped like a token (with its `forcedAt`, if any), else undefined. */
-export function copyToken(value: unknown): StoredToken | undefined {
+export function copyToken(value: unknown): CachedToken | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { accessToken, expiresIn, expiresAt, forcedAt } = value as Record<string, unknown>;
   if (
@@ -99,7 +121,7 @@ export function copyToken(value: unknown): StoredToken | undefined {
     !Number.isFinite(expiresAt)
   )
     return undefined;
-  const token: StoredToken = { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
+  const token: CachedToken = { accessToken, expiresIn, tokenType: 'Bearer', expiresAt };
   if (typeof forcedAt === 'number' && Number.isFinite(forcedAt)) token.forcedAt = forcedAt;
   return token;
 }
@@ -150,9 +172,15 @@ export function coarseNow(): number {
   return clock;
 }
 
+/** Options of {@link createMemoryTokenCache}. */
+export interface MemoryTokenCacheOptions {
+  /** Users kept at most; past it the least recently used goes first. @default 10000 */
+  maxEntries?: number;
+}
+
 interface Entry {
   key: string;
-  value: StoredToken;
+  value: CachedToken;
   until: number;
   newer: Entry | undefined;
   older: Entry | undefined;
@@ -163,11 +191,16 @@ interface Entry {
  * least recently used goes first. A hit moves the entry in a linked list (no Map delete and
  * re-insert), so a busy user's hit costs the same however often it happens and however full
  * the cache is.
- * @param maxEntries users kept at most. @default 10000
+ * @param options `{ maxEntries }`: users kept at most (@default 10000). A bare number is read as
+ * `maxEntries`, as before.
+ * @example
+ * createTokenExchange({ baseUrl, accessKey, secretKey, cache: createMemoryTokenCache({ maxEntries: 50_000 }) });
  */
-export function createMemoryTokenCache(maxEntries = 10000): TokenCache {
-  if (!Number.isInteger(maxEntries) || maxEntries < 1)
-    throw new ConfigError('createMemoryTokenCache(maxEntries): maxEntries must be a whole number of users, at least 1');
+export function createMemoryTokenCache(options: MemoryTokenCacheOptions | number = {}): TokenCache {
+  const o = typeof options === 'number' ? { maxEntries: options } : options;
+  if (typeof o !== 'object' || o === null) fail('createMemoryTokenCache takes { maxEntries }; got ' + describeValue(o));
+  checkKeys(o, ['maxEntries'], 'createMemoryTokenCache option', { max: 'maxEntries', size: 'maxEntries' });
+  const maxEntries = wholeNumber('createMemoryTokenCache: maxEntries', o.maxEntries ?? 10_000, 1, Number.MAX_SAFE_INTEGER, 'users', 10_000);
   const entries = new Map<string, Entry>();
   let newest: Entry | undefined;
   let oldest: Entry | undefined;

@@ -8,7 +8,7 @@ import { maskTokens } from '../../shared/redact.js';
 import { raceSignal } from '../../shared/signal.js';
 import { describeAnswer, describeHttpRefusal, describeUnreachable, describeUrlMistake } from './messages.js';
 import type { SignFunction } from './signing.js';
-import type { StoredToken } from './token-cache.js';
+import type { CachedToken } from './token-cache.js';
 
 /** What a token call needs to know, fixed when the exchange is made. */
 export interface TokenCall {
@@ -37,7 +37,7 @@ export const redactorFor =
 export const thrownMessage = (call: Pick<TokenCall, 'redact'>, error: unknown): string => call.redact(messageIn({ name: true }, error)).slice(0, 300);
 
 /** One token call: signed, bounded by `call.timeout` from signing to the answer's last byte. */
-export async function requestToken(call: TokenCall, externalUserId: string): Promise<StoredToken> {
+export async function requestToken(call: TokenCall, externalUserId: string): Promise<CachedToken> {
   const { url, path, timeout, context, redact } = call;
   const body = JSON.stringify({ external_user_id: externalUserId });
   const timer = AbortSignal.timeout(timeout);
@@ -83,7 +83,7 @@ export async function requestToken(call: TokenCall, externalUserId: string): Pro
   return readTokenAnswer(call, response.status, response.ok, text, response.headers.get('content-type'));
 }
 
-function readTokenAnswer(call: TokenCall, status: number, ok: boolean, text: string, contentType: string | null): StoredToken {
+function readTokenAnswer(call: TokenCall, status: number, ok: boolean, text: string, contentType: string | null): CachedToken {
   const { url, baseUrl, context, redact } = call;
   let value: unknown;
   try {

@@ -1,5 +1,4 @@
-import { checkKeys, describeValue } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, describeValue, fail, TTL_SECONDS, wholeNumber } from '../../shared/check.js';
 
 /** One delivery's hold on a push while its callback runs: it lapses unless renewed. */
 export interface DedupLease {
@@ -51,11 +50,8 @@ export interface MemoryDedupStoreOptions {
 export function createMemoryDedupStore(options: MemoryDedupStoreOptions = {}): WebhookDedupStore {
   const o = options || {};
   checkKeys(o, ['ttlSeconds', 'maxEntries'], 'createMemoryDedupStore option', { ttl: 'ttlSeconds', max: 'maxEntries' });
-  const { ttlSeconds = 86400, maxEntries = 100000 } = o;
-  if (!(typeof ttlSeconds === 'number' && ttlSeconds > 0))
-    throw new ConfigError('ttlSeconds must be a positive number of seconds (e.g. 86400); got ' + describeValue(ttlSeconds));
-  if (!(typeof maxEntries === 'number' && maxEntries >= 1))
-    throw new ConfigError('maxEntries must be at least 1 (e.g. 100000); got ' + describeValue(maxEntries));
+  const ttlSeconds = wholeNumber('ttlSeconds', o.ttlSeconds ?? TTL_SECONDS.example, TTL_SECONDS.min, TTL_SECONDS.max, 'seconds', TTL_SECONDS.example);
+  const maxEntries = wholeNumber('maxEntries', o.maxEntries ?? 100_000, 1, Number.MAX_SAFE_INTEGER, 'pushes', 100_000);
   // Processed keys share one TTL, so insertion order is expiry order: expired keys are always at
   // the front. Leases live apart: they are few (pushes in flight) and of their own lengths.
   const done = new Map<string, number>();
@@ -103,14 +99,14 @@ export function checkDedupStore(dedup: unknown): asserts dedup is WebhookDedupSt
   const store = dedup as Record<string, unknown> | null;
   const has = (name: string) => typeof store?.[name] === 'function';
   if (has('claim') && has('release') && !has('renew') && !has('complete')) {
-    throw new ConfigError(
+    fail(
       'dedup: this store has claim(key) and release(key) only, the interface before leases: with it a push whose first delivery crashed, or failed after the 8-second window, was acknowledged as a duplicate and never processed. ' +
         "Add renew(key, lease) and complete(key, lease), and make claim(key, lease) answer 'claimed', 'running' or 'done' (see docs/guide/webhooks.md, \"Your own store\"), or use createMemoryDedupStore() / createRedisDedupStore(redis)",
     );
   }
   const missing = ['claim', 'renew', 'complete', 'release'].filter((name) => !has(name));
   if (missing.length) {
-    throw new ConfigError(
+    fail(
       'dedup must be a store with claim, renew, complete and release (e.g. createMemoryDedupStore()); ' +
         describeValue(dedup) +
         ' has no ' +

@@ -1,5 +1,5 @@
 // What createWebhookHandler takes, and its checks: every option checked once, with its default.
-import { checkKeys, describeValue } from '../../shared/check.js';
+import { checkKeys, describeValue, fail, milliseconds, wholeNumber } from '../../shared/check.js';
 import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
 import { ConfigError } from '../../errors/ConfigError.js';
@@ -29,9 +29,10 @@ export interface WebhookErrorInfo {
    * `body` already read by another parser, unreadable, not in within `bodyTimeoutMs` (408) or
    * refused for want of room in `maxBufferedBytes` (503), `size` too large, `signature`,
    * `payload` not JSON or not the documented shape, `duplicate` already processed (200) or being
-   * processed by another delivery (503, info), `dedup` the dedup store failed or was slow (the
-   * push is processed anyway), `callback` threw, `slow` the callback is still running after
-   * `slowCallbackMs`, `inbox` the inbox failed to store the push or was slow (503).
+   * processed by another delivery that did not finish within 5 s (503, info), `dedup` the dedup
+   * store failed or was slow (the push is processed anyway), `callback` threw or did not settle
+   * within `callbackTimeoutMs` (500), `slow` the callback is still running after `slowCallbackMs`,
+   * `inbox` the inbox failed to store the push or was slow (503).
    */
   stage: 'request' | 'method' | 'config' | 'body' | 'size' | 'signature' | 'payload' | 'duplicate' | 'dedup' | 'callback' | 'slow' | 'inbox';
   /** `info` needs nothing done; `warn` a rejected or slow push; `error` something to fix. */
@@ -89,19 +90,29 @@ export interface WebhookHandlerOptions {
   /** A callback slower than this is reported (the service stops waiting at 8 s). @default 7000 */
   slowCallbackMs?: number;
   /**
+   * Milliseconds after which the handler stops waiting for a callback that has not settled:
+   * reported (stage `callback`), answered 500, and its dedup lease no longer renewed, so that it
+   * lapses (`dedupLeaseMs`) and a redelivery, on any instance, runs the callback again. Without
+   * it, a callback that never settles held its push on every instance for as long as its
+   * process lived. A callback that settles later changes nothing. @default 15000
+   */
+  callbackTimeoutMs?: number;
+  /**
    * Remembers pushes processed (by {@link WebhookContext.dedupKey}), so that a push delivered
    * twice, or to two instances, runs the callback once: `createMemoryDedupStore()` for one
    * process, `createRedisDedupStore(redis)` for several. A repeat is acknowledged (200
-   * `duplicate`) only once a delivery's callback succeeded; while one runs, repeats get 503 with
-   * Retry-After so that the service tries again.
+   * `duplicate`) only once a delivery's callback succeeded. A repeat that finds one running
+   * waits for its outcome, up to 5 s: 200 when it succeeded, the callback run by the repeat
+   * when it failed, 503 with Retry-After when it has not finished, so that the service tries again.
    */
   dedup?: WebhookDedupStore;
   /** Milliseconds a dedup store call may take; past it the push is processed anyway. @default 1000 */
   dedupTimeoutMs?: number;
   /**
    * Milliseconds a delivery's hold on a push (its lease) lasts unless renewed. The handler renews
-   * it every third of this while the callback runs; when an instance dies mid-callback, the
-   * service's redeliveries get 503 until the lease lapses, and the next one is processed.
+   * it every third of this while the callback runs (up to `callbackTimeoutMs`); when an instance
+   * dies mid-callback, the service's redeliveries get 503 until the lease lapses, and the next
+   * one is processed.
    * At least twice `dedupTimeoutMs`. @default 10000
    */
   dedupLeaseMs?: number;
@@ -113,7 +124,9 @@ export interface WebhookHandlerOptions {
  * `inbox.process({ onLogisticsUpdated })` in your workers.
  */
 export interface WebhookInboxHandlerOptions
-  extends Omit<WebhookHandlerOptions, 'onLogisticsUpdated' | 'onEvent' | 'dedup' | 'dedupTimeoutMs' | 'dedupLeaseMs' | 'slowCallbackMs'>, InboxHandlerOptions {
+  extends
+    Omit<WebhookHandlerOptions, 'onLogisticsUpdated' | 'onEvent' | 'dedup' | 'dedupTimeoutMs' | 'dedupLeaseMs' | 'slowCallbackMs' | 'callbackTimeoutMs'>,
+    InboxHandlerOptions {
   inbox: NonNullable<InboxHandlerOptions['inbox']>;
 }
 
@@ -136,6 +149,7 @@ const OPTION_KEYS = [
   'onEvent',
   'onError',
   'slowCallbackMs',
+  'callbackTimeoutMs',
   'dedup',
   'dedupTimeoutMs',
   'dedupLeaseMs',
@@ -155,6 +169,7 @@ const OPTION_HINTS = {
   lease: 'dedupLeaseMs',
   leasems: 'dedupLeaseMs',
   deduptimeout: 'dedupTimeoutMs',
+  callbacktimeout: 'callbackTimeoutMs',
   maxbufferbytes: 'maxBufferedBytes',
   maxbuffered: 'maxBufferedBytes',
   maxbufferedbyte: 'maxBufferedBytes',
@@ -163,39 +178,37 @@ const OPTION_HINTS = {
 /** A whole number within bounds, or ConfigError naming the option and an example. */
 function whole(name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
   if (value === undefined) return fallback;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
-  throw new ConfigError(name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
+  return name.endsWith('Ms') ? milliseconds(name, value, min, max, Number(example)) : wholeNumber(name, value, min, max, 'bytes', Number(example));
 }
 
 /** The options checked, with their defaults: what the handler runs on. */
 export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHandlerOptions) {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('createWebhookHandler needs an options object: { secret, onLogisticsUpdated }');
+  if (typeof options !== 'object' || options === null) fail('createWebhookHandler needs an options object: { secret, onLogisticsUpdated }');
   const o = options as WebhookHandlerOptions;
   checkKeys(o, OPTION_KEYS, 'createWebhookHandler option', OPTION_HINTS);
   // With an inbox no callback runs here (the intake answers first), so none is required.
   const inbox = checkInboxOptions(o as unknown as Record<string, unknown>);
   const { allowUnsigned = false, onLogisticsUpdated, onEvent, dedup } = o;
-  if (!inbox && typeof onLogisticsUpdated !== 'function') throw new ConfigError('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
-  if (Array.isArray(o.secret) && !isSecrets(o.secret)) throw new ConfigError(secretListProblem(o.secret, 'createWebhookHandler'));
+  if (!inbox && typeof onLogisticsUpdated !== 'function') fail('createWebhookHandler needs onLogisticsUpdated: async (event) => { ... }');
+  if (Array.isArray(o.secret) && !isSecrets(o.secret)) fail(secretListProblem(o.secret, 'createWebhookHandler'));
   if (typeof o.secret !== 'function' && !isSecrets(o.secret) && !allowUnsigned) {
-    throw new ConfigError(
+    fail(
       'createWebhookHandler: secret is empty. Pass the webhook secret from the integration configuration; to read it at the first request instead of at import (e.g. for next build), pass a function: secret: () => process.env.CHANNEL_WEBHOOK_SECRET. With no secret configured at all: allowUnsigned: true',
     );
   }
   if (o.maxBodyBytes !== undefined && !(typeof o.maxBodyBytes === 'number' && o.maxBodyBytes > 0))
-    throw new ConfigError('maxBodyBytes must be a positive number of bytes; got ' + describeValue(o.maxBodyBytes));
+    fail('maxBodyBytes must be a positive number of bytes; got ' + describeValue(o.maxBodyBytes));
   const maxBodyBytes = o.maxBodyBytes ?? 1024 * 1024;
   const bodyTimeoutMs = whole('bodyTimeoutMs', o.bodyTimeoutMs, 8000, 1, MAX_DELAY, '8000');
   const maxBufferedBytes = whole('maxBufferedBytes', o.maxBufferedBytes, Math.max(64 * 1024 * 1024, maxBodyBytes), 1, Number.MAX_SAFE_INTEGER, '67108864');
   if (maxBufferedBytes < maxBodyBytes)
-    throw new ConfigError(
-      'maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit',
-    );
+    fail('maxBufferedBytes (' + maxBufferedBytes + ') must be at least maxBodyBytes (' + maxBodyBytes + '): one body of the largest size must fit');
   const slowCallbackMs = whole('slowCallbackMs', o.slowCallbackMs, 7000, 1, MAX_DELAY, '7000');
+  const callbackTimeoutMs = whole('callbackTimeoutMs', o.callbackTimeoutMs, 15_000, 1, MAX_DELAY, '15000');
   const dedupTimeoutMs = whole('dedupTimeoutMs', o.dedupTimeoutMs, 1000, 1, MAX_DELAY, '1000');
   const dedupLeaseMs = whole('dedupLeaseMs', o.dedupLeaseMs, Math.max(10_000, 2 * dedupTimeoutMs), 1, MAX_DELAY, '10000');
   if (dedupLeaseMs < 2 * dedupTimeoutMs) {
-    throw new ConfigError(
+    fail(
       'dedupLeaseMs (' +
         dedupLeaseMs +
         ') must be at least twice dedupTimeoutMs (' +
@@ -204,10 +217,8 @@ export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHan
     );
   }
   if (dedup !== undefined) checkDedupStore(dedup);
-  if (onEvent !== undefined && typeof onEvent !== 'function')
-    throw new ConfigError('onEvent must be a function (event, context) => ...; got ' + describeValue(onEvent));
-  if (o.onError !== undefined && typeof o.onError !== 'function')
-    throw new ConfigError('onError must be a function (error, info) => ...; got ' + describeValue(o.onError));
+  if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function (event, context) => ...; got ' + describeValue(onEvent));
+  if (o.onError !== undefined && typeof o.onError !== 'function') fail('onError must be a function (error, info) => ...; got ' + describeValue(o.onError));
   return {
     allowUnsigned,
     onLogisticsUpdated,
@@ -217,6 +228,7 @@ export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHan
     bodyTimeoutMs,
     maxBufferedBytes,
     slowCallbackMs,
+    callbackTimeoutMs,
     dedupTimeoutMs,
     dedupLeaseMs,
     onError: o.onError || defaultReport,

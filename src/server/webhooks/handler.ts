@@ -1,10 +1,12 @@
 import { describeValue } from '../../shared/check.js';
 import { bounded } from '../../shared/bounded.js';
+import { sleep } from '../../shared/signal.js';
+import { createCallbackRunner, FAILED, OK, UNFINISHED } from './callbacks.js';
 import { withoutStack } from '../../shared/errors.js';
 import { safeReport } from '../../shared/report.js';
 import { ConfigError } from '../../errors/ConfigError.js';
-import type { UnknownWebhookEvent, WebhookEvent } from '../../schemas/logistics.js';
-import { createBodyGuard } from './body-guard.js';
+import type { WebhookEvent } from '../../schemas/logistics.js';
+import { createBodyGuard } from '../http/body-guard.js';
 import { isSignatureHex, type Crypto } from '../crypto/crypto.js';
 import type { DedupLease, DedupState, WebhookDedupStore } from './dedup.js';
 import {
@@ -16,13 +18,10 @@ import {
   type WebhookInboxHandlerOptions,
 } from './handler-options.js';
 import { inboxIntake } from './inbox/intake.js';
-import { answer, CONSUMED_ADVICE, fetchRoute, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
-import { isLogisticsUpdated, parsePayload } from './parse.js';
+import { answer, CONSUMED_ADVICE, fetchRoute, stoppedBodyAnswers, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
+import { parsePayload } from './parse.js';
 import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature, type Secrets } from './verify.js';
-const OK = answer(200, { ok: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
-// Closing the connection: a client that stalls its body is not kept for another request.
-const BODY_TIMEOUT = answer(408, { error: 'the body did not arrive in time' }, { connection: 'close' });
 const NOT_POST = answer(405, { error: 'method not allowed' }, { allow: 'POST' });
 const BAD_REQUEST = answer(400, { error: 'bad request' });
 const UNAUTHORIZED = answer(401, { error: 'invalid signature' });
@@ -30,20 +29,18 @@ const INVALID = answer(400, { error: 'invalid payload' });
 const TOO_LARGE = answer(413, { error: 'payload too large' });
 const UNREADABLE = answer(400, { error: 'could not read the body' });
 const NO_SECRET = answer(500, { error: 'webhook secret not configured' });
-const FAILED = answer(500, { error: 'handler failed' });
+// How long a repeat that finds the push in progress (here or on another instance) waits for
+// that delivery's outcome: well inside the service's 8-second window.
+const REPEAT_WAIT_MS = 5000;
 
 const newLeaseId = () => globalThis.crypto.randomUUID();
 
 /** The webhook route over one crypto (what `createWebhookHandler` runs). */
 export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler {
-  const { onLogisticsUpdated, onEvent, dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, slowCallbackMs, dedupTimeoutMs, dedupLeaseMs, onError, secrets } =
-    handlerSettings(options);
+  const settings = handlerSettings(options);
+  const { dedup, maxBodyBytes, bodyTimeoutMs, maxBufferedBytes, dedupTimeoutMs, dedupLeaseMs, onError, secrets } = settings;
   const bodies = createBodyGuard(bodyTimeoutMs, maxBufferedBytes);
-  const busy = answer(
-    503,
-    { error: 'too many request bodies in flight; retry later' },
-    { 'retry-after': String(Math.ceil(bodyTimeoutMs / 1000)), connection: 'close' },
-  );
+  const stopped = stoppedBodyAnswers(bodyTimeoutMs);
   const inProgress = answer(
     503,
     { error: 'this push is being processed by another delivery; retry later' },
@@ -54,6 +51,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
   const intake = inboxIntake(crypto, options as WebhookInboxHandlerOptions, report);
   const storeCall = <T>(call: () => T | Promise<T>, what: string) =>
     bounded(call, dedupTimeoutMs, () => new Error('the dedup store did not answer ' + what + ' within ' + dedupTimeoutMs + ' ms'));
+  const deliver = createCallbackRunner({ ...settings, report, storeCall });
   // Pushes in progress in this process, by dedup key: a repeat waits for the first one's answer.
   const inflight = new Map<string, Promise<Outgoing>>();
 
@@ -93,13 +91,13 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
       if (body.reason === 'timeout')
         return reject(
-          BODY_TIMEOUT,
+          stopped.timeout,
           new Error('the body did not arrive within bodyTimeoutMs (' + bodyTimeoutMs + ' ms); answered 408 and closed the connection'),
           'body',
         );
       if (body.reason === 'busy') {
         return reject(
-          busy,
+          stopped.busy,
           new Error(
             'request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection',
           ),
@@ -131,45 +129,58 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     return deliverOnce(dedup, event, context);
   }
 
-  // A repeat is acknowledged only once a delivery's callback succeeded (`done`); while one runs
-  // elsewhere (`running`, a live lease) the answer is 503, so the service delivers it again, and
-  // a delivery that dies or fails leaves nothing behind that outlives its lease.
+  // A repeat is acknowledged only once a delivery's callback succeeded (`done`). A repeat that
+  // finds one running (here, or elsewhere: a live lease) waits for its outcome, up to
+  // REPEAT_WAIT_MS: 200 when it succeeded, the callback run here when it failed (its lease is
+  // released), 503 when it has not finished, so that the service delivers it again. A delivery
+  // that dies or hangs leaves nothing behind that outlives its lease.
   async function deliverOnce(store: WebhookDedupStore, event: WebhookEvent, context: WebhookContext): Promise<Outgoing> {
     const key = await context.dedupKey();
-    const running = inflight.get(key);
-    if (running) {
-      const out = await running;
-      report(new Error('a repeat of a push in progress here; answered with its outcome'), { stage: 'duplicate', level: 'info', status: out.status });
-      return out;
+    const until = Date.now() + REPEAT_WAIT_MS;
+    const here = inflight.get(key);
+    if (here) {
+      const out = await bounded(
+        () => here,
+        REPEAT_WAIT_MS,
+        () => undefined,
+      ).catch(() => undefined);
+      const status = out ? out.status : 503;
+      report(new Error('a repeat of a push in progress here; answered with its outcome' + (out ? '' : ': not finished within 5 s')), {
+        stage: 'duplicate',
+        level: 'info',
+        status,
+      });
+      return out || inProgress;
     }
     let out: Outgoing = FAILED;
     let settle!: (out: Outgoing) => void;
     inflight.set(key, new Promise((resolve) => (settle = resolve)));
     try {
       const lease: DedupLease = { id: newLeaseId(), ms: dedupLeaseMs };
-      let state: DedupState | undefined;
-      try {
-        state = await storeCall(() => store.claim(key, lease), 'claim');
-        if (state !== 'claimed' && state !== 'running' && state !== 'done') {
-          throw new Error("the dedup store's claim answered " + describeValue(state) + "; expected 'claimed', 'running' or 'done'");
-        }
-      } catch (error) {
-        state = undefined;
-        report(error, { stage: 'dedup', level: 'warn' }); // processed anyway: a repeat beats a loss
+      let state = await claim(store, key, lease);
+      // Another delivery holds a live lease: watch for its outcome (a claim again, now and then).
+      for (let pause = 50; state === 'running' && Date.now() < until; pause = Math.min(pause * 2, 250)) {
+        await sleep(Math.min(pause, until - Date.now()));
+        state = await claim(store, key, lease, true);
       }
       if (state === 'done') {
         report(new Error('push already processed (same body); acknowledged without calling the callback'), { stage: 'duplicate', level: 'info', status: 200 });
         return (out = DUPLICATE);
       }
-      if (state === 'running') {
-        report(new Error('another delivery of this push is being processed; answered 503 so that the service delivers it again'), {
-          stage: 'duplicate',
-          level: 'info',
-          status: 503,
-        });
+      if (state === 'running' || state === 'unknown') {
+        report(
+          new Error('another delivery of this push is being processed and did not finish within 5 s; answered 503 so that the service delivers it again'),
+          {
+            stage: 'duplicate',
+            level: 'info',
+            status: 503,
+          },
+        );
         return (out = inProgress);
       }
       out = await deliver(event, context, state === 'claimed' ? { store, key, lease } : undefined);
+      // A callback cut off at callbackTimeoutMs may still be running: its lease is left to lapse.
+      if (out === UNFINISHED) return out;
       // Marked processed only now; a failure gives the lease back, so the next delivery runs at
       // once. Without a claim (the store failed) neither is waited for: the answer stays bounded.
       const settled = storeCall(() => (out === OK ? store.complete(key, lease) : store.release(key, lease)), out === OK ? 'complete' : 'release').catch(
@@ -183,81 +194,20 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     }
   }
 
-  // Callbacks in progress, watched by one timer rather than a timer per push: it reports slow
-  // ones and renews the dedup lease of each every third of dedupLeaseMs.
-  interface Held {
-    store: WebhookDedupStore;
-    key: string;
-    lease: DedupLease;
-    renewed?: number;
-    renewing?: boolean;
-    lost?: boolean;
-  }
-  const running = new Set<{ started: number; reported: boolean; held?: Held }>();
-  let watcher: ReturnType<typeof setInterval> | undefined;
-  const renewEvery = dedupLeaseMs / 3;
-  const renew = (held: Held, now: number) => {
-    held.renewing = true;
-    held.renewed = now;
-    storeCall(() => held.store.renew(held.key, held.lease), 'renew').then(
-      (mine) => {
-        held.renewing = false;
-        if (mine === false && !held.lost) {
-          held.lost = true;
-          report(
-            new Error(
-              'the lease on this push lapsed while its callback ran (the event loop or the store stalled past dedupLeaseMs); another delivery may run it too',
-            ),
-            { stage: 'dedup', level: 'warn' },
-          );
-        }
-      },
-      (error: unknown) => {
-        held.renewing = false;
-        report(error, { stage: 'dedup', level: 'warn' });
-      },
-    );
-  };
-  const watch = () => {
-    const now = Date.now();
-    for (const call of running) {
-      const held = call.held;
-      if (held && !held.renewing && !held.lost && now - (held.renewed ?? call.started) >= renewEvery) renew(held, now);
-      if (call.reported || now - call.started < slowCallbackMs) continue;
-      call.reported = true;
-      report(
-        new Error(
-          'the callback has run ' +
-            slowCallbackMs +
-            ' ms; the service stops waiting at 8 s and records a failure. Acknowledge first and process in the background (enqueue, then return)',
-        ),
-        { stage: 'slow', level: 'warn', elapsedMs: now - call.started },
-      );
-    }
-  };
-  const watchEvery = Math.min(500, Math.max(5, slowCallbackMs / 8), Math.max(5, renewEvery / 2));
-
-  async function deliver(event: WebhookEvent, context: WebhookContext, held?: Held): Promise<Outgoing> {
-    const call = { started: Date.now(), reported: false, held };
-    running.add(call);
-    if (!watcher) {
-      watcher = setInterval(watch, watchEvery);
-      (watcher as { unref?: () => void }).unref?.();
-    }
+  /**
+   * The store's claim, bounded by dedupTimeoutMs. A store that fails answers undefined: the push
+   * is processed anyway (a repeat beats a loss), unless another delivery was seen running
+   * (`watching`): then 'unknown', and the answer is 503.
+   */
+  async function claim(store: WebhookDedupStore, key: string, lease: DedupLease, watching = false): Promise<DedupState | 'unknown' | undefined> {
     try {
-      if (isLogisticsUpdated(event)) await onLogisticsUpdated(event, context);
-      else if (onEvent) await onEvent(event as UnknownWebhookEvent, context);
+      const state = await storeCall(() => store.claim(key, lease), 'claim');
+      if (state === 'claimed' || state === 'running' || state === 'done') return state;
+      throw new Error("the dedup store's claim answered " + describeValue(state) + "; expected 'claimed', 'running' or 'done'");
     } catch (error) {
-      report(error, { stage: 'callback', level: 'error', status: 500, elapsedMs: Date.now() - call.started });
-      return FAILED;
-    } finally {
-      running.delete(call);
-      if (running.size === 0) {
-        clearInterval(watcher);
-        watcher = undefined;
-      }
+      report(error, { stage: 'dedup', level: 'warn' });
+      return watching ? 'unknown' : undefined;
     }
-    return OK;
   }
 
   return fetchRoute(core);

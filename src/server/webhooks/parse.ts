@@ -1,4 +1,3 @@
-import { ConfigError } from '../../errors/ConfigError.js';
 import { WebhookPayloadError } from '../../errors/WebhookPayloadError.js';
 import {
   describeIssues,
@@ -13,6 +12,7 @@ import {
 import { isSignatureHex, type Crypto } from '../crypto/crypto.js';
 import { getHeader, type HeadersLike } from '../http/headers.js';
 import { isSecrets, secretListProblem, SIGNATURE_HEADER, signatureMismatch, signatureMissing, verifySignature, type RawBody, type Secrets } from './verify.js';
+import { fail } from '../../shared/check.js';
 
 /** Verifies, then parses and validates a push (what `parseWebhook` runs). */
 export async function parseWith(crypto: Crypto, input: ParseWebhookInput): Promise<WebhookEvent> {
@@ -22,11 +22,9 @@ export async function parseWith(crypto: Crypto, input: ParseWebhookInput): Promi
     if (!isSignatureHex(signature)) throw signatureMissing(signature);
     if (!(await verifySignature(crypto, body, signature, secret))) throw signatureMismatch();
   } else if (Array.isArray(secret)) {
-    throw new ConfigError(secretListProblem(secret, 'parseWebhook'));
+    fail(secretListProblem(secret, 'parseWebhook'));
   } else if (!allowUnsigned) {
-    throw new ConfigError(
-      'the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none',
-    );
+    fail('the webhook secret is empty; pass the secret from the integration configuration, or allowUnsigned: true if the configuration has none');
   }
   return parsePayload(body, crypto.utf8);
 }

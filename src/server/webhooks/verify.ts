@@ -1,5 +1,4 @@
-import { describeValue } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { describeValue, fail } from '../../shared/check.js';
 import { WebhookSignatureError } from '../../errors/WebhookSignatureError.js';
 import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
 
@@ -79,7 +78,7 @@ export function verifySignature(crypto: Crypto, rawBody: RawBody, signature: str
 
 /** Lower-case hex HMAC-SHA256 of the body (what `signWebhookBody` runs). */
 export async function signBody(crypto: Crypto, rawBody: RawBody, secret: Secret): Promise<string> {
-  if (!isSecret(secret)) throw new ConfigError('signWebhookBody needs a non-empty secret');
+  if (!isSecret(secret)) fail('signWebhookBody needs a non-empty secret');
   return crypto.hmacHex(secret, bytes(rawBody));
 }
 

@@ -1,7 +1,7 @@
 // What `checkTokenRoute` and `checkWebhook` (and `channel-sandbox check`) report, and the one
 // way they call the partner's app: a bounded fetch that never throws and times the answer.
-import { ConfigError } from '../../errors/ConfigError.js';
 import { isHttpUrl, readAnswer, trimAnswer } from '../http-io.js';
+import { fail } from '../../shared/check.js';
 
 /** `pass` ✓, `fail` ✗ (the exit code is 1), `warn` ⚠ (worth a look, not a failure), `skip` – (not run, and why). */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -42,8 +42,8 @@ export function formatCheckReport(report: CheckReport): string {
     lines.push(`${MARK[check.status]} ${check.title}: ${check.detail}`);
     if (check.fix && (check.status === 'fail' || check.status === 'warn')) lines.push(`    fix: ${check.fix}`);
   }
-  const { pass, fail, warn, skip } = report.counts;
-  const parts = [`${pass} passed`, `${fail} failed`, ...(warn ? [`${warn} warning${warn === 1 ? '' : 's'}`] : []), ...(skip ? [`${skip} skipped`] : [])];
+  const { pass, fail: failed, warn, skip } = report.counts;
+  const parts = [`${pass} passed`, `${failed} failed`, ...(warn ? [`${warn} warning${warn === 1 ? '' : 's'}`] : []), ...(skip ? [`${skip} skipped`] : [])];
   lines.push(`${report.checks.length} checks: ${parts.join(', ')}`);
   return lines.join('\n');
 }
@@ -135,8 +135,6 @@ export function safeJson(text: string | undefined): unknown {
 /** `value` when it is an http(s) URL, else a ConfigError naming the option. */
 export function httpUrl(value: unknown, name: string): string {
   if (!isHttpUrl(value))
-    throw new ConfigError(
-      `${name} must be an http(s) URL like http://127.0.0.1:3000/channel-token; got ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`,
-    );
+    fail(`${name} must be an http(s) URL like http://127.0.0.1:3000/channel-token; got ${typeof value === 'string' ? JSON.stringify(value) : typeof value}`);
   return value;
 }

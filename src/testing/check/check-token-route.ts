@@ -1,8 +1,7 @@
-import { checkKeys } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, fail, milliseconds } from '../../shared/check.js';
 import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
-import { HEADER_NAME } from '../http-io.js';
-import type { Sandbox, TokenClaims, TokenVerdict } from '../sandbox/types.js';
+import { CALL_TIMEOUT_MS, checkCors, checkHeaders, tokenIn, verifier } from './token-route-probes.js';
+import type { Sandbox, TokenClaims } from '../sandbox/types.js';
 
 /** Options of {@link checkTokenRoute}. */
 export interface TokenRouteCheckOptions {
@@ -28,13 +27,8 @@ export interface TokenRouteCheckOptions {
 }
 
 const OPTION_KEYS = ['url', 'sandbox', 'headers', 'forceWindowMs'];
-/** Per call; the client's own `tokenTimeout` is 10 s. */
-const CALL_TIMEOUT_MS = 15_000;
 const TOKEN_TIMEOUT_MS = 10_000;
 const SLOW_MS = 2_000;
-const FOREIGN_ORIGINS = ['https://evil.example', 'null'];
-
-type Verify = (token: string) => Promise<TokenVerdict>;
 
 /** A token read from an answer and checked by the sandbox, or what was wrong. */
 type Got = { token: string; claims: TokenClaims; expiredByControl: boolean; shape: string; answer: Answer };
@@ -52,13 +46,11 @@ type Read = Got | { problem: string; fix: string; answer: Answer };
  * if (!report.ok) console.log(formatCheckReport(report));
  */
 export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<CheckReport> {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('checkTokenRoute needs { url, sandbox }');
+  if (typeof options !== 'object' || options === null) fail('checkTokenRoute needs { url, sandbox }');
   checkKeys(options, OPTION_KEYS, 'checkTokenRoute option');
   const url = httpUrl(options.url, 'url');
   const credentials = checkHeaders(options.headers);
-  const windowMs = options.forceWindowMs ?? 10_000;
-  if (typeof windowMs !== 'number' || !(windowMs >= 0) || windowMs > 600_000)
-    throw new ConfigError('forceWindowMs must be a number of milliseconds from 0 to 600000');
+  const windowMs = milliseconds('forceWindowMs', options.forceWindowMs ?? 10_000, 0, 600_000);
   const { verify, where } = verifier(options.sandbox);
   await verify(''); // reaches the sandbox first: a wrong address is a ConfigError, not a report
 
@@ -284,107 +276,4 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
     );
   else r.pass('timing', 'time per call', timing);
   return r.done();
-}
-
-/** Other origins must not be allowed to read the route's answers (which hold a user's token). */
-async function checkCors(r: ReturnType<typeof createReport>, url: string, credentials: Record<string, string>): Promise<void> {
-  const title = 'CORS grants no other origin';
-  const requested = Object.keys(credentials).filter((name) => name !== 'cookie');
-  const granted: string[] = [];
-  for (const origin of FOREIGN_ORIGINS) {
-    const probes: Array<[string, Promise<Answer>]> = [
-      ['GET', call(url, { headers: { accept: 'application/json', ...credentials, origin } }, CALL_TIMEOUT_MS)],
-      [
-        'a preflight',
-        call(
-          url,
-          {
-            method: 'OPTIONS',
-            headers: {
-              origin,
-              'access-control-request-method': 'GET',
-              ...(requested.length ? { 'access-control-request-headers': requested.join(', ') } : {}),
-            },
-          },
-          CALL_TIMEOUT_MS,
-        ),
-      ],
-    ];
-    for (const [what, pending] of probes) {
-      const answer = await pending;
-      const allowed = answer.headers?.get('access-control-allow-origin');
-      if (allowed === null || allowed === undefined) continue;
-      if (allowed.trim() === '*' || allowed.trim() === origin) {
-        const withCredentials = answer.headers?.get('access-control-allow-credentials') === 'true' ? ' with Access-Control-Allow-Credentials: true' : '';
-        granted.push(`Origin: ${origin} → Access-Control-Allow-Origin: ${allowed.trim()}${withCredentials} on ${what}`);
-      }
-    }
-  }
-  if (granted.length) {
-    r.fail(
-      'cors',
-      title,
-      granted.join('; '),
-      "allow only your front end's own origin (or send no CORS headers when the page and the route share one): a site that may read this route's answers gets your signed-in users' tokens",
-    );
-  } else {
-    r.pass('cors', title, `Origin: ${FOREIGN_ORIGINS.join(' and ')} got no Access-Control-Allow-Origin for them, on GET and on a preflight`);
-  }
-}
-
-/** The token in a documented answer shape, or undefined. */
-function tokenIn(body: unknown): { token: string; shape: 'access_token' | 'envelope' } | undefined {
-  const o = body as { access_token?: unknown; code?: unknown; data?: { access_token?: unknown } } | null | undefined;
-  if (typeof o !== 'object' || o === null) return undefined;
-  if (typeof o.access_token === 'string' && o.access_token) return { token: o.access_token, shape: 'access_token' };
-  if ((o.code === 0 || o.code === '0') && typeof o.data?.access_token === 'string' && o.data.access_token)
-    return { token: o.data.access_token, shape: 'envelope' };
-  return undefined;
-}
-
-/** The sandbox's own check of a token, from the object or over its control API. */
-function verifier(sandbox: TokenRouteCheckOptions['sandbox']): { verify: Verify; where: string } {
-  if (typeof sandbox === 'object' && sandbox !== null && typeof sandbox.verifyToken === 'function' && typeof sandbox.url === 'string') {
-    return { verify: async (token) => (token ? sandbox.verifyToken(token) : { valid: false, reason: 'not a JWT' }), where: sandbox.url };
-  }
-  if (typeof sandbox !== 'string') throw new ConfigError('sandbox must be the Sandbox from startSandbox() or its URL, e.g. http://127.0.0.1:8787');
-  const base = httpUrl(sandbox, 'sandbox').replace(/\/+$/, '');
-  const verify: Verify = async (token) => {
-    let response: Response;
-    try {
-      response = await fetch(base + '/__sandbox/verify', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ token: token || '-' }),
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new ConfigError(
-        `no sandbox at ${base} (${cause?.code === 'ECONNREFUSED' ? 'connection refused' : (cause?.message ?? (error as Error).message)}): start one with channel-sandbox start, point your app's token exchange at it, and pass its URL`,
-      );
-    }
-    const value = safeJson(await response.text()) as (TokenVerdict & { error?: string }) | undefined;
-    if (!response.ok || typeof value?.valid !== 'boolean') {
-      throw new ConfigError(
-        `${base} did not check the token (HTTP ${response.status}${value?.error ? ': ' + value.error : ''}): is it a channel-sandbox of this version, with its control API on?`,
-      );
-    }
-    return value;
-  };
-  return { verify, where: base };
-}
-
-/** Header names (lower-case) and values, checked: a line break would let a value add headers. */
-function checkHeaders(headers: unknown): Record<string, string> {
-  if (headers === undefined) return {};
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
-    throw new ConfigError("headers must be an object such as { cookie: 'session=…' }");
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) throw new ConfigError(`headers: "${name}" is not a header name`);
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) throw new ConfigError(`headers: the value of ${name} must be a string on one line`);
-    out[name.toLowerCase()] = value;
-  }
-  return out;
 }

@@ -1,9 +1,9 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { checkKeys } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
-import type { Logistics } from '../../schemas/logistics.js';
-import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
-import { demoLogistics } from '../sandbox/demo-data.js';
+import { checkKeys, fail } from '../../shared/check.js';
+import { createReport, describeAnswer, duration, httpUrl, is2xx, median, type Answer, type CheckReport } from './check-report.js';
+import { createProbe, SIGNATURE_HEADER, WINDOW_MS } from './webhook-probe.js';
+import { checkRepeat } from './webhook-repeat.js';
+
+export { SIGNATURE_HEADER } from './webhook-probe.js';
 
 /** Options of {@link checkWebhook}. */
 export interface WebhookCheckOptions {
@@ -20,13 +20,6 @@ export interface WebhookCheckOptions {
 }
 
 const OPTION_KEYS = ['url', 'secret', 'effects'];
-/**
- * The service's signature header (spec §5.3): server/webhooks/verify.ts's SIGNATURE_HEADER, written out
- * here because importing that module would bundle zod into dist/check.cjs (a test keeps them equal).
- */
-export const SIGNATURE_HEADER = 'x-channel-webhook-signature';
-/** The service waits this long for an answer (spec §4.2). */
-const WINDOW_MS = 8_000;
 const SLOW_MS = WINDOW_MS / 2;
 const ONE_MIB = 1024 * 1024;
 
@@ -41,47 +34,23 @@ const ONE_MIB = 1024 * 1024;
  * const report = await checkWebhook({ url: app + '/webhooks/channel', secret: 'whsec_test', effects: () => saved.length });
  */
 export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckReport> {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('checkWebhook needs { url, secret }');
+  if (typeof options !== 'object' || options === null) fail('checkWebhook needs { url, secret }');
   checkKeys(options, OPTION_KEYS, 'checkWebhook option');
   const url = httpUrl(options.url, 'url');
   const { secret, effects } = options;
   if (typeof secret !== 'string' || secret === '')
-    throw new ConfigError('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
+    fail('secret: the webhook secret your receiver verifies with is required (the --webhook-secret of channel-sandbox start)');
   if (effects !== undefined && typeof effects !== 'function')
-    throw new ConfigError('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
+    fail('effects must be a function returning how many times your callback has had its effect, e.g. () => saved.length');
   const count = async (): Promise<number | undefined> => {
     if (!effects) return undefined;
     const value = await effects();
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigError('effects() must return a number; it returned ' + typeof value);
+    if (typeof value !== 'number' || !Number.isFinite(value)) fail('effects() must return a number; it returned ' + typeof value);
     return value;
   };
 
   const r = createReport('webhook', url);
-  const run = randomBytes(3).toString('hex');
-  let serial = 0;
-  /** A fresh push body, unique (so a receiver's dedup sees a new push); `size`: exactly that many bytes. */
-  const fresh = (size = 0): string => {
-    const desc = `channel-sandbox check ${run}-${++serial}`;
-    const body = (extra: string, pad: number) => JSON.stringify({ event: 'logistics.updated', logistics: logistics(desc + extra, pad) });
-    if (!size) return body('', 0);
-    const padded = body('', size - 4096);
-    return body(' ' + '.'.repeat(size - Buffer.byteLength(padded) - 1), size - 4096);
-  };
-  const sign = (body: string, key = secret) => createHmac('sha256', key).update(body).digest('hex');
-  const push = (body: string, signature: string | undefined): Promise<Answer> =>
-    call(
-      url,
-      { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) }, body },
-      WINDOW_MS,
-    );
-  /** Answer times of the pushes that should be accepted, and the ones with no answer in the window. */
-  const times: Array<[number, string]> = [];
-  const late: string[] = [];
-  const timed = (answer: Answer, what: string): Answer => {
-    if (answer.error === undefined) times.push([answer.ms, what]);
-    else if (answer.error.startsWith('no answer within')) late.push(what);
-    return answer;
-  };
+  const { fresh, sign, push, timed, times, late } = createProbe(url, secret);
   const acceptFix = (answer: Answer): string => {
     if (answer.error !== undefined)
       return answer.error.startsWith('no answer')
@@ -235,7 +204,7 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   // 5. The same push twice: its effect once.
   const dupTitle = 'the same push twice has its effect once';
   if (notAccepting) r.skip('duplicate', dupTitle, notAccepting);
-  else await checkDuplicate();
+  else await checkRepeat({ r, fresh, sign, push, timed, count, acceptFix }, dupTitle);
 
   // 6. A 1 MiB push.
   const largeTitle = 'a 1 MiB push gets 2xx';
@@ -265,83 +234,4 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   else if (times.length) r.pass('timing', timingTitle, summary);
   else r.skip('timing', timingTitle, notAccepting || 'no push was accepted');
   return r.done();
-
-  async function checkDuplicate(): Promise<void> {
-    const body = fresh();
-    const signature = sign(body);
-    const before = await count();
-    const once = timed(await push(body, signature), 'first copy');
-    if (!is2xx(once)) return r.fail('duplicate', dupTitle, `the first copy: ${describeAnswer(once)}`, acceptFix(once));
-    const between = await count();
-    // A receiver that leases a push while it runs may refuse a repeat until the first is done
-    // (the service retries): repeat until one is answered 2xx, within the window.
-    const started = performance.now();
-    const refusals: string[] = [];
-    let again: Answer;
-    for (;;) {
-      again = await push(body, signature);
-      if (is2xx(again) || again.error !== undefined || performance.now() - started > WINDOW_MS) break;
-      refusals.push(`HTTP ${again.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    timed(again, 'repeated push');
-    const after = await count();
-    const retried = refusals.length
-      ? ` after ${refusals.length} refusal${refusals.length === 1 ? '' : 's'} (${[...new Set(refusals)].join(', ')}) while the first was finishing`
-      : '';
-    if (!is2xx(again)) {
-      return r.fail(
-        'duplicate',
-        dupTitle,
-        `a repeat of a push it had acknowledged: ${describeAnswer(again)}${refusals.length ? ` (${refusals.length + 1} tries over ${duration(Math.round(performance.now() - started))})` : ''}`,
-        'answer 2xx to a push you already handled, or the service records a failure and sends it again (createWebhookHandler with dedup answers {"duplicate":true})',
-      );
-    }
-    const dedupFix =
-      'remember the pushes you handled: dedup: createMemoryDedupStore() (createRedisDedupStore(redis) across instances), or make the callback an idempotent upsert by order_no (compareLogistics)';
-    if (before !== undefined && between !== undefined && after !== undefined) {
-      if (between - before < 1) {
-        r.warn(
-          'duplicate',
-          dupTitle,
-          `effects() went ${before} → ${between} for a new push, so it cannot show a repeat; the repeat got HTTP ${again.status}${retried}`,
-          'return from effects() a count your callback raises on every push it handles',
-        );
-      } else if (after > between) {
-        r.fail(
-          'duplicate',
-          dupTitle,
-          `the repeat got HTTP ${again.status}${retried} and the callback had its effect again (effects ${before} → ${between} → ${after})`,
-          dedupFix,
-        );
-      } else r.pass('duplicate', dupTitle, `the repeat got HTTP ${again.status}${retried}; effects ${before} → ${between} → ${after}`);
-      return;
-    }
-    const marked = (safeJson(again.text) as { duplicate?: unknown } | undefined)?.duplicate === true;
-    if (marked) r.pass('duplicate', dupTitle, `the repeat got HTTP ${again.status} {"duplicate":true}${retried}: handled once`);
-    else {
-      r.warn(
-        'duplicate',
-        dupTitle,
-        `the repeat got HTTP ${again.status} like a new push${retried}: whether the callback ran twice cannot be seen from outside`,
-        dedupFix + '; checkWebhook({ effects }) checks it exactly',
-      );
-    }
-  }
-}
-
-/** The demo order's logistics with one tracking event that names this check, padded to `pad` extra bytes. */
-function logistics(desc: string, pad: number): Logistics {
-  const base = demoLogistics[0];
-  const shipment = base.shipments[0];
-  const time = new Date(Date.now() + 8 * 3600_000).toISOString().slice(0, 19) + '+08:00';
-  const events = [...(shipment.events ?? []), { time, status: 'in_transit', desc }];
-  return { ...base, shipments: [{ ...shipment, events: pad > 0 ? [...events, ...filler(pad)] : events }] };
-}
-
-/** Tracking events of about `bytes` in all. */
-function filler(bytes: number) {
-  const event = { time: '2024-06-01T12:00:00+08:00', status: 'in_transit', desc: '快件已到达【深圳转运中心】，正在发往下一站' };
-  const size = Buffer.byteLength(JSON.stringify(event)) + 1;
-  return Array.from({ length: Math.max(0, Math.floor(bytes / size)) }, () => event);
 }

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../errors/ConfigError.js';
 import { hostName } from './control-guard.js';
+import { fail } from '../../shared/check.js';
 
 /** The options startSandbox takes. */
 export const OPTION_KEYS = [
@@ -20,12 +20,12 @@ export const OPTION_KEYS = [
 export function checkControlHosts(hosts: unknown): string[] {
   if (hosts === undefined) return [];
   const valid = Array.isArray(hosts) && hosts.every((h) => typeof h === 'string' && /^[a-z0-9.-]+$/i.test(h) && hostName(h) === h.toLowerCase());
-  if (!valid) throw new ConfigError("controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']");
+  if (!valid) fail("controlHosts must be an array of host names without port or scheme, e.g. ['sandbox.ci.internal']");
   return (hosts as string[]).map((h) => h.toLowerCase());
 }
 
 /** `tokenTtlSeconds` checked. */
 export function checkTtl(seconds: number): number {
-  if (typeof seconds !== 'number' || !(seconds > 0) || !Number.isFinite(seconds)) throw new ConfigError('tokenTtlSeconds must be a positive number of seconds');
+  if (typeof seconds !== 'number' || !(seconds > 0) || !Number.isFinite(seconds)) fail('tokenTtlSeconds must be a positive number of seconds');
   return seconds;
 }

@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { checkKeys } from '../../shared/check.js';
-import { ConfigError } from '../../errors/ConfigError.js';
+import { checkKeys, fail } from '../../shared/check.js';
 import type { Logistics } from '../../schemas/logistics.js';
 import { TOKEN_PATH } from '../../server/tokens/exchange-options.js';
 import { CONTROL_PREFIX, handleControl } from './control.js';
@@ -37,7 +36,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const controlHosts = checkControlHosts(options.controlHosts);
   const now = options.now ?? Date.now;
   let tokenTtlSeconds = checkTtl(options.tokenTtlSeconds ?? 900);
-  if (!['loopback', 'any', 'off'].includes(controlApi)) throw new ConfigError("controlApi must be 'loopback', 'any' or 'off'");
+  if (!['loopback', 'any', 'off'].includes(controlApi)) fail("controlApi must be 'loopback', 'any' or 'off'");
   const credentials = options.credentials ?? {
     accessKey: 'ak_sandbox_' + randomBytes(4).toString('hex'),
     secretKey: 'sk_sandbox_' + randomBytes(16).toString('hex'),
@@ -147,7 +146,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   async function pushLogistics(target: Logistics | string, o: PushOptions = {}) {
     const logistics = typeof target === 'string' ? orders.logistics(target) : target;
     if (!logistics)
-      throw new ConfigError(
+      fail(
         'no order ' +
           target +
           '; the sandbox has ' +
@@ -160,7 +159,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     try {
       return await pusher.push(logistics, o);
     } catch (error) {
-      throw new ConfigError((error as Error).message);
+      fail((error as Error).message);
     }
   }
 
@@ -169,7 +168,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     credentials,
     issueToken: async (externalUserId) => issue(externalUserId, 'direct'),
     verifyToken(token) {
-      if (typeof token !== 'string') throw new ConfigError('verifyToken needs the JWT string');
+      if (typeof token !== 'string') fail('verifyToken needs the JWT string');
       return verifyToken(token);
     },
     expireTokens() {

@@ -360,7 +360,7 @@ test('something that is not a Redis client -> ConfigError naming what to pass', 
   const ioredisShaped = { ...lookalike, status: 'ready' };
   expect(() => createRedisTokenCache(ioredisShaped as never, { prefix: 7 as never })).toThrow(/prefix must be a string/);
   expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: 0 })).toThrow(
-    /ttlSeconds must be a whole number of seconds, at least 1 \(e\.g\. 86400\); got 0/,
+    /ttlSeconds must be a whole number of seconds from 1 to 31536000 \(e\.g\. 86400\); got 0/,
   );
   expect(() => createRedisDedupStore(ioredisShaped as never, { ttlSeconds: '60' as never })).toThrow(/got "60"/);
   expect(() => createRedisDedupStore(ioredisShaped as never, { ttl: 60 } as never)).toThrow(

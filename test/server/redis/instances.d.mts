@@ -5,6 +5,11 @@ export interface InstanceConfig {
   redisUrl?: string;
   /** A Redis Cluster instead: the nodes' `redis://host:port` URLs (ioredis `Cluster`, node-redis `createCluster`). */
   clusterNodes?: string[];
+  /**
+   * ioredis only: hand the client to the adapters at once, without waiting for its 'ready' (a
+   * process that starts serving while it connects). node-redis needs `await client.connect()`.
+   */
+  cold?: boolean;
   baseUrl: string;
   accessKey: string;
   secretKey: string;
@@ -56,6 +61,7 @@ export interface Instances {
   run(users: string[], concurrency: number): Promise<InstanceResult[]>;
   stream(options: StreamOptions): Promise<StreamResult[]>;
   report(): Promise<Array<{ callbacks: number; cacheErrors: CacheErrorInfo[] }>>;
+  kill(index: number, signal?: NodeJS.Signals): Promise<void>;
   close(): Promise<void[]>;
 }
 

@@ -57,12 +57,20 @@ export async function startInstances(count, config) {
     report: () => each({ type: 'report' }, 'report'),
     /** Every instance fires `concurrency` getToken per user at the same moment; one result per instance. */
     run: (users, concurrency) => each({ type: 'run', users, concurrency }, 'result'),
+    /** Sends `signal` to instance `index` (SIGKILL: a crash); resolves once it has exited. */
+    kill: (index, signal = 'SIGKILL') =>
+      new Promise((resolve) => {
+        const child = children[index];
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
     close: () =>
       Promise.all(
         children.map(
           (child) =>
             new Promise((resolve) => {
-              if (child.exitCode !== null) return resolve();
+              if (child.exitCode !== null || child.signalCode !== null) return resolve();
               const timer = setTimeout(() => child.kill(), 5000);
               child.once('exit', () => {
                 clearTimeout(timer);

@@ -4,8 +4,10 @@
  * call per user, whatever the number of instances and concurrent callers.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createClient } from '../../../src/index.js';
 import { startSandbox, type Sandbox } from '../../../src/testing.js';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.js';
+import { clientKinds } from './clients.js';
 import { startInstances, type InstanceResult, type StreamResult } from './instances.mjs';
 
 const users = Array.from({ length: 8 }, (_, i) => `user-${i}`);
@@ -130,6 +132,70 @@ describe.runIf(hasRedis).each(['ioredis', 'redis'])('instances on %s', (client) 
       expect(shortSandbox.stats.tokenCalls - calls).toBe(users.length);
     } finally {
       await instances.close();
+    }
+  }, 60_000);
+});
+
+// #30.2: the lock lasted 11 s and was never renewed: after its holder was SIGKILLed, a user's
+// getToken through another instance waited 10,004-10,032 ms, and the README client (tokenTimeout
+// 10 s) failed with TOKEN_PROVIDER_ERROR.
+describe.runIf(hasRedis).each(['ioredis', 'redis'])('a lock holder SIGKILLed mid token call, on %s', (client) => {
+  let redis: RedisServer;
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    [redis, sandbox] = await Promise.all([startRedis(), startSandbox()]);
+  });
+  afterAll(async () => {
+    await Promise.all([redis?.stop(), sandbox?.close()]);
+  });
+
+  test("the README client through another instance gets the user's token within one lease (3 s) and some slack, default options", async () => {
+    const prefix = 'dead:';
+    // The holder's token call hangs (its fetch waits a minute): it holds the lock when killed.
+    const holder = await startInstances(1, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials, prefix, latencyMs: 60_000 });
+    const other = await startInstances(1, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials, prefix, route: true });
+    const raw = await clientKinds[0].connect(redis.url);
+    try {
+      holder.run(['stalled-user'], 1).catch(() => {}); // rejects when the instance is killed
+      await expect.poll(() => raw.raw.keys(prefix + 'lock:*'), { timeout: 10_000 }).toHaveLength(1);
+      await holder.kill(0, 'SIGKILL');
+      const route = `http://127.0.0.1:${other.ports[0]}/channel-token`;
+      const app = createClient({
+        baseUrl: sandbox.url,
+        tokenProvider: async ({ forceRefresh }) => {
+          const response = await fetch(route + (forceRefresh ? '?force=1' : ''), { headers: { 'x-user': 'stalled-user' } });
+          return ((await response.json()) as { access_token: string }).access_token;
+        },
+      });
+      const started = performance.now();
+      const outcome = await app.getToken().then(
+        (token) => (sandbox.verifyToken(token).claims?.sub === 'stalled-user' ? 'the user token' : 'a wrong token'),
+        (error: { code?: string }) => String(error.code),
+      );
+      const ms = Math.round(performance.now() - started);
+      expect({ outcome, within6s: ms < 6000 ? true : ms }).toEqual({ outcome: 'the user token', within6s: true });
+    } finally {
+      await raw.close();
+      await Promise.all([holder.close(), other.close()]);
+    }
+  }, 60_000);
+
+  test('a live holder whose token call outlasts its 3 s lease keeps the lock (renewed): the other instance waits for its token, 1 token-endpoint call', async () => {
+    const prefix = 'renewed:';
+    const holder = await startInstances(1, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials, prefix, latencyMs: 4500 });
+    const other = await startInstances(1, { client, redisUrl: redis.url, baseUrl: sandbox.url, ...sandbox.credentials, prefix });
+    const raw = await clientKinds[0].connect(redis.url);
+    try {
+      const calls = sandbox.stats.tokenCalls;
+      const first = holder.run(['slow-user'], 1);
+      await expect.poll(() => raw.raw.keys(prefix + 'lock:*'), { timeout: 10_000 }).toHaveLength(1);
+      const [held, waited] = await Promise.all([first, other.run(['slow-user'], 1)]);
+      expect([...held, ...waited].flatMap((r) => r.errors)).toEqual([]);
+      expect(new Set([...held, ...waited].flatMap((r) => r.distinct['slow-user'])).size).toBe(1);
+      expect(sandbox.stats.tokenCalls - calls).toBe(1);
+    } finally {
+      await raw.close();
+      await Promise.all([holder.close(), other.close()]);
     }
   }, 60_000);
 });

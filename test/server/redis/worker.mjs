@@ -17,7 +17,7 @@ const config = JSON.parse(process.argv[2]);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const ignore = () => {}; // the tests and the bench stop Redis on purpose
 
-const redis = await connect(config.client, config.redisUrl, config.clusterNodes);
+const redis = await connect(config.client, config.redisUrl, config.clusterNodes, config.cold);
 const cacheErrors = [];
 const redisCache = createRedisTokenCache(redis.client, config.prefix ? { prefix: config.prefix } : {});
 // lock: false is the cache a user writes from the option table (get and set only), for comparison.

@@ -1,5 +1,5 @@
 // What createRedisInbox and inbox.process take, and their checks: every option checked once, with its default.
-import { checkKeys, describeValue, fail } from '../../../shared/check.js';
+import { checkKeys, describeValue, fail, milliseconds, TTL_SECONDS, wholeNumber } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
 import { checkPrefix } from '../../redis-client.js';
 import type { InboxProcessOptions } from './inbox-types.js';
@@ -58,8 +58,8 @@ const OPTION_HINTS = {
 /** A whole number within bounds, or ConfigError naming the option and an example. */
 function whole(what: string, name: string, value: unknown, fallback: number, min: number, max: number, example: string): number {
   if (value === undefined) return fallback;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
-  return fail(what + ': ' + name + ' must be a whole number from ' + min + ' to ' + max + ' (e.g. ' + example + '); got ' + describeValue(value));
+  if (name.endsWith('Ms')) return milliseconds(what + ': ' + name, value, min, max, Number(example));
+  return wholeNumber(what + ': ' + name, value, min, max, name === 'maxAttempts' ? 'attempts' : 'callbacks', Number(example));
 }
 
 /** 1 s, 2 s, 4 s... at most 10 minutes, each ±20%. */
@@ -97,7 +97,7 @@ export function inboxSettings(options: RedisInboxOptions | undefined) {
     leaseMs,
     callbackTimeoutMs: whole(what, 'callbackTimeoutMs', o.callbackTimeoutMs, 60_000, 1, MAX_DELAY, '60000'),
     retryDelayMs: o.retryDelayMs || defaultRetryDelay,
-    ttlSeconds: whole(what, 'ttlSeconds', o.ttlSeconds, 86_400, 1, 365 * 86_400, '86400'),
+    ttlSeconds: wholeNumber(what + ': ttlSeconds', o.ttlSeconds ?? TTL_SECONDS.example, TTL_SECONDS.min, TTL_SECONDS.max, 'seconds', TTL_SECONDS.example),
     pollMs: whole(what, 'pollMs', o.pollMs, 200, 1, 60_000, '200'),
     timeoutMs,
   };

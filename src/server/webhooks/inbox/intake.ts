@@ -2,7 +2,7 @@
 // 2xx only once the inbox says it is stored; 503 when it fails or is slow, so the service delivers
 // it again. Nothing is acknowledged that is not stored.
 import { bounded } from '../../../shared/bounded.js';
-import { describeValue, fail } from '../../../shared/check.js';
+import { describeValue, fail, milliseconds } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
 import type { WebhookEvent } from '../../../schemas/logistics.js';
 import type { Crypto } from '../../crypto/crypto.js';
@@ -30,7 +30,7 @@ const STORED = answer(202, { ok: true, queued: true });
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
 const UNAVAILABLE = answer(503, { error: 'the push could not be stored; deliver it again later' }, { 'retry-after': '5' });
 // With an inbox, the callback options belong to inbox.process().
-const CALLBACK_OPTIONS = ['onLogisticsUpdated', 'onEvent', 'dedup', 'dedupTimeoutMs', 'dedupLeaseMs', 'slowCallbackMs'];
+const CALLBACK_OPTIONS = ['onLogisticsUpdated', 'onEvent', 'dedup', 'dedupTimeoutMs', 'dedupLeaseMs', 'slowCallbackMs', 'callbackTimeoutMs'];
 
 /** The inbox options of createWebhookHandler, checked; true when an inbox is given. */
 export function checkInboxOptions(o: Record<string, unknown>): boolean {
@@ -48,9 +48,7 @@ export function checkInboxOptions(o: Record<string, unknown>): boolean {
         extra.join(', ') +
         ' to inbox.process({ onLogisticsUpdated, ... }) in your workers instead (the inbox deduplicates pushes itself)',
     );
-  const ms = o.inboxTimeoutMs;
-  if (ms !== undefined && !(typeof ms === 'number' && Number.isInteger(ms) && ms >= 1 && ms <= MAX_DELAY))
-    fail('createWebhookHandler: inboxTimeoutMs must be a whole number of milliseconds (e.g. 3000); got ' + describeValue(ms));
+  if (o.inboxTimeoutMs !== undefined) milliseconds('createWebhookHandler: inboxTimeoutMs', o.inboxTimeoutMs, 1, MAX_DELAY, 3000);
   return true;
 }
 

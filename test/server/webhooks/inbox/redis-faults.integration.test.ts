@@ -1,0 +1,145 @@
+/**
+ * The inbox when Redis misbehaves (issue #33): frozen (SIGSTOP) between verify and append,
+ * stopped, restarted without persistence (its data gone) and with persistence (AOF). A push is
+ * acknowledged only once it is stored, answers stay inside the service's 8-second window, and
+ * nothing wedges.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { createRedisInbox, createWebhookHandler, type InboxErrorInfo, type WebhookInbox } from '../../../../src/server-node.js';
+import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
+import { clientKinds, type ConnectedClient } from '../../redis/clients.js';
+import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
+
+const fast = { pollMs: 10, leaseMs: 1500, timeoutMs: 500 };
+// The service waits 8 s; the handler's own bound is inboxTimeoutMs (1 s here), with slack for a loaded machine.
+const WINDOW_MS = 4000;
+
+describe.runIf(hasRedis)('the inbox when Redis misbehaves', () => {
+  const cleanup: Array<() => Promise<unknown> | void> = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).toReversed()) await step();
+  });
+  async function setUp(kind: (typeof clientKinds)[number], persist = false): Promise<{ redis: RedisServer; client: ConnectedClient }> {
+    const redis = await startRedis({ persist });
+    cleanup.push(() => redis.stop());
+    const client = await kind.connect(redis.url);
+    cleanup.push(() => client.close());
+    return { redis, client };
+  }
+
+  describe.each([clientKinds[0], clientKinds[2]])('$name', (kind) => {
+    test('Redis frozen (SIGSTOP) between verify and append: 503 inside the window; once it thaws the push is stored once, the redelivery is acknowledged as a duplicate, it runs once', async () => {
+      const { redis, client } = await setUp(kind);
+      const inbox = createRedisInbox(client.client, { ...fast, prefix: 'frozen:' });
+      // Freezes Redis after the handler verified and checked the push, right before the append.
+      const freezing: WebhookInbox = { append: (push) => (redis.pause(), inbox.append(push)) };
+      const errors: string[] = [];
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox: freezing, inboxTimeoutMs: 1000, onError: (_e, i) => void errors.push(i.stage) });
+      const body = bodyOf(snapshot('SO-frozen', '2024-06-01T12:00:00+08:00'));
+      const started = performance.now();
+      const first = await post(handler, body);
+      const ms = performance.now() - started;
+      expect(first.status).toBe(503);
+      expect(ms).toBeLessThan(WINDOW_MS);
+      expect(errors).toEqual(['inbox']);
+      redis.resume();
+      // The append sent before the freeze runs when Redis thaws: the service's redelivery finds it stored.
+      const plain = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      await until(async () => (await post(plain, body)).status === 200, 'the redelivery to be a duplicate', 10_000);
+      const runs: string[] = [];
+      const worker = inbox.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+      cleanup.push(() => worker.close());
+      await until(() => runs.length === 1, 'the run');
+      await sleep(100);
+      expect(runs).toEqual(['SO-frozen']);
+    });
+
+    test('Redis stopped: 503 at once, never 2xx; once it is back the redelivery is stored and runs; a worker waits it out', async () => {
+      const { redis, client } = await setUp(kind, true);
+      const inbox = createRedisInbox(client.client, { ...fast, prefix: 'stopped:' });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, inboxTimeoutMs: 1000, onError: () => {} });
+      const stages: InboxErrorInfo['stage'][] = [];
+      const runs: string[] = [];
+      const worker = inbox.process({
+        onError: (_e, info) => void stages.push(info.stage),
+        onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no),
+      });
+      cleanup.push(() => worker.close());
+      await redis.down();
+      const body = bodyOf(snapshot('SO-stopped', '2024-06-01T12:00:00+08:00'));
+      const started = performance.now();
+      expect((await post(handler, body)).status).toBe(503);
+      expect(performance.now() - started).toBeLessThan(WINDOW_MS);
+      await until(() => stages.includes('redis'), 'the worker to report the failing reads');
+      await redis.up();
+      // 202 stored now, or 200 duplicate: the client may have sent the refused append once Redis came back.
+      await until(async () => [200, 202].includes((await post(handler, body)).status), 'the redelivery to be acknowledged', 15_000);
+      await until(() => runs.length === 1, 'the run', 15_000);
+      expect(runs).toEqual(['SO-stopped']);
+    });
+  });
+
+  test('Redis restarted WITHOUT persistence: pushes stored before are gone (a data-lost error says so); workers recover and process new pushes', async () => {
+    const { redis, client } = await setUp(clientKinds[0]);
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: 'volatile:' });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+    const reports: Array<[string, InboxErrorInfo]> = [];
+    const runs: string[] = [];
+    let gate = Promise.resolve();
+    const worker = inbox.process({
+      concurrency: 2,
+      onError: (error, info) => void reports.push([(error as Error).message, info]),
+      onLogisticsUpdated: async ({ logistics }) => {
+        await gate;
+        runs.push(logistics.order_no);
+      },
+    });
+    cleanup.push(() => worker.close());
+    expect((await post(handler, bodyOf(snapshot('SO-before', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await until(() => runs.length === 1, 'the first run');
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    for (let i = 0; i < 3; i++) await post(handler, bodyOf(snapshot('SO-lost-' + i, '2024-06-01T12:00:00+08:00')));
+    await until(() => worker.running === 2, 'two callbacks held mid-run');
+    await redis.down();
+    await redis.up();
+    open();
+    await until(() => reports.some(([, info]) => info.stage === 'data-lost'), 'the data-lost report', 15_000);
+    const [message, info] = reports.find(([, i]) => i.stage === 'data-lost')!;
+    expect(info.level).toBe('error');
+    expect(message).toMatch(/restarted without persistence.*appendonly yes/);
+    expect((await post(handler, bodyOf(snapshot('SO-after', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await until(() => runs.includes('SO-after'), 'a push after the restart to run', 15_000);
+    // The two mid-run finished (their outcome had nowhere to go); the third one, queued, is lost with Redis's data.
+    expect(runs.filter((order) => order.startsWith('SO-lost-'))).toHaveLength(2);
+  });
+
+  test('Redis restarted WITH persistence (appendonly, fsync always) mid-run: every push acknowledged is processed', async () => {
+    const { redis, client } = await setUp(clientKinds[0], true);
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: 'durable:' });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+    const runs = new Set<string>();
+    const worker = inbox.process({
+      concurrency: 3,
+      onError: () => {},
+      onLogisticsUpdated: async ({ logistics }) => {
+        await sleep(50);
+        runs.add(logistics.order_no);
+      },
+    });
+    cleanup.push(() => worker.close());
+    // Like the service: a push answered non-2xx is delivered again.
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      if (i === 10) {
+        await redis.down();
+        await redis.up();
+      }
+      const order = 'SO-durable-' + i;
+      await until(async () => (await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status === 202, order, 15_000);
+      acknowledged.push(order);
+    }
+    await until(() => acknowledged.every((order) => runs.has(order)), 'every acknowledged push to run', 20_000);
+    expect(runs.size).toBe(30);
+  });
+});

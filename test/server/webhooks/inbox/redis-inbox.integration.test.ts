@@ -1,0 +1,301 @@
+/**
+ * createRedisInbox against a real redis-server (issue #33): intake, dedup, workers, retries, dead
+ * letters, replay, order per order_no, a hung callback, close(). Every client a user may hand it
+ * (ioredis 5 and 6, node-redis 4, 5 and 6) runs the round trip; the rest runs on ioredis 6 and
+ * node-redis 6. Redis frozen, stopped and restarted: redis-faults.integration.test.ts; killed processes: crash.integration.test.ts.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { ConfigError, createRedisInbox, createWebhookHandler, type InboxErrorInfo, type RedisInboxOptions } from '../../../../src/server-node.js';
+import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
+import { clientKinds } from '../../redis/clients.js';
+import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
+
+// Short leases and delays: the tests provoke retries and lapses on purpose.
+const fast: RedisInboxOptions = { pollMs: 10, leaseMs: 1500, timeoutMs: 500, retryDelayMs: () => 20 };
+
+describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
+  let redis: RedisServer;
+  const open: Array<{ close(): Promise<unknown> }> = [];
+  let n = 0;
+  const fresh = () => 'inbox-' + ++n + ':';
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((o) => o.close()));
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  const connect = async (kind = clientKinds[0]) => {
+    const client = await kind.connect(redis.url);
+    open.push(client);
+    return client;
+  };
+
+  describe.each(clientKinds)('$name', (kind) => {
+    test('stores a signed push (202), acknowledges its repeat without storing it (200 duplicate), a worker runs it once; every key under one hash tag', async () => {
+      const client = await connect(kind);
+      const prefix = fresh();
+      const inbox = createRedisInbox(client.client, { ...fast, prefix });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const body = bodyOf(snapshot('SO-1', '2024-06-01T12:00:00+08:00'));
+      expect(await post(handler, body)).toEqual({ status: 202, body: { ok: true, queued: true } });
+      expect(await post(handler, body)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
+      expect(await inbox.stats()).toMatchObject({ pending: 1, processing: 0, retrying: 0, deadLetters: 0 });
+      const runs: string[] = [];
+      const worker = inbox.process({ onLogisticsUpdated: (event, context) => void runs.push(event.logistics.order_no + '#' + context.attempt) });
+      open.push(worker);
+      await until(async () => (await inbox.stats()).pending === 0 && runs.length === 1, 'the push to run');
+      await worker.close();
+      expect(runs).toEqual(['SO-1#1']);
+      // Processed: a later repeat is still acknowledged and not run.
+      expect(await post(handler, body)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
+      expect(await inbox.stats()).toEqual({ pending: 0, processing: 0, retrying: 0, deadLetters: 0, oldestMs: 0 });
+      const keys = await client.raw.keys('*' + prefix + '*');
+      expect(keys.length).toBeGreaterThan(0);
+      expect(keys.filter((key) => !key.startsWith('{' + prefix + 'inbox}:'))).toEqual([]);
+    });
+  });
+
+  describe.each([clientKinds[0], clientKinds[2]])('$name', (kind) => {
+    test('a callback that always throws: retried with backoff up to maxAttempts, then a dead letter; replay() runs it again, discard() drops it', async () => {
+      const client = await connect(kind);
+      const delays: number[] = [];
+      const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 3, retryDelayMs: (attempt) => (delays.push(attempt), 30) });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+      expect((await post(handler, bodyOf(snapshot('SO-dead', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      const reports: Array<[string, InboxErrorInfo]> = [];
+      const attempts: number[] = [];
+      const worker = inbox.process({
+        onError: (error, info) => void reports.push([String((error as Error).message), info]),
+        onLogisticsUpdated: (_event, context) => {
+          attempts.push(context.attempt);
+          throw new Error('database down');
+        },
+      });
+      open.push(worker);
+      await until(async () => (await inbox.stats()).deadLetters === 1, 'the dead letter');
+      expect(attempts).toEqual([1, 2, 3]);
+      expect(delays).toEqual([1, 2]);
+      expect(reports.map(([, info]) => [info.stage, info.level, info.attempt, info.orderNo])).toEqual([
+        ['callback', 'warn', 1, 'SO-dead'],
+        ['callback', 'warn', 2, 'SO-dead'],
+        ['dead-letter', 'error', 3, 'SO-dead'],
+      ]);
+      const [dead] = await inbox.deadLetters();
+      expect(dead).toMatchObject({ orderNo: 'SO-dead', attempts: 3, error: 'database down' });
+      expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0, deadLetters: 1 });
+      // A repeat of a dead-lettered push is acknowledged (it is stored), not queued again.
+      expect((await post(handler, bodyOf(snapshot('SO-dead', '2024-06-01T12:00:00+08:00')))).status).toBe(200);
+      expect(await inbox.replay(dead.id)).toBe(1);
+      await until(() => attempts.length === 6, 'three more attempts');
+      expect(attempts.slice(3)).toEqual([1, 2, 3]);
+      await until(async () => (await inbox.stats()).deadLetters === 1, 'the dead letter again');
+      expect(await inbox.replay()).toBe(1); // all of them
+      await until(async () => (await inbox.stats()).deadLetters === 1 && attempts.length === 9, 'the dead letter a third time');
+      const [again] = await inbox.deadLetters();
+      expect(await inbox.discard(again.id)).toBe(true);
+      expect(await inbox.discard(again.id)).toBe(false);
+      expect(await inbox.stats()).toMatchObject({ deadLetters: 0, pending: 0 });
+      await expect(inbox.replay('not-an-id')).rejects.toThrow(ConfigError);
+    });
+  });
+
+  test('a callback that hangs is capped at callbackTimeoutMs: its signal aborts, the push is retried, the slot comes free', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), callbackTimeoutMs: 300, maxAttempts: 5 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    await post(handler, bodyOf(snapshot('SO-hang', '2024-06-01T12:00:00+08:00')));
+    await post(handler, bodyOf(snapshot('SO-other', '2024-06-01T12:00:00+08:00')));
+    const aborted: number[] = [];
+    const done: string[] = [];
+    const stages: string[] = [];
+    const worker = inbox.process({
+      concurrency: 1,
+      onError: (_error, info) => void stages.push(info.stage),
+      onLogisticsUpdated: async ({ logistics }, { attempt, signal }) => {
+        if (logistics.order_no === 'SO-hang' && attempt === 1) {
+          signal.addEventListener('abort', () => aborted.push(attempt));
+          await new Promise(() => {}); // never settles
+        }
+        done.push(logistics.order_no + '#' + attempt);
+      },
+    });
+    open.push(worker);
+    await until(() => done.length === 2, 'both pushes');
+    expect(aborted).toEqual([1]);
+    expect(done.toSorted()).toEqual(['SO-hang#2', 'SO-other#1']);
+    expect(stages).toEqual(['timeout']);
+    await worker.close(); // does not wait for the hung call
+  });
+
+  test('order per order_no: an older snapshot arriving late is skipped (stale), and two pushes of one order never run at once', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    let active = 0;
+    let overlap = 0;
+    const ran: string[] = [];
+    const stale: string[] = [];
+    const worker = inbox.process({
+      concurrency: 8,
+      onError: (_error, info) => void (info.stage === 'stale' && stale.push(info.orderNo!)),
+      onLogisticsUpdated: async ({ logistics }) => {
+        if (++active > 1) overlap++;
+        await sleep(30);
+        ran.push(String(logistics.shipments[0].events?.[0]?.time));
+        active--;
+      },
+    });
+    open.push(worker);
+    // Three snapshots of one order, newest first, the two older ones arriving late.
+    for (const time of ['2024-06-01T15:00:00+08:00', '2024-06-01T13:00:00+08:00', '2024-06-01T14:00:00+08:00'])
+      expect((await post(handler, bodyOf(snapshot('SO-order', time)))).status).toBe(202);
+    await until(async () => ran.length + stale.length === 3 && (await inbox.stats()).retrying === 0, 'the three pushes');
+    expect(overlap).toBe(0);
+    // The newest always ran; an older one runs only if it was taken before the newest finished.
+    expect(ran).toContain('2024-06-01T15:00:00+08:00');
+    expect(ran.indexOf('2024-06-01T15:00:00+08:00')).toBe(ran.length - 1);
+    // And once the newest is processed, an older snapshot arriving late never runs.
+    expect((await post(handler, bodyOf(snapshot('SO-order', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await until(() => stale.length === 3 - ran.length + 1, 'the late snapshot to be skipped');
+    expect(ran).not.toContain('2024-06-01T12:00:00+08:00');
+  });
+
+  test('pushes of a dead worker are taken over even behind a long list of live ones (the reclaim scan walks the whole pending list)', async () => {
+    const client = await connect();
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    for (let i = 0; i < 40; i++) await post(handler, bodyOf(snapshot('SO-scan-' + i, '2024-06-01T12:00:00+08:00')));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const busy = inbox.process({ concurrency: 30, onLogisticsUpdated: () => held });
+    open.push({ close: () => (release(), busy.close()) });
+    await until(() => busy.running === 30, 'thirty live pushes');
+    // A worker that died right after taking the last ten: they are pending, never renewed.
+    const raw = client.client as unknown as { xreadgroup(...args: string[]): Promise<unknown> };
+    await raw.xreadgroup('GROUP', 'workers', 'dead-worker', 'COUNT', '10', 'STREAMS', '{' + prefix + 'inbox}:stream', '>');
+    const taken: string[] = [];
+    const rescuer = inbox.process({ concurrency: 1, onLogisticsUpdated: ({ logistics }) => void taken.push(logistics.order_no) });
+    open.push(rescuer);
+    await until(() => taken.length === 10, "the dead worker's ten pushes", 15_000);
+    expect(busy.running).toBe(30);
+    release();
+  });
+
+  test('a push whose workers keep dying mid-callback becomes a dead letter after maxAttempts, without another run', async () => {
+    const client = await connect();
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix, maxAttempts: 3 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    await post(handler, bodyOf(snapshot('SO-poison', '2024-06-01T12:00:00+08:00')));
+    // Three workers took it and died (a callback that crashes its process): three deliveries, no outcome.
+    const raw = client.client as unknown as {
+      xreadgroup(...a: string[]): Promise<Array<[string, Array<[string, string[]]>]>>;
+      xclaim(...a: string[]): Promise<unknown>;
+    };
+    const stream = '{' + prefix + 'inbox}:stream';
+    await (client.client as unknown as { xgroup(...a: string[]): Promise<unknown> }).xgroup('CREATE', stream, 'workers', '0'); // as a worker's first read would
+    const [[, [[id]]]] = await raw.xreadgroup('GROUP', 'workers', 'crashed', 'COUNT', '1', 'STREAMS', stream, '>');
+    await raw.xclaim(stream, 'workers', 'crashed', '0', id, 'RETRYCOUNT', '3');
+    const runs: string[] = [];
+    const reports: Array<[string, InboxErrorInfo]> = [];
+    const worker = inbox.process({ onError: (e, info) => void reports.push([(e as Error).message, info]), onLogisticsUpdated: () => void runs.push('ran') });
+    open.push(worker);
+    await until(async () => (await inbox.stats()).deadLetters === 1, 'the dead letter', 15_000);
+    expect(runs).toEqual([]);
+    expect(reports.map(([, info]) => [info.stage, info.attempt])).toEqual([['dead-letter', 3]]);
+    expect((await inbox.deadLetters())[0]).toMatchObject({ attempts: 3, error: expect.stringMatching(/worker died mid-callback/) });
+  });
+
+  test('the same push from two receivers at once is stored once and run once', async () => {
+    const [a, b] = [await connect(clientKinds[0]), await connect(clientKinds[2])];
+    const prefix = fresh();
+    const handlers = [a, b].map((c) =>
+      createWebhookHandler({ secret: webhookSecret, inbox: createRedisInbox(c.client, { ...fast, prefix }), onError: () => {} }),
+    );
+    const bodies = Array.from({ length: 20 }, (_, i) => bodyOf(snapshot('SO-twice-' + i, '2024-06-01T12:00:00+08:00')));
+    const answers = await Promise.all(bodies.flatMap((body) => handlers.map((handler) => post(handler, body))));
+    expect(answers.filter((r) => r.status === 202)).toHaveLength(20);
+    expect(answers.filter((r) => r.status === 200 && r.body.duplicate)).toHaveLength(20);
+    const inbox = createRedisInbox(a.client, { ...fast, prefix });
+    const runs: string[] = [];
+    const worker = inbox.process({ concurrency: 4, onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    open.push(worker);
+    await until(() => runs.length === 20, '20 runs');
+    await sleep(100);
+    expect(runs.length).toBe(20);
+    expect(new Set(runs).size).toBe(20);
+  });
+
+  test('forged, unsigned, oversized and malformed pushes are refused and never stored; a push signed with the previous secret is (rotation)', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });
+    const handler = createWebhookHandler({ secret: ['whsec_new', webhookSecret], inbox, maxBodyBytes: 4096, onError: () => {} });
+    const body = bodyOf(snapshot('SO-forged', '2024-06-01T12:00:00+08:00'));
+    expect((await post(handler, body, 'whsec_attacker')).status).toBe(401);
+    expect((await handler(new Request('http://x/', { method: 'POST', body }))).status).toBe(401);
+    expect((await post(handler, bodyOf({ ...snapshot('SO-big', '2024-06-01T12:00:00+08:00'), partner_order_no: 'x'.repeat(5000) }))).status).toBe(413);
+    expect((await post(handler, '{"event":"logistics.updated","logistics":{}}')).status).toBe(400);
+    expect((await post(handler, '{not json')).status).toBe(400);
+    expect(await inbox.stats()).toMatchObject({ pending: 0 });
+    expect((await post(handler, body, 'whsec_new')).status).toBe(202);
+    expect((await post(handler, bodyOf(snapshot('SO-rotated', '2024-06-01T12:00:00+08:00')), webhookSecret)).status).toBe(202);
+    expect(await inbox.stats()).toMatchObject({ pending: 2 });
+  });
+
+  test('the body is stored as the bytes received (a leading BOM included) and runs as the JSON it is', async () => {
+    const client = await connect(clientKinds[2]);
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    const body = '\ufeff' + bodyOf(snapshot('SO-bom', '2024-06-01T12:00:00+08:00', ' 快件已发出'));
+    expect((await post(handler, body)).status).toBe(202);
+    const raw = client.client as unknown as { xRange(key: string, from: string, to: string): Promise<Array<{ message: Record<string, string> }>> };
+    const [entry] = await raw.xRange('{' + prefix + 'inbox}:stream', '-', '+');
+    expect(entry.message.b).toBe(body);
+    const runs: string[] = [];
+    const worker = inbox.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.shipments[0].events![0].desc!) });
+    open.push(worker);
+    await until(() => runs.length === 1, 'the run');
+    expect(runs).toEqual(['at 2024-06-01T12:00:00+08:00 快件已发出']);
+  });
+
+  test('worker.close() drains: no new push is taken, the running callback finishes and its outcome is stored', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    for (let i = 0; i < 3; i++) await post(handler, bodyOf(snapshot('SO-close-' + i, '2024-06-01T12:00:00+08:00')));
+    let started = 0;
+    let finished = 0;
+    const worker = inbox.process({
+      concurrency: 1,
+      onLogisticsUpdated: async () => {
+        started++;
+        await sleep(300);
+        finished++;
+      },
+    });
+    await until(() => started === 1, 'the first callback');
+    await worker.close();
+    expect({ started, finished }).toEqual({ started: 1, finished: 1 });
+    expect(await inbox.stats()).toMatchObject({ pending: 2, processing: 0 });
+    expect(worker.running).toBe(0);
+  });
+
+  test('options: a typo is a ConfigError with "did you mean"; bad values and an inbox beside a callback are refused', async () => {
+    const client = await connect();
+    expect(() => createRedisInbox(client.client, { attempts: 3 } as never)).toThrow(/did you mean "maxAttempts"/);
+    expect(() => createRedisInbox(client.client, { leaseMs: 1000, timeoutMs: 500 })).toThrow(/leaseMs \(1000\) must be at least 3 x timeoutMs/);
+    expect(() => createRedisInbox(client.client, { maxAttempts: 0 })).toThrow(ConfigError);
+    expect(() => createRedisInbox({} as never)).toThrow(/needs your Redis client/);
+    const inbox = createRedisInbox(client.client);
+    expect(() => createWebhookHandler({ secret: 's', inbox, onLogisticsUpdated: () => {} } as never)).toThrow(/pass onLogisticsUpdated to inbox.process/);
+    expect(() => createWebhookHandler({ secret: 's', inbox: {} as never })).toThrow(/inbox must have append\(push\)/);
+    expect(() => createWebhookHandler({ secret: 's', onLogisticsUpdated: () => {}, inboxTimeoutMs: 10 } as never)).toThrow(/no inbox is given/);
+    expect(() => inbox.process({ onLogisticsUpdated: () => {}, concurency: 2 } as never)).toThrow(/did you mean "concurrency"/);
+    expect(() => inbox.process({} as never)).toThrow(/needs onLogisticsUpdated/);
+  });
+});
