@@ -19,9 +19,10 @@ const KB = 1024;
 // token ends from the service's Date) 1.4 / 1.2 KB, and #22 (upload/download with progress,
 // hostOptions checked per host, shared identical GETs) 1.7 / 3.0 KB. docs/maintainers/size.md has the breakdown.
 // #31 set the budgets 2% above 21.29 / 14.67 KB; after #31 item 4 and the queued-token fix
-// (21.63 / 15.09 KB) they sit 2% above those again.
-const BROWSER_ALL_IN = 22.06 * KB;
-const MINIPROGRAM_ALL_IN = 15.39 * KB;
+// (21.63 / 15.09 KB) they sit 2% above those again. #29 (the client's edges, third round) raised
+// them by exactly what its fixes add: +0.78 / +0.59 KB (docs/maintainers/size.md itemises them).
+const BROWSER_ALL_IN = 22.84 * KB;
+const MINIPROGRAM_ALL_IN = 15.98 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },
