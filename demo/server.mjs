@@ -177,9 +177,11 @@ export async function startDemo({
       'GET /api/channel-token': async (q, res) => {
         const user = q.get('user') ?? '';
         const force = q.get('force') === '1';
+        // The fingerprint of the token a 401 just rejected: never answered with it (#29 item 8).
+        const rejected = q.get('rejected') || undefined;
         const started = clock();
         try {
-          const { accessToken } = await exchange.getToken(user, { forceRefresh: force });
+          const { accessToken } = await exchange.getToken(user, { forceRefresh: force, rejected });
           const jti = jtiOf(accessToken);
           const cached = served.get(user) === jti;
           served.set(user, jti);

@@ -8,9 +8,11 @@ interface OrderSummary {
 
 export const client = createClient({
   baseUrl: 'https://channel.example.com', // the service; the sandbox's URL while you try it
-  // Returns ONLY the access_token string; with forceRefresh, your backend must skip its cache.
-  tokenProvider: async ({ forceRefresh, signal }) => {
-    const r = await fetch('/channel-token' + (forceRefresh ? '?force=1' : ''), { credentials: 'include', ...(signal ? { signal } : {}) });
+  // Returns ONLY the access_token string; with forceRefresh, your backend must skip its cache
+  // (`rejected` names the token a 401 just rejected, without sending it: the route never answers with it).
+  tokenProvider: async ({ forceRefresh, rejected, signal }) => {
+    const query = forceRefresh ? '?force=1&rejected=' + (rejected || '') : '';
+    const r = await fetch('/channel-token' + query, { credentials: 'include', ...(signal ? { signal } : {}) });
     if (!r.ok) throw new Error('token route answered HTTP ' + r.status);
     return ((await r.json()) as { access_token: string }).access_token;
   },

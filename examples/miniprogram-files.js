@@ -3,12 +3,15 @@ const { createClient, createCancelToken, isChannelError } = require('channel-sdk
 
 const client = createClient({
   baseUrl: 'https://channel.example.com', // allow-list it for request, uploadFile and downloadFile
-  tokenProvider: ({ forceRefresh }) =>
+  tokenProvider: ({ forceRefresh, rejected }) =>
     new Promise((resolve, reject) =>
       wx.request({
-        url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
+        url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''),
         header: { 'x-session': getApp().globalData.session }, // as in the quick start
-        success: (r) => resolve(/** @type {{ access_token: string }} */ (r.data).access_token),
+        success: (r) =>
+          r.statusCode === 200
+            ? resolve(/** @type {{ access_token: string }} */ (r.data).access_token)
+            : reject(new Error('token route answered ' + r.statusCode)),
         fail: (e) => reject(new Error(e.errMsg)),
       }),
     ),

@@ -7,10 +7,10 @@ const app = getApp(); // globalData.session and .userId: what your login stored
 const client = createClient({
   baseUrl: 'https://channel.example.com', // add it to the request domain allow-list
   // wx.request is found by itself (my, tt, swan, qq, uni and Taro too).
-  tokenProvider: ({ forceRefresh }) =>
+  tokenProvider: ({ forceRefresh, rejected }) =>
     new Promise((resolve, reject) =>
       wx.request({
-        url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
+        url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''),
         header: { 'x-session': app.globalData.session }, // no cookies here: the token route reads x-session
         success: (r) =>
           r.statusCode === 200

@@ -21,9 +21,10 @@ const KB = 1024;
 // #31 set the budgets 2% above 21.29 / 14.67 KB; after #31 item 4 and the queued-token fix
 // (21.63 / 15.09 KB) they sit 2% above those again. #32 (client.fetch, client.hostRequest,
 // isRetryable, beforeSend) raised them by what it adds: +1.66 KB browser (all exports; +1.49 KB
-// createClient only), +1.10 KB WeChat (docs/maintainers/size.md).
-const BROWSER_ALL_IN = 23.72 * KB;
-const MINIPROGRAM_ALL_IN = 16.49 * KB;
+// createClient only), +1.10 KB WeChat; #29 (the client's edges, third round) by what its fixes
+// add: +0.78 / +0.59 KB (docs/maintainers/size.md itemises both).
+const BROWSER_ALL_IN = 24.5 * KB;
+const MINIPROGRAM_ALL_IN = 17.08 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

@@ -27,8 +27,9 @@ export interface MiniProgramClientOptions extends CoreClientOptions {
   /** The host's downloadFile, e.g. `Taro.downloadFile`. @default as for uploadFile */
   downloadFile?: HostDownloadFile;
   /**
-   * Requests in flight at once, and as many uploads and downloads: more wait in a queue instead
-   * of failing (WeChat allows 10 of each). @default 10
+   * The host's limit on calls at once (WeChat allows 10 requests, 10 uploads, 10 downloads): more
+   * wait in the SDK's queue. The SDK's own requests use one slot fewer, so that a tokenProvider's
+   * `wx.request` to your token route never waits behind them. @default 10
    */
   concurrency?: number;
   /**

@@ -276,11 +276,11 @@ function signIn(id) {
   const mine = createClient({
     baseUrl: config.sandboxUrl,
     // The tokenProvider contract: return only access_token; on forceRefresh ask the backend to bypass its cache.
-    tokenProvider: ({ forceRefresh }) => {
+    tokenProvider: ({ forceRefresh, rejected }) => {
       count('provider');
       row('sdk', 'provider', `tokenProvider({ forceRefresh: ${forceRefresh} }) → partner backend`, { forced: forceRefresh });
       const asked = (async () => {
-        const response = await fetch(`/api/channel-token?user=${encodeURIComponent(id)}${forceRefresh ? '&force=1' : ''}`);
+        const response = await fetch(`/api/channel-token?user=${encodeURIComponent(id)}${forceRefresh ? '&force=1&rejected=' + (rejected || '') : ''}`);
         const body = await response.json();
         if (!response.ok) throw new Error(body.error ?? `token route answered ${response.status}`);
         lastJti = jtiOf(body.access_token); // only the token's number is shown, never the token

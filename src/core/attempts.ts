@@ -51,7 +51,7 @@ export function createAttempts(
     const retryable = policy.methods.indexOf(method) >= 0;
     // A token already held is used at once: an await here would let whatever else is queued run
     // before the host (or fetch) is even called, on every request.
-    const first = token(tokens.get(), stop, context);
+    const first = token(tokens.get, stop, context);
     let held = 'then' in first ? await first : first;
     let retries = 0;
     let replayed = false;
@@ -82,7 +82,7 @@ export function createAttempts(
         // A queued attempt takes the token held when it leaves: an answer read meanwhile may
         // have shown, by the server's clock, that this one has ended.
         request.rebind = () => {
-          const next = token(tokens.get(), stop, context);
+          const next = token(tokens.get, stop, context);
           const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
           return 'then' in next ? next.then(use) : use(next);
         };
@@ -119,7 +119,7 @@ export function createAttempts(
                 url +
                 '); ' +
                 (held.token === rejectedToken
-                  ? 'tokenProvider returned the same token for forceRefresh: true, so it must bypass its own cache then'
+                  ? "tokenProvider answered forceRefresh: true with the very token just rejected: a cache (its own, or a token route's forceRefreshWindow) handed it back; pass `rejected` on to the route"
                   : 'the user needs to sign in again'),
               context,
             );
@@ -131,7 +131,8 @@ export function createAttempts(
           if (response.discard) response.discard();
           replayed = true;
           rejectedToken = held.token;
-          held = await token(tokens.afterUnauthorized(held.version), stop, context);
+          const used = held.version;
+          held = await token(() => tokens.afterUnauthorized(used), stop, context);
           note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
           continue;
         }
@@ -174,7 +175,14 @@ function attemptRequest(call: Call, held: HeldToken, outgoing: Outgoing = call):
   };
 }
 
-function token(held: HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
+/**
+ * The token for an attempt of a call still under way: a fenced call (clearToken() or its signal,
+ * in a listener of the event just emitted, say) asks for none, so no provider call is started for
+ * it and nothing it would have obtained outlives the clear.
+ */
+function token(get: () => HeldToken | Promise<HeldToken>, signal: SignalLike, context: { method: string; url: string }) {
+  if (signal.aborted) throw abortError(signal, context);
+  const held = get();
   return 'then' in held ? raceRequest(held, signal, context) : held;
 }
 

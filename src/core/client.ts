@@ -89,6 +89,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     createAbortController: platform.createAbortController,
     redact,
     store: config.tokenStore,
+    service: config.base,
     share: platform.share && platform.share(config),
     onRemoteClear: fence,
     onToken: (reason, held) => {
@@ -98,8 +99,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
-  const attempts = createAttempts(transport, now, tokens, events, redact, config.beforeSend);
-  const dedupeGet = createGetDedupe(attempts, live);
+  // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
+  const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact, config.beforeSend), live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
@@ -107,7 +108,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     // A native call resolves to the transport's own result (a Response, the host's object) whatever its status.
     if (call.kind === 'native' || (response.value !== undefined && status >= 200 && status < 300)) return response.value;
     const value = readResponse(response, call.raw, call.context, redact);
-    return call.schema ? validate(call.schema, value, status, call.context) : value;
+    return call.schema ? validate(call.schema, value, status, call.context, redact) : value;
   }
 
   /** A call of request(), upload() or download(): checked, sent through the attempt loop (or joined to an identical GET), settled. */
@@ -124,9 +125,12 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       if (body && typeof body.then === 'function') call = Object.assign({}, call, { body: await raceRequest(body as Promise<unknown>, stop, call.context) });
       const key = call.kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, input.options) : undefined;
       const response = key === undefined ? await attempts(call) : await dedupeGet(key, call);
-      // Awaited only when the schema validates asynchronously: each await delays the result.
-      const settled = settle(call, response) as { then?: unknown } | undefined;
-      const value = settled && typeof settled.then === 'function' ? await settled : settled;
+      // Awaited only when the schema validates asynchronously: each await delays the result. A
+      // fence or the caller's signal while it runs (or in a listener of the last response, or in
+      // the schema itself) still ends the call: nothing it read is handed out after a clear.
+      const settled = settle(call, response) as Promise<unknown> | undefined;
+      const value = settled && typeof settled.then === 'function' ? await raceRequest(settled, stop, call.context) : settled;
+      if (stop.aborted) throw abortError(stop, call.context);
       if (call.progress) call.progress.end();
       return value;
     } finally {

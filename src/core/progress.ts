@@ -33,7 +33,7 @@ export function monotonic(listener: (progress: Progress) => void, stop: SignalLi
       if (percent > shown && !stop.aborted) emit(percent, p.transferredBytes, p.totalBytes > 0 ? p.totalBytes : 0);
     },
     end() {
-      if (shown < 1) emit(1, total, total);
+      if (shown < 1 && !stop.aborted) emit(1, total, total);
     },
   };
 }

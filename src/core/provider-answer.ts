@@ -13,7 +13,7 @@ export function tokenFromAnswer(value: unknown): string {
       'tokenProvider returned ' +
         describeValue(value) +
         '; it must resolve to the access_token string' +
-        (value === undefined ? ' (is a `return` missing?)' : ''),
+        (value === undefined ? ' (is a `return` missing, or did your token route answer an error? check its status first)' : ''),
     );
   }
   if (value === '') throw new TokenProviderError('tokenProvider returned an empty string; return the access_token from the token endpoint');

@@ -1,5 +1,6 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { TokenManagerOptions } from './token-types.js';
+import type { TokenProviderContext } from './types.js';
 
 /**
  * Calls tokenProvider once, bounded by tokenTimeout: past it the provider's `signal` (where the
@@ -9,6 +10,7 @@ import type { TokenManagerOptions } from './token-types.js';
 export function callProvider(
   options: Pick<TokenManagerOptions, 'provider' | 'tokenTimeout' | 'createAbortController'>,
   forceRefresh: boolean,
+  rejected?: string,
 ): Promise<unknown> {
   const controller = options.createAbortController && options.createAbortController();
   return new Promise<unknown>((resolve, reject) => {
@@ -22,9 +24,9 @@ export function callProvider(
       clearTimeout(timer);
       fn(v);
     };
-    new Promise<unknown>((inner) => inner(options.provider(controller ? { forceRefresh, signal: controller.signal } : { forceRefresh }))).then(
-      settle(resolve),
-      settle(reject),
-    );
+    const context: TokenProviderContext = { forceRefresh };
+    if (controller) context.signal = controller.signal;
+    if (rejected) context.rejected = rejected;
+    new Promise<unknown>((inner) => inner(options.provider(context))).then(settle(resolve), settle(reject));
   });
 }

@@ -74,19 +74,27 @@ export function readResponse(response: TransportResponse, raw: boolean, context:
   return value.data;
 }
 
-/** Validates with a Standard Schema; issues become a readable ResponseError. */
-export async function validate<T>(schema: StandardSchemaV1<unknown, T>, data: unknown, status: number, context: ErrorContext): Promise<T> {
+/**
+ * Validates with a Standard Schema; issues become a readable ResponseError. What the schema says
+ * is redacted: its messages may quote the data (valibot's do), and the data may echo the token.
+ */
+export async function validate<T>(schema: StandardSchemaV1<unknown, T>, data: unknown, status: number, context: ErrorContext, redact: Redactor): Promise<T> {
   let result: StandardSchemaV1.Result<T>;
   try {
     result = await schema['~standard'].validate(data);
   } catch (error) {
-    throw new ResponseError('the schema threw instead of returning issues: ' + messageOf(error), Object.assign({ status, cause: error }, context));
+    throw new ResponseError(
+      'the schema threw instead of returning issues: ' + redact.text(messageOf(error)),
+      Object.assign({ status, cause: redact.cause(error) }, context),
+    );
   }
   if (!result.issues) return result.value;
-  const issues: SchemaIssue[] = result.issues.map((issue) => ({
-    message: issue.message,
-    path: issue.path && issue.path.map((segment) => (typeof segment === 'object' ? segment.key : segment)),
-  }));
+  const issues = redact.value(
+    result.issues.map((issue) => ({
+      message: issue.message,
+      path: issue.path && issue.path.map((segment) => (typeof segment === 'object' ? segment.key : segment)),
+    })),
+  ) as SchemaIssue[];
   const list = issues.map((issue) => (issue.path && issue.path.length ? issue.path.join('.') + ': ' : '') + issue.message).join('; ');
   throw new ResponseError('the response data does not match the schema: ' + list, Object.assign({ status, issues }, context));
 }

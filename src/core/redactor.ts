@@ -6,7 +6,10 @@ import { MASK, maskTokens } from '../shared/redact.js';
 export interface Redactor {
   /** Adds a token to the ones always cut out (the client calls it for every token it holds). */
   remember(token: string): void;
-  /** The text with every remembered token and every JWT-shaped run replaced by `[token]`. */
+  /**
+   * The text with every remembered token (also its `payload.signature` or its signature alone,
+   * each also folded over lines) and every JWT-shaped run replaced by `[token]`.
+   */
   text(text: string): string;
   /** A deep copy of parsed JSON with every string redacted. */
   value(value: unknown): unknown;
@@ -17,11 +20,38 @@ export interface Redactor {
   cause(thrown: unknown): unknown;
 }
 
+/** What a re-formatting may put between two characters of an echoed token: whitespace (a line folded), or a JSON escape of it. */
+const FOLD = '(?:\\s|\\\\[nrt])*';
+
+/** `text` as a pattern that also matches it folded anywhere. */
+const folded = (text: string) =>
+  text
+    .split('')
+    .map((c) => c.replace(/[^\w-]/, '\\$&'))
+    .join(FOLD);
+
+/**
+ * A remembered token's pattern: the token, its `payload.signature` (with the constant HS256 header,
+ * that part is the credential) or its signature alone (unless short), each also folded over lines.
+ * A token of another shape is matched whole (folded too).
+ */
+function tokenPattern(token: string): RegExp {
+  const [header, payload, signature, extra] = token.split('.');
+  const dot = FOLD + '\\.' + FOLD;
+  return new RegExp(
+    signature === undefined || extra !== undefined
+      ? folded(token)
+      : '(?:' + folded(header) + dot + ')?' + (signature.length < 16 ? folded(payload) + dot : '(?:' + folded(payload) + dot + ')?') + folded(signature),
+    'g',
+  );
+}
+
 export function createRedactor(): Redactor {
   const tokens: string[] = [];
+  const patterns: RegExp[] = [];
   const text = (input: string) => {
     let out = input;
-    for (const token of tokens) out = out.split(token).join(MASK);
+    for (const pattern of patterns) out = out.replace(pattern, MASK);
     return maskTokens(out);
   };
   const value = (input: unknown, depth = 0): unknown => {
@@ -49,7 +79,13 @@ export function createRedactor(): Redactor {
     cause,
     remember(token) {
       // The newest first; a long session keeps the last 32 (tokens are short-lived anyway).
-      if (tokens.indexOf(token) < 0 && tokens.unshift(token) > 32) tokens.pop();
+      if (!token || tokens.indexOf(token) >= 0) return;
+      tokens.unshift(token);
+      patterns.unshift(tokenPattern(token));
+      if (tokens.length > 32) {
+        tokens.pop();
+        patterns.pop();
+      }
     },
     text,
     value,

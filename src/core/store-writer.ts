@@ -6,9 +6,10 @@ import type { StoredToken, TokenStore } from './types.js';
  * `set` (encrypt-then-write, an async host storage) never lands after the `remove` that
  * should have erased it. A call that takes more than `wait` ms no longer holds the others up;
  * if it lands after a newer call started, the newest wish is written again. A store that
- * throws or hangs never fails a request. Sync stores are called synchronously.
+ * throws or hangs never fails a request. Sync stores are called synchronously. `service`: the
+ * client's baseUrl, whose record a `remove` forgets.
  */
-export function createStoreWriter(store: TokenStore, wait: number): (value: StoredToken | null) => void {
+export function createStoreWriter(store: TokenStore, wait: number, service: string): (value: StoredToken | null) => void {
   let wish: StoredToken | null = null;
   let wishes = 0;
   let started = 0; // the wish the latest call was started for
@@ -36,7 +37,7 @@ export function createStoreWriter(store: TokenStore, wait: number): (value: Stor
     };
     let result: unknown;
     try {
-      result = value ? store.set(value) : store.remove();
+      result = value ? store.set(value) : store.remove(service);
     } catch {
       result = undefined;
     }

@@ -11,7 +11,7 @@ import type { TokenReason } from './types.js';
  */
 export function createTokenInstaller(
   state: TokenState,
-  options: Pick<TokenManagerOptions, 'now' | 'refreshLeeway' | 'onToken'>,
+  options: Pick<TokenManagerOptions, 'now' | 'refreshLeeway' | 'onToken' | 'service'>,
   clock: ServerClock,
 ): (got: Obtained, reason: TokenReason, key: string | undefined) => HeldToken {
   const { now, refreshLeeway } = options;
@@ -40,7 +40,7 @@ export function createTokenInstaller(
     options.onToken(reason, h);
     // Only a token whose end is known and ahead, and (with key()) whose user is known.
     if (write && state.saving && reason !== 'stored' && h.end > now() && h.end < Infinity && (!keyOf || key)) {
-      write(Object.assign({ token: h.token, receivedAt: h.receivedAt, expiresAt: h.end }, keyOf ? { key } : {}));
+      write(Object.assign({ token: h.token, receivedAt: h.receivedAt, expiresAt: h.end, service: options.service }, keyOf ? { key } : {}));
     }
     return h;
   };

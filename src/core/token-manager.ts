@@ -26,7 +26,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const clock = createServerClock();
   const state: TokenState = {
     keyOf: storeKeyReader(store),
-    write: store && createStoreWriter(store, options.tokenTimeout),
+    write: store && createStoreWriter(store, options.tokenTimeout, options.service),
     active: false,
     saving: !!store,
     restored: !store,

@@ -1,5 +1,6 @@
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import { messageOf } from '../shared/message.js';
+import { tokenFingerprint } from '../shared/fingerprint.js';
 import { callProvider } from './provider-call.js';
 import { abortError, cleared } from './request-abort.js';
 import { createStoreReader } from './store-reader.js';
@@ -40,7 +41,12 @@ export function createTokenObtainer(
     state.active = true;
     const fetch = () => {
       const receivedAt = now();
-      return callProvider(options, forced).then((value) => ({ token: tokenFromAnswer(value), receivedAt, doneAt: now(), fresh: forced }));
+      return callProvider(options, forced, forced && stale ? tokenFingerprint(stale.token) : undefined).then((value) => ({
+        token: tokenFromAnswer(value),
+        receivedAt,
+        doneAt: now(),
+        fresh: forced,
+      }));
     };
     const ask = () => (share ? share.obtain(stale, fetch) : fetch());
     // The provider is asked synchronously unless the store is read first (once).
@@ -56,7 +62,10 @@ export function createTokenObtainer(
         const { held } = state;
         if (held && (held.token === got.token || id < installedCall)) return held;
         installedCall = id;
-        return install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
+        const h = install(got, got.stored ? 'stored' : got.shared ? 'shared' : reason, key);
+        // A `token` listener that logged out: the token it was told of is not handed out either.
+        if (callEpoch !== state.epoch) throw abortError({ reason: cleared } as SignalLike, {});
+        return h;
       })
       // Chained after, not beside, the handler above: a bad return value fails in there.
       .then(undefined, (error: unknown) => {

@@ -22,7 +22,13 @@ export function timeToken(h: HeldToken, first: boolean, clock: ServerClock, refr
   if (range && exp !== undefined) {
     // A fresh token was issued while its call ran. A server clock that says otherwise is wrong
     // (a gateway's Date, a device clock reset) and is dropped: it never causes a refresh loop.
-    if (h.fresh && iat !== undefined && (iat - h.doneAt > range[1] + TOLERANCE || iat + 1000 - h.receivedAt < range[0] - TOLERANCE)) clock.distrust();
+    // Without `iat`, what the clock may not say is that the token, just issued, ends (within
+    // TOLERANCE) as it arrives.
+    if (
+      h.fresh &&
+      (iat === undefined ? exp - range[1] < h.doneAt + TOLERANCE : iat - h.doneAt > range[1] + TOLERANCE || iat + 1000 - h.receivedAt < range[0] - TOLERANCE)
+    )
+      clock.distrust();
     // A fresh token's iat bounds the offset too (issued at most TOLERANCE before its call),
     // however wide the range: one answer that was minutes in flight must not end it at once.
     else end = Math.min(end, exp - (h.fresh && iat !== undefined ? Math.min(range[1], iat + 1000 + TOLERANCE - h.receivedAt) : range[1]));

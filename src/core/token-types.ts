@@ -70,6 +70,8 @@ export interface TokenManagerOptions {
   redact: Pick<Redactor, 'text' | 'cause'>;
   /** Keeps the token across relaunches. */
   store?: TokenStore;
+  /** The client's baseUrl: a stored token is bound to it as well as to its user. */
+  service: string;
   share?: TokenShare;
   /** The session ended other than by clear(): a logout in another tab, or a new tokenStore key(). Requests under way must be fenced. */
   onRemoteClear?: () => void;

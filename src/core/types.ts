@@ -129,6 +129,12 @@ export interface TokenProviderContext {
    * `AbortController` (browsers, Node); absent on mini-program hosts.
    */
   signal?: RuntimeAbortSignal;
+  /**
+   * With `forceRefresh`: a fingerprint of the token being replaced (the one a 401 just rejected),
+   * never the token itself. Pass it on to your token route (`?force=1&rejected=...`, or
+   * `rejected` in a JSON body): `createTokenRoute` then never answers with that very token.
+   */
+  rejected?: string;
 }
 
 /**
@@ -237,10 +243,11 @@ export interface CoreClientOptions {
    */
   tokenStore?: TokenStore;
   /**
-   * Identical GETs in flight (same URL with its query, same headers, timeout and retry) share
-   * one network call: alova's default, opt-in here. Each caller keeps its own `signal` (one
-   * caller's abort never cancels the others), `schema` and `raw`; a 401 on the shared call
-   * follows the one-refresh rule once for all of them. @default false
+   * Identical GETs in flight (same URL with its query, same headers, timeout, retry and `raw`)
+   * share one network call: alova's default, opt-in here. Each caller keeps its own `signal` (one
+   * caller's abort never cancels the others) and `schema`; a 401 on the shared call follows the
+   * one-refresh rule once for all of them. A GET never joins one that started before a write of
+   * this client (any method but GET, HEAD, OPTIONS) had ended: a read after a write sees it. @default false
    */
   dedupeGets?: boolean;
   /**
@@ -266,6 +273,8 @@ export interface StoredToken {
   expiresAt: number;
   /** The store's key() when the token was asked for: whose token it is. Set when the store has key(); keep it and give it back. */
   key?: string;
+  /** The client's `baseUrl`: the service the token is for. Always set; keep it and give it back (a record without it is not restored). */
+  service?: string;
 }
 
 /**
@@ -274,11 +283,15 @@ export interface StoredToken {
  * time: a `remove()` runs after the `set()` under way and cancels any not yet started.
  */
 export interface TokenStore {
-  /** The saved token, or null/undefined when there is none. */
-  get(): StoredToken | null | undefined | Promise<StoredToken | null | undefined>;
+  /**
+   * The saved token for `service` (the client's `baseUrl`), or null/undefined when there is none.
+   * A record is restored only for the service and the user it was saved for.
+   */
+  get(service: string): StoredToken | null | undefined | Promise<StoredToken | null | undefined>;
+  /** Saves the token of `value.service`. */
   set(value: StoredToken): void | Promise<void>;
-  /** Called by clearToken(). */
-  remove(): void | Promise<void>;
+  /** Called by clearToken(): forgets the token of `service`. */
+  remove(service: string): void | Promise<void>;
   /**
    * Whose token it is: the signed-in user's id, or null/undefined when nobody is (read when a
    * provider call starts and before every request, so keep it quick). With it a token is saved

@@ -32,9 +32,9 @@ export interface HostTokenStoreOptions {
 
 /**
  * A {@link TokenStore} over the mini-program host's synchronous storage, so that a cold
- * start within the token's lifetime asks the provider nothing. One record, under
- * `channel-sdk:token`: the token with its receipt time, end and the user it was asked for;
- * clearToken() removes it.
+ * start within the token's lifetime asks the provider nothing. One record per service, under
+ * `channel-sdk:token <baseUrl>`: the token with its receipt time, end, service and the user it
+ * was asked for; clearToken() removes the client's own.
  * @example
  * const client = createClient({ baseUrl, tokenProvider, tokenStore: hostTokenStore({ key: () => app.globalData.userId }) });
  */
@@ -53,24 +53,33 @@ export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
     alipay = found[0] === 'my';
   }
   const s = storage as HostStorage;
-  const name = 'channel-sdk:token';
+  // One record per service: two clients of different baseUrls never read each other's.
+  const slot = (service: string) => 'channel-sdk:token ' + service;
   // A string names one user for the client's life: the store has no key() then, so the
   // client stops saving at its first logout.
   const current = typeof key === 'function' ? () => userKey(key()) : () => key;
   const store: TokenStore = {
-    get() {
+    get(service) {
+      const name = slot(service);
       const raw = alipay ? ((s.getStorageSync({ key: name }) || {}) as { data?: unknown }).data : s.getStorageSync(name);
       const value = typeof raw === 'string' && raw ? (JSON.parse(raw) as StoredToken) : undefined;
       const user = current();
-      return value && user && value.key === user ? { token: value.token, receivedAt: value.receivedAt, expiresAt: value.expiresAt, key: value.key } : undefined;
+      return value && user && value.key === user ? value : undefined;
     },
     set(value) {
-      const data = JSON.stringify({ key: value.key || current(), token: value.token, receivedAt: value.receivedAt, expiresAt: value.expiresAt });
+      const name = slot(value.service as string);
+      const data = JSON.stringify({
+        key: value.key || current(),
+        token: value.token,
+        receivedAt: value.receivedAt,
+        expiresAt: value.expiresAt,
+        service: value.service,
+      });
       if (alipay) s.setStorageSync({ key: name, data });
       else s.setStorageSync(name, data);
     },
-    remove() {
-      s.removeStorageSync(alipay ? { key: name } : name);
+    remove(service) {
+      s.removeStorageSync(alipay ? { key: slot(service) } : slot(service));
     },
   };
   if (typeof key === 'function') store.key = key;

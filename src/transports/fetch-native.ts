@@ -41,7 +41,7 @@ export function createNativeFetch(own?: typeof fetch): Transport {
       if (late) throw new TimeoutError('no response within ' + timeout + ' ms (timeout)', { method, url });
       // The core turns an abort into its AbortError.
       if (controller.signal.aborted || (given && given.aborted)) throw error;
-      throw networkError(method, url, error);
+      throw await networkError(method, url, error, own || fetch);
     } finally {
       clearTimeout(timer);
       if (signal) signal.removeEventListener('abort', abort);

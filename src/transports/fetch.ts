@@ -128,16 +128,20 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       if (controller && controller.signal.aborted) throw error; // the core turns this into AbortError
       if (isTimeoutError(error)) throw new TimeoutError('no complete response within ' + timeout + ' ms (timeout)', { method, url });
       // ky's errors hold the Request, and with it the Authorization header: keep only the cause.
-      throw networkError(method, url, isKyError(error) ? error.cause : error);
+      throw await networkError(method, url, isKyError(error) ? error.cause : error, fetchOf);
     } finally {
       if (controller && signal) signal.removeEventListener('abort', abort);
     }
   };
 }
 
-/** The NetworkError of a fetch that failed before a response arrived (`cause` holds no token). */
-export function networkError(method: string, url: string, cause: unknown): NetworkError {
-  return new NetworkError('network error: ' + networkMessage(cause) + corsHint(method, url, cause), { method, url, cause });
+/**
+ * The NetworkError of a fetch that failed before a response arrived (`cause` holds no token),
+ * with what a probe of the service's origin tells about a page's cross-origin failure.
+ */
+export async function networkError(method: string, url: string, cause: unknown, fetchOf: typeof fetch): Promise<NetworkError> {
+  const origin = url.replace(/^([a-z][a-z\d+.-]*:\/\/[^/?#]*).*$/i, '$1');
+  return new NetworkError('network error: ' + networkMessage(cause) + (await corsHint(method, url, origin, cause, fetchOf)), { method, url, cause });
 }
 
 /** A network failure's message: undici's TypeError says only "fetch failed"; its cause says why. */
@@ -146,20 +150,40 @@ function networkMessage(error: unknown): string {
 }
 
 /**
- * A browser reports a CORS refusal as a bare TypeError ("Failed to fetch") with nothing to
- * tell it from a lost connection: say what to check when the request crossed origins.
+ * A browser reports a CORS refusal as a bare TypeError ("Failed to fetch"), as it does a lost
+ * connection. When the request crossed origins, a no-cors probe of the service's origin (no
+ * token, no cookies; its answer unreadable by design) tells them apart: anything answered means
+ * the browser hid the response (CORS); a probe that fails too means nothing answered at all
+ * (a wrong host or port, the service down, offline). The probe waits 3 s at most.
  */
-function corsHint(method: string, url: string, cause: unknown): string {
+async function corsHint(method: string, url: string, origin: string, cause: unknown, fetchOf: typeof fetch): Promise<string> {
   const page = typeof location !== 'undefined' && typeof document !== 'undefined' ? location.origin : '';
   if (!page || page === 'null' || !(cause instanceof TypeError) || url.indexOf(page + '/') === 0) return '';
+  let stop = () => {};
+  const answered = await Promise.race([
+    fetchOf(origin + '/', { mode: 'no-cors', credentials: 'omit', cache: 'no-store' }).then(
+      () => true,
+      () => false,
+    ),
+    new Promise<undefined>((resolve) => {
+      const timer = setTimeout(resolve, 3000);
+      stop = () => clearTimeout(timer);
+    }),
+  ]);
+  stop();
+  const what = '. No response reached the page (origin ' + page + ') for ' + method + ' ' + url + '. ';
+  if (answered === false) {
+    return (
+      what +
+      'Nothing answered at ' +
+      origin +
+      ' at all (connection refused, unknown host, offline, or blocked): check the host and port of baseUrl, and that the service is up'
+    );
+  }
   return (
-    '. No response reached the page (origin ' +
-    page +
-    ') for ' +
-    method +
-    ' ' +
-    url +
-    '. If the network is up this is usually CORS, and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' +
+    what +
+    (answered ? 'The service answered, but the browser hid the response: CORS' : 'If the network is up this is usually CORS') +
+    ', and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' +
     page +
     ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add); and send Access-Control-Expose-Headers: Retry-After, Date'
   );

@@ -134,7 +134,7 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       service.expireAll();
       const error = await client.get('/x').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnauthorizedError);
-      expect((error as Error).message).toMatch(/same token for forceRefresh/);
+      expect((error as Error).message).toMatch(/forceRefresh: true with the very token just rejected/);
       expect(service.hits).toHaveLength(2);
     });
 

@@ -83,3 +83,18 @@ describe.each(transports)('refresh ahead of a cached token, over %s (#20 item 6)
     expect(service.hits.filter((h) => h.status === 401).map((h) => h.path)).toEqual(['/tick/0']);
   });
 });
+
+describe.each(transports)('tokens with exp but no iat, over %s (#29 item 6)', (_name, createClient) => {
+  test.each([
+    ['20 minutes', 20 * 60_000],
+    ['a year', 365 * 24 * hour],
+  ])("the service's Date %s ahead of the tokens' issuer: 20 requests make at most 2 provider calls, none 401", async (_ahead, dateAhead) => {
+    service = await startFakeService({ dateAhead, withoutIat: true });
+    const svc = service;
+    const calls: boolean[] = [];
+    const client = createClient({ baseUrl: svc.url, tokenProvider: ({ forceRefresh }) => (calls.push(forceRefresh), svc.issue()) });
+    for (let i = 0; i < 20; i++) await client.get('/orders');
+    expect(calls.length).toBeLessThanOrEqual(2);
+    expect(svc.hits.map((h) => h.status).filter((s) => s !== 200)).toEqual([]);
+  });
+});

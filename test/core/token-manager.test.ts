@@ -11,6 +11,7 @@ function setup(options: { lifetime?: number; leeway?: number; provider?: (forced
   const events: string[] = [];
   const lifetime = options.lifetime ?? 900;
   const manager = createTokenManager({
+    service: 'https://api.example.com',
     provider: ({ forceRefresh }) => {
       calls.push(forceRefresh);
       return options.provider ? options.provider(forceRefresh) : Promise.resolve(makeJwt({ iat: 5, exp: 5 + lifetime, n: calls.length }));
@@ -138,15 +139,16 @@ test('a provider that throws synchronously is a TokenProviderError too', async (
  */
 describe('remaining life from the server clock, not the device clock or the receipt (#20 item 6)', () => {
   const hour = 3_600_000;
-  function world(options: { skew: number; age?: (forced: boolean) => number; dateSkew?: number }) {
+  function world(options: { skew: number; age?: (forced: boolean) => number; dateSkew?: number; withoutIat?: boolean }) {
     let server = Date.UTC(2026, 5, 1);
     const calls: boolean[] = [];
     const reasons: string[] = [];
     const manager = createTokenManager({
+      service: 'https://api.example.com',
       provider: ({ forceRefresh }) => {
         calls.push(forceRefresh);
         const iat = Math.floor(server / 1000) - (options.age ? options.age(forceRefresh) : 0);
-        return Promise.resolve(makeJwt({ iat, exp: iat + 900, n: calls.length }));
+        return Promise.resolve(makeJwt(options.withoutIat ? { exp: iat + 900, n: calls.length } : { iat, exp: iat + 900, n: calls.length }));
       },
       tokenTimeout: 1000,
       refreshLeeway: 60,
@@ -255,11 +257,42 @@ describe('remaining life from the server clock, not the device clock or the rece
     expect(w.calls.length).toBeLessThanOrEqual(5);
   });
 
+  test.each([
+    ['20 minutes', 20 * 60_000],
+    ['a year', 365 * 24 * hour],
+  ])(
+    "tokens with exp but no iat, the service's Date %s ahead of their issuer: 20 requests make at most 2 provider calls (#29 item 6)",
+    async (_name, dateSkew) => {
+      const w = world({ skew: 0, dateSkew, withoutIat: true });
+      for (let i = 0; i < 20; i++) {
+        const held = await w.manager.get();
+        // The tokens are good by the issuer's (the real) clock.
+        expect(w.left(held)).toBeGreaterThan(0);
+        w.respond();
+        await settle();
+        w.advance(1000);
+      }
+      expect(w.calls.length).toBeLessThanOrEqual(2);
+    },
+  );
+
+  test('tokens with exp but no iat, a true Date: a cached token past its end is replaced, and the fresh one is timed by the clock', async () => {
+    let first = true;
+    const w = world({ skew: 3 * hour, withoutIat: true, age: (forced) => (forced || !first ? 0 : ((first = false), 1200)) });
+    w.respond();
+    const held = (await w.manager.get()) as HeldToken;
+    expect(w.calls).toEqual([false, true]);
+    expect(w.left(held)).toBeGreaterThan(800);
+    // Timed from the server clock: ends with its exp (within the Date's 1 s), refreshed 60 s before.
+    expect(Math.abs(held.expiresAt - held.receivedAt - 900_000)).toBeLessThanOrEqual(1000);
+  });
+
   test('a provider that ignores forceRefresh (returns the same token) is asked at halving intervals, not on every request', async () => {
     const token = makeJwt({ iat: Math.floor(Date.UTC(2026, 5, 1) / 1000), exp: Math.floor(Date.UTC(2026, 5, 1) / 1000) + 900 });
     let server = Date.UTC(2026, 5, 1);
     let calls = 0;
     const manager = createTokenManager({
+      service: 'https://api.example.com',
       provider: () => (calls++, Promise.resolve(token)),
       tokenTimeout: 1000,
       refreshLeeway: 60,

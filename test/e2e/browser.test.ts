@@ -73,13 +73,36 @@ describe.runIf(hasChromium)('browser entry in Chromium', () => {
     expect(result).toMatchObject({ name: 'NetworkError', code: 'NETWORK_ERROR', url: api.url + '/gateway-401' });
     const message = (result as { message: string }).message;
     expect(message).toContain('Failed to fetch');
-    expect(message).toContain('usually CORS');
+    // The probe found the service answering: the browser hid the response (#29 item 9).
+    expect(message).toContain('The service answered, but the browser hid the response: CORS');
+    expect(message).not.toContain('Nothing answered');
     expect(message).toContain(`origin ${site.url}`);
     expect(message).toContain(`GET ${api.url}/gateway-401`);
     expect(message).toContain(`Access-Control-Allow-Origin: ${site.url} on every response, 401 and 5xx included`);
     expect(message).toContain('Access-Control-Allow-Headers: authorization, content-type');
     expect(message).toContain('Access-Control-Expose-Headers: Retry-After, Date');
     expect((result as { all: string }).all).not.toContain(token);
+  });
+
+  test('a wrong port: the NetworkError says nothing answered there at all, not CORS (#29 item 9)', async () => {
+    // A port that was just free: nothing listens on it.
+    const closed = await listen(() => {});
+    await new Promise<void>((resolve) => closed.server.close(() => resolve()));
+    const message = await browser.page.evaluate(
+      async ([baseUrl, jwt]) => {
+        const w = window as unknown as { createClient: (o: object) => { get(p: string): Promise<unknown> } };
+        const client = w.createClient({ baseUrl, tokenProvider: () => jwt, retry: 0 });
+        return client.get('/x').then(
+          () => 'resolved',
+          (e: Error) => e.message,
+        );
+      },
+      [closed.url, token] as const,
+    );
+    expect(message).toContain('Failed to fetch');
+    expect(message).toContain(`Nothing answered at ${closed.url} at all`);
+    expect(message).toContain('check the host and port of baseUrl');
+    expect(message).not.toContain('CORS');
   });
 
   test('a same-origin network failure does not blame CORS', async () => {

@@ -58,6 +58,10 @@ export interface FakeServiceOptions {
    * can read the `Date` header (which carries the service's clock, `clock`). @default true
    */
   exposeDate?: boolean;
+  /** Ms the `Date` header runs ahead of `clock`, which issues and checks the tokens (a gateway's clock). @default 0 */
+  dateAhead?: number;
+  /** Issue tokens with `exp` but no `iat`. @default false */
+  withoutIat?: boolean;
 }
 
 /**
@@ -114,7 +118,7 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     const answer = (status: number, write: (r: ServerResponse) => void) => {
       hits.push({ method: req.method ?? '', path, token, body: req.body, headers: req.headers, status });
       // The service's clock, as an HTTP server sends it (whole seconds).
-      res.setHeader('date', new Date(clock.now()).toUTCString());
+      res.setHeader('date', new Date(clock.now() + (options.dateAhead ?? 0)).toUTCString());
       if (options.exposeDate !== false) res.setHeader('access-control-expose-headers', 'Date, Retry-After');
       write(res);
     };
@@ -208,7 +212,9 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     clock,
     issue(userId = 'user-1', ageSeconds = 0) {
       const iat = Math.floor(clock.now() / 1000) - ageSeconds;
-      const token = makeJwt({ sub: userId, iat, exp: iat + ttl, jti: issued.length + 1 });
+      const token = makeJwt(
+        options.withoutIat ? { sub: userId, exp: iat + ttl, jti: issued.length + 1 } : { sub: userId, iat, exp: iat + ttl, jti: issued.length + 1 },
+      );
       if (options.strictRotation) valid.clear();
       valid.set(token, iat + ttl);
       issued.push(token);

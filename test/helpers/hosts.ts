@@ -4,7 +4,9 @@
  * Each follows its host's documented semantics (shared/notes/miniprogram-hosts.md):
  * WeChat family gives HTTP errors in `success`; Alipay gives them in `fail` with
  * `error: 19` and reads only `headers` (older base libraries); Douyin and Baidu accept only
- * `dataType` 'json' or 'string'; WeChat fails beyond 10 concurrent requests. Quirks seen in
+ * `dataType` 'json' or 'string'; WeChat runs at most 10 requests at once and queues the rest in
+ * arrival order (a caller's own `wx.request` waits behind the SDK's), and fails uploads and
+ * downloads beyond 10 of each. Quirks seen in
  * the field can be switched on per emulator.
  */
 import { randomBytes } from 'node:crypto';
@@ -45,7 +47,7 @@ export interface HostQuirks {
   neverCallBack?: boolean;
   /** Refuse URLs outside these origins as the domain allow-list does. */
   allowedOrigins?: string[];
-  /** Concurrent requests beyond which the host fails (WeChat: 10, and 10 uploads and 10 downloads). */
+  /** Requests the host runs at once, queueing the rest (WeChat: 10); uploads and downloads beyond as many fail. */
   maxConcurrent?: number;
   /** Alipay before base library 2.8.8: downloadFile's success carries no statusCode. */
   noDownloadStatus?: boolean;
@@ -98,6 +100,8 @@ function tempFile(kind: HostKind): string {
 
 export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHost {
   let active = 0;
+  // Requests beyond the limit, in arrival order: each starts as a running one settles.
+  const waiting: Array<() => void> = [];
   let injected: HostResult | undefined;
   const max = quirks.maxConcurrent ?? defaultMaxConcurrent(kind);
   const host: EmulatedHost = {
@@ -128,17 +132,20 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
     request: (options) => {
       host.calls.push(options);
       let done = false;
+      let running = false;
       let onAbort: (() => void) | undefined;
       const deliver = (kindOf: 'success' | 'fail', result: HostResult) => {
         if (done) return;
         done = true;
-        active--;
+        if (running) {
+          active--;
+          const next = waiting.shift();
+          if (next) next();
+        } else waiting.splice(waiting.indexOf(run), 1);
         callBack(options, quirks, kindOf, result, { errMsg: 'request:fail late duplicate', error: 12 }, { status: 200 });
       };
       const fail = (failure: HostFailure, detail?: string) => deliver('fail', hostFailure(kind, 'request', failure, detail));
 
-      active++;
-      host.maxSeen = Math.max(host.maxSeen, active);
       const task = {
         abort: () => {
           host.aborted++;
@@ -148,9 +155,8 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       };
       const headersIn = isWxShaped(kind) ? options.header : options.headers; // Alipay (older) reads only `headers`
       const dataType = options.dataType ?? 'json';
-      setTimeout(() => {
+      const send = () => {
         if (done) return;
-        if (active > max) return fail('throttled');
         if ((kind === 'tt' || kind === 'swan') && dataType !== 'json' && dataType !== 'string') return fail('params', `invalid dataType ${dataType}`);
         if (injected) {
           const result = injected;
@@ -197,7 +203,15 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         });
         if (body !== undefined) req.write(body);
         req.end();
-      }, 0);
+      };
+      function run() {
+        running = true;
+        active++;
+        host.maxSeen = Math.max(host.maxSeen, active);
+        setTimeout(send, 0);
+      }
+      if (active < max) run();
+      else waiting.push(run);
       // Taro.request returns a Promise with .abort and also calls the callbacks.
       return kind === 'Taro' ? taroPromise(options, task) : task;
     },

@@ -109,7 +109,7 @@ export interface World {
 
 /** The async tokenStore: every call waits for the test to settle it. */
 interface ModelStore {
-  data: { token: string; receivedAt: number; expiresAt: number; key?: string } | undefined;
+  data: { token: string; receivedAt: number; expiresAt: number; key?: string; service?: string } | undefined;
   pending: Array<() => void>;
 }
 
@@ -271,6 +271,8 @@ export async function createWorld(factory: ModelClientFactory, skew = 0): Promis
       world.trace.push(`  store call #${world.store.pending.length}: ${what}`);
       world.store.pending.push(() => resolve(fn()));
     });
+  // The previous launch's record was saved for this service (a record is restored only for its baseUrl).
+  if (world.store.data) world.store.data.service = world.server.url;
   const tokenStore: TokenStore = {
     key: () => 'user-' + world.user,
     get: () => later('get', () => world.store.data),

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import vm from 'node:vm';
 import { afterAll, expect, test } from 'vitest';
 import { startSandbox } from '../../src/testing.js';
-import { patternBytes } from '../helpers/fake-service.js';
+import { makeJwt, patternBytes } from '../helpers/fake-service.js';
 import { createHost } from '../helpers/hosts.js';
 import { sendJson, startServer } from '../helpers/server.js';
 
@@ -22,7 +22,7 @@ test('examples/miniprogram-files.js against the sandbox: the photo goes up intac
   const sandbox = await startSandbox();
   const forced: boolean[] = [];
   const route = await startServer(async (req, res) => {
-    forced.push(req.url === '/channel-token?force=1');
+    forced.push(req.url!.startsWith('/channel-token?force=1'));
     sendJson(res, 200, { access_token: await sandbox.issueToken('user-1') });
   });
   try {
@@ -78,5 +78,53 @@ test('examples/miniprogram-files.js against the sandbox: the photo goes up intac
   } finally {
     await sandbox.close();
     await route.close();
+  }
+});
+
+/** The example in a WeChat-like realm against `service` and a token route answering `routeStatus`: the page's updates once it is done. */
+async function runWithRoute(serviceUrl: string, routeStatus: number, tokens: string[]) {
+  const route = await startServer((_req, res) => {
+    if (routeStatus !== 200) return sendJson(res, routeStatus, { error: 'no session' });
+    tokens.push(makeJwt({ iat: 1, exp: 2e9, n: tokens.length }));
+    sendJson(res, 200, { access_token: tokens.at(-1) });
+  });
+  try {
+    const chosen = join(dir, 'photo.jpg');
+    writeFileSync(chosen, patternBytes(200_000));
+    const wx = {
+      ...createHost('wx'),
+      chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1),
+    };
+    const updates: Array<Record<string, unknown>> = [];
+    let page: { onChoose(): void; onUnload(): void } | undefined;
+    const context = vm.createContext({
+      setTimeout,
+      clearTimeout,
+      wx,
+      getApp: () => ({ globalData: { session: 'demo-session' } }),
+      Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })),
+    });
+    const sdk = { exports: {} };
+    vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
+    const code = readFileSync('examples/miniprogram-files.js', 'utf8')
+      .replaceAll('https://channel.example.com', serviceUrl)
+      .replaceAll('https://partner.example.com', route.url);
+    vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
+    page!.onChoose();
+    await expect.poll(() => updates.find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
+    return { updates, done: updates.find((u) => 'invoice' in u || 'error' in u)!, wx };
+  } finally {
+    await route.close();
+  }
+}
+
+test("examples/miniprogram-files.js with a token route answering 401: the page's error names the route's status (#29 item 9)", async () => {
+  const service = await startServer((_req, res) => sendJson(res, 200, { code: 0, data: {} }));
+  try {
+    const { done } = await runWithRoute(service.url, 401, []);
+    expect(String(done.error)).toContain('token route answered 401');
+    expect(String(done.error)).not.toContain('is a `return` missing');
+  } finally {
+    await service.close();
   }
 });

@@ -41,7 +41,7 @@ afterEach(() => service?.close());
 
 interface Sdk {
   createClient(o: object): { get(p: string): Promise<unknown>; getToken(): Promise<string>; clearToken(): void };
-  hostTokenStore(o: object): { get(): unknown; set(v: unknown): unknown; remove(): unknown; key?: () => unknown };
+  hostTokenStore(o: object): { get(service: string): unknown; set(v: unknown): unknown; remove(service: string): unknown; key?: () => unknown };
 }
 
 /** A fresh realm with the host global and the bundle loaded, as a cold start has. */
@@ -81,7 +81,7 @@ describe.each(families)('hostTokenStore over %s storage', (kind) => {
     const first = launch(kind, api, 'user-1', clock.now);
     await first.client.get('/a');
     expect(first.calls).toEqual([false]);
-    expect([...data.keys()]).toEqual(['channel-sdk:token']);
+    expect([...data.keys()]).toEqual(['channel-sdk:token ' + service.url]);
 
     clock.advance(60_000);
     const second = launch(kind, api, 'user-1', clock.now);
@@ -139,10 +139,89 @@ test('a record naming another user, or junk, in the slot is never used', async (
   const other = launch('wx', api, 'user-2', clock.now);
   await other.client.get('/b');
   expect(other.calls).toEqual([false]);
-  data.set('channel-sdk:token', '{not json');
+  data.set('channel-sdk:token ' + service.url, '{not json');
   const junk = launch('wx', api, 'user-3', clock.now);
   await junk.client.get('/c');
   expect(junk.calls).toEqual([false]);
+});
+
+/**
+ * Issue #29 item 1: two clients of one mini-program for two deployments of the service (a CN and
+ * an SG baseUrl), each with the README's `hostTokenStore({ key: () => userId })`, over one device
+ * storage. Each service only ever gets its own tokens, in the launch that obtained them and after a
+ * relaunch, and a logout from one leaves the other's record.
+ */
+describe.each(['wx', 'my'] as HostKind[])('a stored token is bound to its service as well as its user, over %s storage (#29 item 1)', (kind) => {
+  let sg: FakeService;
+  afterEach(() => sg?.close());
+
+  /** A cold start with one client per service, each asking its own service's token route. */
+  function launchBoth(storage: object, user: string, now: () => number) {
+    const sdk = realm(kind, storage);
+    const userId = () => user;
+    const make = (of: FakeService) => {
+      const calls: boolean[] = [];
+      const client = sdk.createClient({
+        baseUrl: of.url,
+        now,
+        tokenProvider: ({ forceRefresh }: { forceRefresh: boolean }) => (calls.push(forceRefresh), of.issue(user)),
+        tokenStore: sdk.hostTokenStore({ key: userId }),
+      });
+      return { client, calls };
+    };
+    return { cn: make(service), sg: make(sg) };
+  }
+
+  /** Tokens a service received that it did not issue. */
+  const foreign = (of: FakeService) => of.hits.filter((hit) => !of.issued.includes(hit.token as string)).length;
+
+  test('two launches sharing one storage: each service gets only its own token, 1 provider call each, 0 after the relaunch', async () => {
+    const clock = createClock();
+    service = await startFakeService({ clock });
+    sg = await startFakeService({ clock });
+    const { api } = createStorage(kind);
+
+    const first = launchBoth(api, 'user-1', clock.now);
+    await first.cn.client.get('/a');
+    await first.sg.client.get('/a');
+    expect([first.cn.calls, first.sg.calls]).toEqual([[false], [false]]);
+
+    clock.advance(60_000);
+    const second = launchBoth(api, 'user-1', clock.now);
+    await second.sg.client.get('/b');
+    await second.cn.client.get('/b');
+    expect([second.cn.calls, second.sg.calls]).toEqual([[], []]);
+    expect([foreign(service), foreign(sg)]).toEqual([0, 0]);
+    expect(service.hits.map((hit) => hit.status)).toEqual([200, 200]);
+    expect(sg.hits.map((hit) => hit.status)).toEqual([200, 200]);
+
+    // A logout from the CN client forgets its record only: SG's survives the next relaunch.
+    second.cn.client.clearToken();
+    const third = launchBoth(api, 'user-1', clock.now);
+    await third.sg.client.get('/c');
+    await third.cn.client.get('/c');
+    expect([third.cn.calls, third.sg.calls]).toEqual([[false], []]);
+    expect([foreign(service), foreign(sg)]).toEqual([0, 0]);
+  });
+
+  test('a record saved for another service, or without a service, is never restored', async () => {
+    const clock = createClock();
+    service = await startFakeService({ clock });
+    sg = await startFakeService({ clock });
+    const { api, data } = createStorage(kind);
+    await launchBoth(api, 'user-1', clock.now).cn.client.get('/a');
+    const record = JSON.parse(String(data.get('channel-sdk:token ' + service.url))) as object;
+    // CN's record copied into SG's slot (a store that ignores the slot), then one without a service.
+    data.set('channel-sdk:token ' + sg.url, JSON.stringify(record));
+    const copied = launchBoth(api, 'user-1', clock.now);
+    await copied.sg.client.get('/b');
+    expect(copied.sg.calls).toEqual([false]);
+    data.set('channel-sdk:token ' + service.url, JSON.stringify({ ...record, service: undefined }));
+    const unbound = launchBoth(api, 'user-1', clock.now);
+    await unbound.cn.client.get('/b');
+    expect(unbound.cn.calls).toEqual([false]);
+    expect([foreign(service), foreign(sg)]).toEqual([0, 0]);
+  });
 });
 
 /**
@@ -271,9 +350,10 @@ describe('async store writes are ordered: a logout is never undone by a slower s
   function slowStore(sdk: Sdk, setMs: number, removeMs: number, log: string[]) {
     const inner = sdk.hostTokenStore({ key: 'alice' });
     return {
-      get: async () => inner.get(),
+      // A wrapper passes the service on: hostTokenStore keeps one record per service.
+      get: async (of: string) => inner.get(of),
       set: (value: unknown) => (log.push('set'), delay(setMs).then(() => void inner.set(value))),
-      remove: () => (log.push('remove'), delay(removeMs).then(() => void inner.remove())),
+      remove: (of: string) => (log.push('remove'), delay(removeMs).then(() => void inner.remove(of))),
     };
   }
 

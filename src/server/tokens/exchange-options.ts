@@ -73,11 +73,12 @@ export interface TokenExchange {
    * else from the service (concurrent calls for one user share one request, across instances
    * when the cache has a `lock`). `forceRefresh: true` never answers from the cache: it asks the
    * service, or shares a forced refresh of that user under way or obtained within
-   * `forceRefreshWindow`; use it when the SDK's provider is called with it. `signal` lets this
+   * `forceRefreshWindow` (never the token whose fingerprint is `rejected`: tokenProvider's
+   * context names the token a 401 rejected); use it when the SDK's provider is called with it. `signal` lets this
    * caller stop waiting; the shared request goes on for the others. Rejects with
    * `TokenExchangeError` or `ConfigError` only.
    */
-  getToken(externalUserId: string, options?: { forceRefresh?: boolean; signal?: AbortSignal }): Promise<ExchangedToken>;
+  getToken(externalUserId: string, options?: { forceRefresh?: boolean; signal?: AbortSignal; rejected?: string }): Promise<ExchangedToken>;
 }
 
 /**

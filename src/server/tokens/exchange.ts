@@ -2,6 +2,7 @@
 // cache lock), tokens from the cache while fresh, the cache skipped while it fails. The call
 // itself is in token-request.ts, the options in exchange-options.ts.
 import { isThenable } from '../../shared/bounded.js';
+import { tokenFingerprint } from '../../shared/fingerprint.js';
 import { raceSignal, sleep } from '../../shared/signal.js';
 import { normalizeBaseUrl } from '../../shared/url.js';
 import { ConfigError } from '../../errors/ConfigError.js';
@@ -145,8 +146,14 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
    * When the cache fails, or is being skipped, the service is asked at once (or this process's
    * fallback answers).
    */
-  async function lookup(key: string, externalUserId: string, firstRead: CacheRead, started: number, force: boolean): Promise<CachedToken> {
-    const accept = force ? forcedRecently : fresh;
+  async function lookup(
+    key: string,
+    externalUserId: string,
+    firstRead: CacheRead,
+    started: number,
+    force: boolean,
+    accept: (token: CachedToken) => boolean,
+  ): Promise<CachedToken> {
     const ourselves = (lock?: TokenCacheLock) => fromService(key, externalUserId, lock, force);
     const budget = started + cacheTimeout;
     const cached = await firstRead;
@@ -216,7 +223,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
 
   return {
     getToken(externalUserId, callOptions) {
-      const { forceRefresh = false, signal } = callOptions || {};
+      const { forceRefresh = false, signal, rejected } = callOptions || {};
       const problem = externalUserIdProblem(externalUserId) ?? userIdKeyProblem(externalUserId as string);
       if (problem) return Promise.reject(new ConfigError('externalUserId ' + problem));
       if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function')) {
@@ -227,29 +234,33 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       // While the cache's client makes its first connection, the flight waits for it first.
       const connecting = guard.connected();
       if (forceRefresh) {
-        const joined = forced.get(key);
-        if (joined) return forCaller(joined, signal);
-        // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
-        const start = (): Promise<CachedToken> => {
-          if (window === 0) return refreshAlone(key, externalUserId);
+        // A token the window would share, unless it is the one the caller's 401 just rejected.
+        const accept = (token: CachedToken) => forcedRecently(token) && tokenFingerprint(token.accessToken) !== rejected;
+        const own = (): Promise<ExchangedToken> => {
+          // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
+          const start = (): Promise<CachedToken> =>
+            window === 0 ? refreshAlone(key, externalUserId) : lookup(key, externalUserId, readCache(key), Date.now(), true, accept);
+          if (connecting)
+            return forCaller(
+              startFlight(forced, key, () => connecting.then(start)),
+              signal,
+            );
           const started = Date.now();
-          return lookup(key, externalUserId, readCache(key), started, true);
+          const read: CacheRead = window > 0 ? readCache(key) : undefined;
+          if (window > 0 && !isThenable(read) && read !== FAILED && read && accept(read)) return Promise.resolve(callerToken(read));
+          const run = window > 0 ? () => lookup(key, externalUserId, read, started, true, accept) : () => refreshAlone(key, externalUserId);
+          return forCaller(startFlight(forced, key, run), signal);
         };
-        if (connecting)
-          return forCaller(
-            startFlight(forced, key, () => connecting.then(start)),
-            signal,
-          );
-        const started = Date.now();
-        const read: CacheRead = window > 0 ? readCache(key) : undefined;
-        if (window > 0 && !isThenable(read) && read !== FAILED && read && forcedRecently(read)) return Promise.resolve(callerToken(read));
-        const run = window > 0 ? () => lookup(key, externalUserId, read, started, true) : () => refreshAlone(key, externalUserId);
-        return forCaller(startFlight(forced, key, run), signal);
+        const joined = forced.get(key);
+        if (!joined) return own();
+        // A flight under way may end with the rejected token (read from the cache): then one of our own.
+        const joinedToken = forCaller(joined, signal);
+        return rejected ? joinedToken.then((token) => (tokenFingerprint(token.accessToken) === rejected ? own() : token)) : joinedToken;
       }
       const joined = forced.get(key) || shared.get(key);
       if (joined) return forCaller(joined, signal);
       if (connecting) {
-        const run = () => connecting.then(() => lookup(key, externalUserId, readCache(key), Date.now(), false));
+        const run = () => connecting.then(() => lookup(key, externalUserId, readCache(key), Date.now(), false, fresh));
         return forCaller(startFlight(shared, key, run), signal);
       }
       const read = readCache(key);
@@ -258,7 +269,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
       if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow()))
         return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
       return forCaller(
-        startFlight(shared, key, () => lookup(key, externalUserId, read, Date.now(), false)),
+        startFlight(shared, key, () => lookup(key, externalUserId, read, Date.now(), false, fresh)),
         signal,
       );
     },

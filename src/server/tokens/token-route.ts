@@ -20,7 +20,10 @@ import { allowedOrigin, checkAllowedOrigins, crossSite, preflightAnswer, withCor
 
 /** What the token route needs from `createTokenExchange(...)` (or your own source of user tokens). */
 export interface TokenSource {
-  getToken(externalUserId: string, options: { forceRefresh: boolean }): Promise<{ accessToken: string; expiresIn: number; expiresAt?: number }>;
+  getToken(
+    externalUserId: string,
+    options: { forceRefresh: boolean; rejected?: string },
+  ): Promise<{ accessToken: string; expiresIn: number; expiresAt?: number }>;
 }
 
 /** Where the token route stopped, for `onError`. */
@@ -91,6 +94,8 @@ const CROSS_SITE = answer(403, { error: "cross-site request refused: list the pa
 const NOT_JSON = answer(415, { error: 'a POST to the token route must be JSON (Content-Type: application/json), e.g. {"forceRefresh":true}, or have no body' });
 
 const FORCE = /(?:^|&)force=(?:1|true)(?:&|$)/;
+// The fingerprint of the token a 401 just rejected (tokenProvider's `rejected`).
+const REJECTED = /(?:^|&)rejected=(\w{1,16})(?:&|$)/;
 const JSON_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 const optionKeys = ['exchange', 'resolveUser', 'onError', 'allowedOrigins', 'bodyTimeoutMs'];
 // Token route bodies in flight at once, across requests: 1,024 of the largest (16 KiB).
@@ -118,7 +123,9 @@ function describeUser(user: unknown): string {
  * The partner's side of the client's `tokenProvider`, ready-made: `GET` (or `POST`) answers
  * `{ access_token, token_type: 'Bearer', expires_in }` for the signed-in user, with
  * `Cache-Control: no-store`. A forced refresh is asked for with `?force=1` in the URL, or
- * `{"forceRefresh":true}` as a JSON POST body. 401 when `resolveUser` finds nobody; 502 when the exchange fails
+ * `{"forceRefresh":true}` as a JSON POST body; `rejected` (`&rejected=...` or in the body: the
+ * fingerprint tokenProvider's context names) is passed on, so that it is never answered with
+ * the token the 401 just rejected. 401 when `resolveUser` finds nobody; 502 when the exchange fails
  * (500 for a user id it refuses, or a `resolveUser` answer that is not an id), with the details in
  * `onError`, never the token. Browsers' cross-site requests (403) and POSTs that are not JSON (415)
  * are refused: no other site can make a signed-in user's browser ask for tokens, but the pages
@@ -191,6 +198,7 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
       );
     }
     let forceRefresh = FORCE.test(incoming.query());
+    let rejected = (REJECTED.exec(incoming.query()) || [])[1];
     if (method === 'POST' && !forceRefresh) {
       // A body the framework parsed already (express.json()...) is used as it is.
       let value = incoming.parsed();
@@ -223,7 +231,10 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
           }
         }
       }
-      forceRefresh = typeof value === 'object' && value !== null && (value as { forceRefresh?: unknown }).forceRefresh === true;
+      const asked = (typeof value === 'object' && value) || {};
+      forceRefresh = (asked as { forceRefresh?: unknown }).forceRefresh === true;
+      const named = (asked as { rejected?: unknown }).rejected;
+      if (typeof named === 'string' && /^\w{1,16}$/.test(named)) rejected = named;
     }
     let user: string | number | null | undefined;
     try {
@@ -244,7 +255,7 @@ export function createTokenRoute<R = Request>(options: TokenRouteOptions<R>): To
     let token: Awaited<ReturnType<TokenSource['getToken']>>;
     try {
       exchange ||= (given as () => TokenSource)();
-      token = await exchange.getToken(String(user), { forceRefresh });
+      token = await exchange.getToken(String(user), rejected ? { forceRefresh, rejected } : { forceRefresh });
     } catch (error) {
       // A ConfigError is ours to fix (e.g. a user id over 128 characters); the rest is upstream.
       const ours = isChannelError(error) && error.code === 'CONFIG_ERROR';

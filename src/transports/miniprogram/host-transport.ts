@@ -23,7 +23,7 @@ export interface MiniProgramTransportOptions {
   alipay?: boolean;
   /** `dataType` that makes the host return raw text: `'string'` for tt/swan, `'text'` elsewhere. */
   dataType: string;
-  /** Requests in flight at once, and as many uploads and downloads; more wait in a queue (WeChat allows 10 of each). */
+  /** The host's limit: requests in flight at once (one fewer: a slot is kept for the tokenProvider), uploads and downloads; more wait in a queue (WeChat allows 10 of each). */
   concurrency: number;
   /** Removes a file the host wrote (a download's error body); best effort, never throws. */
   removeFile?: (path: string) => void;
@@ -34,8 +34,9 @@ const HOST_TIMEOUT_LIMIT = 60000;
 /** A transport over a mini-program host's `request()`, `uploadFile()` and `downloadFile()`. */
 export function createMiniProgramTransport(options: MiniProgramTransportOptions): Transport {
   const { request, dataType, concurrency, alipay } = options;
-  // The host's limits are per API (WeChat: 10 requests, 10 uploads, 10 downloads at once).
-  const slots = { request: limiter(concurrency), upload: limiter(concurrency), download: limiter(concurrency) };
+  // The host's limits are per API (WeChat: 10 requests, 10 uploads, 10 downloads at once). One
+  // request slot is kept free: a tokenProvider's own request() never waits behind ours.
+  const slots = { request: limiter(concurrency - 1 || 1), upload: limiter(concurrency), download: limiter(concurrency) };
 
   return (req) =>
     new Promise<TransportResponse>((resolve, reject) => {

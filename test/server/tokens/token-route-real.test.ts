@@ -16,6 +16,7 @@ import {
   type TokenRouteOptions,
 } from '../../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../../src/testing.js';
+import { createClient } from '../../../src/index.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -354,5 +355,66 @@ describe('cross-site requests and non-JSON POSTs are refused (#21.5)', () => {
     expect(() => createTokenRoute({ ...base, onError: 'log' } as never)).toThrow(/onError must be a function/);
     expect(() => createTokenRoute({ ...base, bodyTimeout: 5000 } as never)).toThrow(/did you mean "bodyTimeoutMs"/);
     expect(() => createTokenRoute({ ...base, bodyTimeoutMs: 0 })).toThrow(/bodyTimeoutMs must be a number of milliseconds from 1/);
+  });
+});
+
+/**
+ * Issue #29 item 8, as QA does it: the sandbox, the README's route (createTokenRoute with its
+ * defaults, so a 5 s forceRefreshWindow) and the client, "expire" pressed twice within seconds.
+ * The second forced refresh used to be answered with the token the first one obtained, which the
+ * sandbox had just expired: the replay got 401 and auth:failed blamed the provider's cache.
+ */
+describe('two expires within seconds: a forced refresh is never answered with the token just rejected (#29 item 8)', () => {
+  async function qa(passRejected: boolean) {
+    const route = await routeServer();
+    const asked: Array<string | undefined> = [];
+    const client = createClient({
+      baseUrl: sandbox.url,
+      retry: 0,
+      tokenProvider: async ({ forceRefresh, rejected }) => {
+        asked.push(forceRefresh ? 'forced' + (rejected ? ' rejected=' + rejected : '') : 'plain');
+        const query = forceRefresh ? '?force=1' + (passRejected && rejected ? '&rejected=' + rejected : '') : '';
+        const r = await fetch(route.url + '/channel-token' + query, { headers: { 'x-user': 'qa-user' } });
+        if (!r.ok) throw new Error('token route answered HTTP ' + r.status);
+        return ((await r.json()) as { access_token: string }).access_token;
+      },
+    });
+    const failed: string[] = [];
+    client.on('auth:failed', ({ error }) => failed.push(error.message));
+    const read = () =>
+      client.get('/open/api/v1/sdk/orders', { raw: true }).then(
+        () => 'ok',
+        (e: Error & { code?: string }) => e.code + ': ' + e.message,
+      );
+    return { route, asked, failed, read, close: route.close };
+  }
+
+  test('the README provider passes `rejected` on: both expires end in a fresh token, 0 auth:failed', async () => {
+    const { asked, failed, read, close } = await qa(true);
+    try {
+      expect(await read()).toBe('ok');
+      sandbox.expireTokens();
+      expect(await read()).toBe('ok');
+      sandbox.expireTokens();
+      expect(await read()).toBe('ok');
+      expect(failed).toEqual([]);
+      expect(asked.map((a) => a?.replace(/=\w+/, '=<fingerprint>'))).toEqual(['plain', 'forced rejected=<fingerprint>', 'forced rejected=<fingerprint>']);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a provider that does not pass it on: the message names the window that handed the rejected token back, not a missing sign-in', async () => {
+    const { read, close } = await qa(false);
+    try {
+      expect(await read()).toBe('ok');
+      sandbox.expireTokens();
+      expect(await read()).toBe('ok');
+      sandbox.expireTokens();
+      const second = await read();
+      expect(second).toMatch(/^UNAUTHORIZED: .*the very token just rejected.*forceRefreshWindow.*`rejected`/);
+    } finally {
+      await close();
+    }
   });
 });

@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { AbortError, ConfigError, createCancelToken, createClient, NetworkError, TimeoutError, UnauthorizedError } from '../../../src/miniprogram.js';
 import type { HostRequestOptions } from '../../../src/miniprogram.js';
-import { startFakeService, type FakeService } from '../../helpers/fake-service.js';
+import { makeJwt, startFakeService, type FakeService } from '../../helpers/fake-service.js';
+import { sendJson, startServer } from '../../helpers/server.js';
 import { createHost, type HostKind, type HostQuirks } from '../../helpers/hosts.js';
 
 let service: FakeService;
@@ -236,11 +237,11 @@ describe('settles exactly once', () => {
 });
 
 describe('concurrency queue', () => {
-  test('50 at once on a host that fails beyond 10: all succeed, never more than 10 in flight', async () => {
+  test("50 at once: all succeed, never more than 9 in flight (one of WeChat's 10 kept for the tokenProvider)", async () => {
     service = await startFakeService();
     const { host, client } = await setup('wx');
     await Promise.all(Array.from({ length: 50 }, (_, i) => client.get('/q/' + i)));
-    expect(host.maxSeen).toBe(10);
+    expect(host.maxSeen).toBe(9);
     expect(service.hits).toHaveLength(50);
   });
 
@@ -248,7 +249,7 @@ describe('concurrency queue', () => {
     service = await startFakeService();
     const { host, client } = await setup('wx', {}, { concurrency: 3 });
     await Promise.all(Array.from({ length: 20 }, (_, i) => client.get('/q/' + i)));
-    expect(host.maxSeen).toBe(3);
+    expect(host.maxSeen).toBe(2);
     expect(() => createClient({ baseUrl: service.url, tokenProvider: () => '', request: host.request, concurrency: 0 })).toThrow(ConfigError);
   });
 
@@ -380,4 +381,70 @@ describe('host detection', () => {
       /request must be the host request function/,
     );
   });
+});
+
+/**
+ * Issue #29 item 10: WeChat runs at most 10 requests at once and queues the rest (the emulation
+ * does so too). A tokenProvider that asks the partner's token route with `wx.request` must not
+ * wait behind the SDK's own slow requests until tokenTimeout: the SDK keeps one of the host's
+ * slots free for it.
+ */
+describe("a refresh is never starved by the SDK's own traffic (#29 item 10)", () => {
+  test.each(['wx', 'qq'] as HostKind[])(
+    '%s: 10 requests held open by the service, then a 401: the forced provider call over the same host gets its answer at once',
+    async (kind) => {
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      let held = 0;
+      const server = await startServer(async (req, res) => {
+        if (req.url === '/token')
+          return sendJson(res, 200, { token: makeJwt({ sub: 'user-1', iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 900 }) });
+        if (req.url === '/unauthorized') return sendJson(res, 401, { error: 'token rejected' });
+        held++;
+        await opened;
+        sendJson(res, 200, { code: 0, data: { path: req.url } });
+      });
+      try {
+        const host = createHost(kind);
+        const forced: boolean[] = [];
+        // The README's mini-program provider: the partner's token route over the host's request().
+        const tokenProvider = ({ forceRefresh }: { forceRefresh: boolean }) =>
+          new Promise<string>((resolve, reject) => {
+            forced.push(forceRefresh);
+            host.request({
+              url: server.url + '/token',
+              method: 'GET',
+              header: {},
+              headers: {},
+              dataType: 'json',
+              responseType: 'text',
+              timeout: 60_000,
+              success: (r) => resolve((r.data as { token: string }).token),
+              fail: reject,
+            });
+          });
+        // tokenTimeout is the slack: on the old code the provider's request waited behind the held ones until it ran out.
+        const client = createClient({ baseUrl: server.url, tokenProvider, request: host.request, tokenTimeout: 5000 });
+        await client.getToken();
+        const refreshed = new Promise<string>((resolve) => {
+          client.on('token', (e) => e.reason === 'unauthorized' && resolve('refreshed'));
+          client.on('token:error', (e) => resolve('provider failed: ' + e.error.message));
+        });
+        const rejected = client.get('/unauthorized').catch((e: unknown) => e);
+        const slow = Array.from({ length: 10 }, (_, i) => client.get('/held/' + i).catch((e: unknown) => e));
+        // While the 10 are held: the forced call has its token (its request took the kept slot).
+        expect(await refreshed).toBe('refreshed');
+        expect(forced).toEqual([false, true]);
+        expect(host.maxSeen).toBe(10);
+        open();
+        // The replay waited in the SDK's queue like any request; the route's 401 stands.
+        expect(await rejected).toBeInstanceOf(UnauthorizedError);
+        expect(await Promise.all(slow)).toEqual(Array.from({ length: 10 }, (_, i) => ({ path: '/held/' + i })));
+        expect(held).toBe(10);
+      } finally {
+        open();
+        await server.close();
+      }
+    },
+  );
 });

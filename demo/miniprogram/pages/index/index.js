@@ -20,10 +20,12 @@ Page({
     this.client = createClient({
       baseUrl: config.sandboxUrl,
       // request is detected (wx.request); 10 requests at most in flight, the rest queued.
-      tokenProvider: ({ forceRefresh }) => {
+      tokenProvider: ({ forceRefresh, rejected }) => {
         this.count('provider');
         this.log(`tokenProvider({ forceRefresh: ${forceRefresh} })`);
-        return call('GET', `/api/channel-token?user=${encodeURIComponent(this.data.user)}${forceRefresh ? '&force=1' : ''}`).then((body) => body.access_token);
+        return call('GET', `/api/channel-token?user=${encodeURIComponent(this.data.user)}${forceRefresh ? '&force=1&rejected=' + (rejected || '') : ''}`).then(
+          (body) => body.access_token,
+        );
       },
     });
     this.client.on('unauthorized', ({ attempt }) => (this.count('unauthorized'), this.log(`attempt ${attempt}: 401`)));
