@@ -78,7 +78,10 @@ describe('createMockHost: the SDK over it, as over a device', () => {
     const second = page({}, store(), host);
     await second.client.get(SANDBOX_PATHS.orders);
     expect([first.forced, second.forced, host.stats.tokenRouteCalls]).toEqual([[false], [], 1]);
-    expect(JSON.parse(String(host.storage.get('channel-sdk:token')))).toMatchObject({ key: 'user-1', token: expect.stringMatching(/^eyJ/) });
+    // One record per service (#29 item 1): the slot names the client's baseUrl.
+    const slots = [...host.storage.keys()].filter((k) => k.startsWith('channel-sdk:token'));
+    expect(slots).toHaveLength(1);
+    expect(JSON.parse(String(host.storage.get(slots[0])))).toMatchObject({ key: 'user-1', token: expect.stringMatching(/^eyJ/) });
   });
 
   test('files: an upload from host.files reaches the sandbox intact; a download after expireTokens() costs one forced refresh and removes the 401 body', async () => {
@@ -117,7 +120,7 @@ describe('createMockHost: the SDK over it, as over a device', () => {
     );
   });
 
-  test('the 10-call limit: an 11th request in flight fails as WeChat fails it; the SDK queues its calls under it', async () => {
+  test('the 10-call limit: an 11th request in flight fails as WeChat fails it; the SDK queues its calls under it, one slot kept for the token route', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const host = createMockHost({ routes: { 'GET /slow': async () => (await held, { body: { code: 0, data: 'late' } }) } });
@@ -134,10 +137,11 @@ describe('createMockHost: the SDK over it, as over a device', () => {
     const gate = new Promise<void>((resolve) => (free = resolve));
     const { host: second, client } = page({ service: { 'GET /open/api/v1/sdk/slow': async () => (await gate, { body: { code: 0, data: 1 } }) } });
     const calls = Array.from({ length: 25 }, () => client.get('/open/api/v1/sdk/slow'));
-    await vi.waitFor(() => expect(second.calls.filter((c) => c.url.endsWith('/slow'))).toHaveLength(10));
+    // The SDK runs its own calls at one under the limit: a slot stays free for the tokenProvider's own request (#29 item 10).
+    await vi.waitFor(() => expect(second.calls.filter((c) => c.url.endsWith('/slow'))).toHaveLength(9));
     free();
     expect(await Promise.all(calls)).toEqual(Array(25).fill(1));
-    expect(second.stats.maxInFlight).toBe(10);
+    expect(second.stats.maxInFlight).toBe(9);
   });
 
   test('abort() fails a call with the host abort; a route that never answers fails at the call timeout', async () => {
