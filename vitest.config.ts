@@ -18,12 +18,24 @@ const clientFiles = ['test/core/**/*.test.ts', 'test/transports/*.test.ts', 'tes
 // Inline projects do not inherit the root's test options, so each states its timeout: the
 // machines are shared and real servers, browsers and child processes take their time.
 const testTimeout = 20_000;
+// Fast tests run the source, never dist/ (a fresh clone has none): the recipes under examples/
+// import the package by its name, which the fast projects resolve to src/.
+const source = (entry: string) => new URL(`./src/${entry}`, import.meta.url).pathname;
+const fromSource = {
+  alias: [
+    { find: /^channel-sdk$/, replacement: source('index.ts') },
+    { find: /^channel-sdk\/miniprogram$/, replacement: source('miniprogram.ts') },
+  ],
+};
 
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'client', testTimeout, environment: dom, include: clientFiles, exclude: integration } },
-      { test: { name: 'node', testTimeout, environment: 'node', include: ['test/**/*.test.ts'], exclude: [...clientFiles, ...integration, ...elsewhere] } },
+      { resolve: fromSource, test: { name: 'client', testTimeout, environment: dom, include: clientFiles, exclude: integration } },
+      {
+        resolve: fromSource,
+        test: { name: 'node', testTimeout, environment: 'node', include: ['test/**/*.test.ts'], exclude: [...clientFiles, ...integration, ...elsewhere] },
+      },
       {
         test: {
           name: 'integration',
