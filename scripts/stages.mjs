@@ -55,27 +55,40 @@ function run(stage) {
 // eslint-disable-next-line no-control-regex -- colour codes some tools print anyway
 const plain = (text) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
-/** Runs `stages` in order; exits with the first failure's code after printing its output. */
+/**
+ * Runs `stages` in order; exits with the first failure's code after printing its output. A stage
+ * `{ parallel: [...] }` runs its stages at once (they must not depend on each other): `npm test`'s
+ * checks mostly wait on I/O and timers, so on 2 cores they overlap well.
+ */
 export async function runStages(title, stages) {
   const started = Date.now();
-  process.stdout.write(`${title}: ${stages.length} stages\n`);
+  const count = stages.reduce((n, stage) => n + (stage.parallel ? stage.parallel.length : 1), 0);
+  process.stdout.write(`${title}: ${count} stages\n`);
   for (const stage of stages) {
-    const t = Date.now();
-    process.stdout.write(`▶ ${stage.name}: ${stage.what}\n`);
-    const { code, output } = await run(stage);
-    const seconds = ((Date.now() - t) / 1000).toFixed(1);
-    if (code !== 0) {
-      process.stdout.write(`\n✗ ${stage.name} failed after ${seconds} s; its output:\n\n${output}\n`);
-      process.exit(code ?? 1);
+    const group = stage.parallel || [stage];
+    for (const one of group) process.stdout.write(`▶ ${one.name}: ${one.what}\n`);
+    const results = await Promise.all(
+      group.map(async (one) => {
+        const t = Date.now();
+        const { code, output } = await run(one);
+        const seconds = ((Date.now() - t) / 1000).toFixed(1);
+        if (code === 0) process.stdout.write(`✓ ${one.name} ${seconds} s\n`);
+        return { one, code, output, seconds };
+      }),
+    );
+    const failed = results.find((r) => r.code !== 0);
+    if (failed) {
+      process.stdout.write(`\n✗ ${failed.one.name} failed after ${failed.seconds} s; its output:\n\n${failed.output}\n`);
+      process.exit(failed.code ?? 1);
     }
-    process.stdout.write(`✓ ${stage.name} ${seconds} s\n`);
-    if (stage.summary)
-      process.stdout.write(
-        stage
-          .summary(output)
-          .map((line) => '    ' + line + '\n')
-          .join(''),
-      );
+    for (const { one, output } of results)
+      if (one.summary)
+        process.stdout.write(
+          one
+            .summary(output)
+            .map((line) => '    ' + line + '\n')
+            .join(''),
+        );
   }
   process.stdout.write(`\n${title} passed in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 }
