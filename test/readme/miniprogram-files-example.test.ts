@@ -11,12 +11,48 @@ import { join } from 'node:path';
 import vm from 'node:vm';
 import { afterAll, expect, test } from 'vitest';
 import { startSandbox } from '../../src/testing.js';
-import { makeJwt, patternBytes } from '../helpers/fake-service.js';
+import { patternBytes } from '../helpers/fake-service.js';
 import { createHost } from '../helpers/hosts.js';
 import { sendJson, startServer } from '../helpers/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-example-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * The example in a WeChat-like realm (the WeChat bundle, a faithful wx whose chooseMedia gives
+ * `photo` from disk) against `serviceUrl` and a token route at `routeUrl`. `choose()` runs the
+ * page's onChoose and resolves to the page's updates until the invoice or an error.
+ */
+function loadExample(serviceUrl: string, routeUrl: string, photo: Buffer) {
+  const chosen = join(dir, 'photo.jpg');
+  writeFileSync(chosen, photo);
+  const wx = {
+    ...createHost('wx'),
+    chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1),
+  };
+  const updates: Array<Record<string, unknown>> = [];
+  let page: { onChoose(): void; onUnload(): void } | undefined;
+  const context = vm.createContext({
+    setTimeout,
+    clearTimeout,
+    wx,
+    getApp: () => ({ globalData: { session: 'demo-session' } }),
+    Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })),
+  });
+  const sdk = { exports: {} };
+  vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
+  const code = readFileSync('examples/miniprogram-files.js', 'utf8')
+    .replaceAll('https://channel.example.com', serviceUrl)
+    .replaceAll('https://partner.example.com', routeUrl);
+  vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
+  const choose = async () => {
+    const from = updates.length;
+    page!.onChoose();
+    await expect.poll(() => updates.slice(from).find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
+    return updates.slice(from);
+  };
+  return { wx, choose };
+}
 
 test('examples/miniprogram-files.js against the sandbox: the photo goes up intact, the invoice comes down; after expire one forced refresh sends the photo again', async () => {
   const sandbox = await startSandbox();
@@ -27,36 +63,10 @@ test('examples/miniprogram-files.js against the sandbox: the photo goes up intac
   });
   try {
     const photo = patternBytes(200_000);
-    const chosen = join(dir, 'photo.jpg');
-    writeFileSync(chosen, photo);
-    const wx = {
-      ...createHost('wx'),
-      chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1),
-    };
-    const updates: Array<Record<string, unknown>> = [];
-    let page: { onChoose(): void; onUnload(): void } | undefined;
-    const context = vm.createContext({
-      setTimeout,
-      clearTimeout,
-      wx,
-      getApp: () => ({ globalData: { session: 'demo-session' } }),
-      Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })),
-    });
-    const sdk = { exports: {} };
-    vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
-    const code = readFileSync('examples/miniprogram-files.js', 'utf8')
-      .replaceAll('https://channel.example.com', sandbox.url)
-      .replaceAll('https://partner.example.com', route.url);
-    vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
-    const finished = async () => {
-      const from = updates.length;
-      page!.onChoose();
-      await expect.poll(() => updates.slice(from).find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
-      return updates.slice(from);
-    };
-    const first = await finished();
+    const { wx, choose } = loadExample(sandbox.url, route.url, photo);
+    const first = await choose();
     sandbox.expireTokens();
-    const second = await finished();
+    const second = await choose();
     for (const run of [first, second]) {
       const done = run.find((u) => 'invoice' in u || 'error' in u)!;
       expect(done.error).toBeUndefined();
@@ -81,50 +91,15 @@ test('examples/miniprogram-files.js against the sandbox: the photo goes up intac
   }
 });
 
-/** The example in a WeChat-like realm against `service` and a token route answering `routeStatus`: the page's updates once it is done. */
-async function runWithRoute(serviceUrl: string, routeStatus: number, tokens: string[]) {
-  const route = await startServer((_req, res) => {
-    if (routeStatus !== 200) return sendJson(res, routeStatus, { error: 'no session' });
-    tokens.push(makeJwt({ iat: 1, exp: 2e9, n: tokens.length }));
-    sendJson(res, 200, { access_token: tokens.at(-1) });
-  });
-  try {
-    const chosen = join(dir, 'photo.jpg');
-    writeFileSync(chosen, patternBytes(200_000));
-    const wx = {
-      ...createHost('wx'),
-      chooseMedia: (o: { success(r: unknown): void }) => setTimeout(() => o.success({ tempFiles: [{ tempFilePath: chosen }] }), 1),
-    };
-    const updates: Array<Record<string, unknown>> = [];
-    let page: { onChoose(): void; onUnload(): void } | undefined;
-    const context = vm.createContext({
-      setTimeout,
-      clearTimeout,
-      wx,
-      getApp: () => ({ globalData: { session: 'demo-session' } }),
-      Page: (p: typeof page & object) => (page = Object.assign(p, { setData: (d: Record<string, unknown>) => updates.push(d) })),
-    });
-    const sdk = { exports: {} };
-    vm.runInContext(`(function (module, exports) {${readFileSync('miniprogram_dist/index.js', 'utf8')}\n})`, context)(sdk, sdk.exports);
-    const code = readFileSync('examples/miniprogram-files.js', 'utf8')
-      .replaceAll('https://channel.example.com', serviceUrl)
-      .replaceAll('https://partner.example.com', route.url);
-    vm.runInContext(`(function (require) {${code}\n})`, context)(() => sdk.exports);
-    page!.onChoose();
-    await expect.poll(() => updates.find((u) => 'invoice' in u || 'error' in u), { timeout: 10_000 }).toBeTruthy();
-    return { updates, done: updates.find((u) => 'invoice' in u || 'error' in u)!, wx };
-  } finally {
-    await route.close();
-  }
-}
-
 test("examples/miniprogram-files.js with a token route answering 401: the page's error names the route's status (#29 item 9)", async () => {
   const service = await startServer((_req, res) => sendJson(res, 200, { code: 0, data: {} }));
+  const route = await startServer((_req, res) => sendJson(res, 401, { error: 'no session' }));
   try {
-    const { done } = await runWithRoute(service.url, 401, []);
+    const done = (await loadExample(service.url, route.url, patternBytes(200_000)).choose()).find((u) => 'invoice' in u || 'error' in u)!;
     expect(String(done.error)).toContain('token route answered 401');
     expect(String(done.error)).not.toContain('is a `return` missing');
   } finally {
     await service.close();
+    await route.close();
   }
 });
