@@ -1,0 +1,76 @@
+// The `telemetry: { tracer, meter }` option of the client entries and the server helpers: the
+// parts of an OpenTelemetry Tracer and Meter the SDK calls, typed structurally so that no
+// OpenTelemetry package is a dependency (trace.getTracer() and metrics.getMeter() fit as they are).
+import { checkKeys, describeValue, fail } from './check.js';
+
+/** Attribute values the SDK sets: never a token, secret, signature or user id. */
+export type TelemetryAttributes = Record<string, string | number | boolean>;
+
+/** What the SDK calls on an OpenTelemetry `Span`. */
+export interface TelemetrySpan {
+  setAttribute(key: string, value: string | number | boolean): unknown;
+  /** `code`: 2 is SpanStatusCode.ERROR. */
+  setStatus(status: { code: number; message?: string }): unknown;
+  spanContext(): { traceId: string; spanId: string; traceFlags: number; traceState?: { serialize(): string } };
+  end(): void;
+}
+
+/** Options the SDK passes to `startSpan`; `kind` 0 INTERNAL, 1 SERVER, 2 CLIENT (SpanKind). */
+export interface TelemetrySpanOptions {
+  kind?: number;
+  attributes?: TelemetryAttributes;
+}
+
+/** What the SDK calls on an OpenTelemetry `Tracer`: `trace.getTracer('channel-sdk')`. */
+export interface TelemetryTracer {
+  startSpan(name: string, options?: TelemetrySpanOptions): TelemetrySpan;
+  /** Runs `fn` with the span as the active one, so spans started inside (a provider's fetch) are its children. */
+  startActiveSpan<F extends (span: TelemetrySpan) => unknown>(name: string, options: TelemetrySpanOptions, fn: F): ReturnType<F>;
+}
+
+/** What the SDK calls on an OpenTelemetry `Meter`: `metrics.getMeter('channel-sdk')`. */
+export interface TelemetryMeter {
+  createCounter(name: string, options?: { description?: string; unit?: string }): { add(value: number, attributes?: TelemetryAttributes): void };
+  createHistogram(name: string, options?: { description?: string; unit?: string }): { record(value: number, attributes?: TelemetryAttributes): void };
+}
+
+/** The `telemetry` option: a tracer, a meter, or both. Without it nothing is created and no header added. */
+export interface TelemetryOptions {
+  tracer?: TelemetryTracer;
+  meter?: TelemetryMeter;
+}
+
+export const SPAN_INTERNAL = 0;
+export const SPAN_SERVER = 1;
+export const SPAN_CLIENT = 2;
+export const STATUS_ERROR = 2;
+
+/** Checks the `telemetry` option of `owner` (a constructor's name); undefined when absent. */
+export function checkTelemetry(value: unknown, owner: string): TelemetryOptions | undefined {
+  if (value === undefined) return undefined;
+  const example = owner + "({ ..., telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') } })";
+  if (typeof value !== 'object' || value === null) fail('telemetry must be an object { tracer, meter }, e.g. ' + example + '; got ' + describeValue(value));
+  checkKeys(value, ['tracer', 'meter'], 'telemetry option');
+  const { tracer, meter } = value as Record<string, Record<string, unknown> | undefined>;
+  if (tracer !== undefined && !(tracer && typeof tracer.startSpan === 'function' && typeof tracer.startActiveSpan === 'function'))
+    fail('telemetry.tracer must be an OpenTelemetry Tracer (startSpan, startActiveSpan), e.g. ' + example + '; got ' + describeValue(tracer));
+  if (meter !== undefined && !(meter && typeof meter.createCounter === 'function' && typeof meter.createHistogram === 'function'))
+    fail('telemetry.meter must be an OpenTelemetry Meter (createCounter, createHistogram), e.g. ' + example + '; got ' + describeValue(meter));
+  return value as TelemetryOptions;
+}
+
+/**
+ * The W3C `traceparent` naming `span`, or undefined for a span with no trace (a no-op tracer
+ * with nothing active gives all-zero ids: no header is sent then).
+ */
+export function traceparent(span: TelemetrySpan): string | undefined {
+  const c = span.spanContext();
+  if (!/^[\da-f]{32}$/.test(c.traceId) || /^0+$/.test(c.traceId) || /^0+$/.test(c.spanId)) return undefined;
+  return '00-' + c.traceId + '-' + c.spanId + '-0' + (c.traceFlags & 1);
+}
+
+/** Marks `span` failed with `type` (an error code or an HTTP status): `error.type` and the ERROR status. */
+export function failSpan(span: TelemetrySpan, type: string): void {
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: STATUS_ERROR });
+}
