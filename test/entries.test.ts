@@ -40,6 +40,8 @@ const client = [
   'isRetryable',
   'BeforeSend (type)',
   'SendAttempt (type)',
+  // OpenTelemetry (issue #34): the telemetry option's shape, a Tracer and a Meter typed structurally (no dependency).
+  'TelemetryOptions (type)',
   // Events (mitt) and their payloads.
   'ClientEvents (type)',
   'RequestInfo (type)',

@@ -10,6 +10,7 @@ import type { HeldToken, TokenManager } from './token-types.js';
 import type { SignalLike, Transport, TransportRequest, TransportResponse } from './types.js';
 import { runBeforeSend, type Outgoing } from './before-send.js';
 import type { BeforeSend } from './send-attempt.js';
+import type { ClientTelemetry } from './telemetry-client.js';
 
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
@@ -22,6 +23,7 @@ export function createAttempts(
   events: Events,
   redact: Redactor,
   beforeSend?: BeforeSend,
+  telemetry?: ClientTelemetry,
 ): Attempts {
   /** Emits a request event of `call`'s attempt number `attempt`. No payload is built for nobody. */
   function note<K extends 'request' | 'response' | 'unauthorized' | 'retry'>(
@@ -57,6 +59,8 @@ export function createAttempts(
     let replayed = false;
     let rejectedToken = '';
     let attempt = 0;
+    // Why this attempt follows another (the retry event's reason), for its span.
+    let resend: string | undefined;
     for (;;) {
       attempt++;
       note('request', call, attempt, {});
@@ -75,6 +79,7 @@ export function createAttempts(
       const startedAt = now();
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
+      let end: ((status?: number, error?: string) => void) | undefined;
       try {
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
@@ -86,11 +91,13 @@ export function createAttempts(
           const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
           return 'then' in next ? next.then(use) : use(next);
         };
+        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers);
         const sent = transport(request);
         response = await (call.dropOnAbort ? sent : raceRequest(sent, stop, context));
       } catch (error) {
         failure = transportError(error, stop, context, redact);
       }
+      if (end) end(response && response.status, failure && failure.code);
       if (response) tokens.observe(response.headers.get('date'), startedAt, now());
       tokens.sync();
       // Whatever the transport did, a cancelled request is not resolved, replayed or retried.
@@ -134,6 +141,8 @@ export function createAttempts(
           const used = held.version;
           held = await token(() => tokens.afterUnauthorized(used), stop, context);
           note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
+          resend = 'unauthorized';
+          if (telemetry) telemetry.replay();
           continue;
         }
         const transient = retryable && retries < policy.limit && policy.statusCodes.indexOf(status) >= 0;
@@ -144,6 +153,7 @@ export function createAttempts(
         reason = 'status';
       }
       retries++;
+      resend = reason;
       const delayMs = wait === undefined ? delayOf(policy, retries) : wait;
       note('retry', call, attempt, { reason, status, delayMs });
       await sleepRequest(delayMs, stop, context);

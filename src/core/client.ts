@@ -10,6 +10,7 @@ import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
 import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
+import { createClientTelemetry } from './telemetry-client.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
@@ -81,7 +82,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     live.clear();
   }
 
+  const telemetry = createClientTelemetry(config.telemetry, redact.text);
   const tokens = createTokenManager({
+    telemetry,
     provider: config.tokenProvider,
     tokenTimeout: config.tokenTimeout,
     refreshLeeway: config.refreshLeeway,
@@ -100,7 +103,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   });
   const prepare = createCallPreparer(config, platform);
   // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
-  const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact, config.beforeSend), live);
+  const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact, config.beforeSend, telemetry), live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {

@@ -3,6 +3,7 @@ import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
 import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
+import { checkTelemetry, type TelemetryOptions } from '../shared/telemetry.js';
 
 export interface ResolvedOptions {
   base: string;
@@ -16,9 +17,23 @@ export interface ResolvedOptions {
   tokenStore?: TokenStore;
   dedupeGets: boolean;
   beforeSend?: BeforeSend;
+  telemetry?: TelemetryOptions;
 }
 
-const coreKeys = ['baseUrl', 'tokenProvider', 'timeout', 'tokenTimeout', 'refreshLeeway', 'headers', 'retry', 'now', 'tokenStore', 'dedupeGets', 'beforeSend'];
+const coreKeys = [
+  'baseUrl',
+  'tokenProvider',
+  'timeout',
+  'tokenTimeout',
+  'refreshLeeway',
+  'headers',
+  'retry',
+  'now',
+  'tokenStore',
+  'dedupeGets',
+  'beforeSend',
+  'telemetry',
+];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
 export function resolveOptions(options: CoreClientOptions, entryKeys: string[]): ResolvedOptions {
@@ -60,6 +75,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
       beforeSend === undefined || typeof beforeSend === 'function'
         ? beforeSend
         : fail('beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body; got ' + describeValue(beforeSend)),
+    telemetry: checkTelemetry(options.telemetry),
   };
 }
 

@@ -41,7 +41,8 @@ export function createTokenObtainer(
     state.active = true;
     const fetch = () => {
       const receivedAt = now();
-      return callProvider(options, forced, forced && stale ? tokenFingerprint(stale.token) : undefined).then((value) => ({
+      const asked = () => callProvider(options, forced, forced && stale ? tokenFingerprint(stale.token) : undefined);
+      return (options.telemetry ? options.telemetry.provider(forced, reason, asked) : asked()).then((value) => ({
         token: tokenFromAnswer(value),
         receivedAt,
         doneAt: now(),

@@ -1,3 +1,4 @@
+import type { ClientTelemetry } from './telemetry-client.js';
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { Redactor } from './redactor.js';
 import type { RuntimeAbortSignal, StoredToken, TokenProvider, TokenReason, TokenStore } from './types.js';
@@ -75,6 +76,8 @@ export interface TokenManagerOptions {
   share?: TokenShare;
   /** The session ended other than by clear(): a logout in another tab, or a new tokenStore key(). Requests under way must be fenced. */
   onRemoteClear?: () => void;
+  /** Spans and metrics of the provider calls, when the client has `telemetry`. */
+  telemetry?: ClientTelemetry;
 }
 
 export interface TokenManager {

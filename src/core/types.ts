@@ -1,4 +1,5 @@
 import type { SignalLike } from '../shared/signal.js';
+import type { TelemetryOptions } from '../shared/telemetry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { TokenStore } from './token-store-types.js';
@@ -260,6 +261,12 @@ export interface CoreClientOptions {
    * @example beforeSend: async (attempt) => { attempt.headers['x-sign'] = await sign(attempt.method, attempt.url, attempt.body); }
    */
   beforeSend?: BeforeSend;
+  /**
+   * OpenTelemetry: a CLIENT span per attempt (with a `traceparent` header), a span per
+   * tokenProvider call, and token metrics. Nothing is created without it.
+   * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /**

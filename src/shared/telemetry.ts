@@ -45,17 +45,19 @@ export const SPAN_SERVER = 1;
 export const SPAN_CLIENT = 2;
 export const STATUS_ERROR = 2;
 
-/** Checks the `telemetry` option of `owner` (a constructor's name); undefined when absent. */
-export function checkTelemetry(value: unknown, owner: string): TelemetryOptions | undefined {
-  if (value === undefined) return undefined;
-  const example = owner + "({ ..., telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') } })";
-  if (typeof value !== 'object' || value === null) fail('telemetry must be an object { tracer, meter }, e.g. ' + example + '; got ' + describeValue(value));
-  checkKeys(value, ['tracer', 'meter'], 'telemetry option');
-  const { tracer, meter } = value as Record<string, Record<string, unknown> | undefined>;
-  if (tracer !== undefined && !(tracer && typeof tracer.startSpan === 'function' && typeof tracer.startActiveSpan === 'function'))
-    fail('telemetry.tracer must be an OpenTelemetry Tracer (startSpan, startActiveSpan), e.g. ' + example + '; got ' + describeValue(tracer));
-  if (meter !== undefined && !(meter && typeof meter.createCounter === 'function' && typeof meter.createHistogram === 'function'))
-    fail('telemetry.meter must be an OpenTelemetry Meter (createCounter, createHistogram), e.g. ' + example + '; got ' + describeValue(meter));
+/** Checks the `telemetry` option (of `owner`, a constructor, named in the message); undefined when absent. */
+export function checkTelemetry(value: unknown, owner?: string): TelemetryOptions | undefined {
+  const o = (value || {}) as Record<string, Record<string, unknown> | undefined>;
+  const bad = (name: string, method: string) => o[name] !== undefined && typeof (o[name] && o[name][method]) !== 'function';
+  if (value === undefined) return;
+  if (typeof value === 'object') checkKeys(o, ['tracer', 'meter'], 'telemetry option');
+  if (typeof value !== 'object' || !value || bad('tracer', 'startSpan') || bad('meter', 'createCounter'))
+    fail(
+      (owner ? owner + ': ' : '') +
+        "telemetry must be { tracer, meter } from OpenTelemetry (either may be left out), e.g. { tracer: trace.getTracer('app') }; got " +
+        describeValue(value) +
+        (value && typeof value === 'object' ? ' with tracer ' + describeValue(o.tracer) + ', meter ' + describeValue(o.meter) : ''),
+    );
   return value as TelemetryOptions;
 }
 
@@ -65,8 +67,13 @@ export function checkTelemetry(value: unknown, owner: string): TelemetryOptions 
  */
 export function traceparent(span: TelemetrySpan): string | undefined {
   const c = span.spanContext();
-  if (!/^[\da-f]{32}$/.test(c.traceId) || /^0+$/.test(c.traceId) || /^0+$/.test(c.spanId)) return undefined;
-  return '00-' + c.traceId + '-' + c.spanId + '-0' + (c.traceFlags & 1);
+  return /[1-9a-f]/.test(c.traceId) && /[1-9a-f]/.test(c.spanId) ? '00-' + c.traceId + '-' + c.spanId + '-0' + (c.traceFlags & 1) : undefined;
+}
+
+/** Ends `span`, failed with `type` (an error code or an HTTP status) when there is one: `error.type` and the ERROR status. */
+export function endSpan(span: TelemetrySpan, type?: string): void {
+  if (type) failSpan(span, type);
+  span.end();
 }
 
 /** Marks `span` failed with `type` (an error code or an HTTP status): `error.type` and the ERROR status. */
