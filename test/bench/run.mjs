@@ -418,6 +418,15 @@ if (global.gc) {
   console.log('\n' + out.trim());
 }
 
+// ---------------------------------------------------------------- J: telemetry off, no-op, SDK (issue #34)
+// In a process of its own (test/bench/telemetry.mjs): it registers a global context manager.
+{
+  const { execFileSync } = await import('node:child_process');
+  const out = execFileSync(process.execPath, [new URL('./telemetry.mjs', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], { encoding: 'utf8' });
+  tables.push(out.trim());
+  console.log('\n' + out.trim());
+}
+
 // ---------------------------------------------------------------- H: the webhook inbox (issue #33)
 // In processes of its own (test/bench/inbox.mjs): receivers, a redis-server and workers it kills.
 {
