@@ -22,7 +22,7 @@ export interface ClientTelemetry {
 /** The telemetry of a client, or undefined without the option; `redact` masks the tokens it knows in URLs. */
 export function createClientTelemetry(options: TelemetryOptions | undefined, redact: (text: string) => string): ClientTelemetry | undefined {
   if (!options) return;
-  const { tracer, meter } = options;
+  const { tracer, meter, propagate } = options;
   // Names and units: docs/guide/telemetry.md.
   const counter = (name: string, unit: string) => meter && meter.createCounter('channel.client.' + name, { unit });
   const refreshes = counter('token.refreshes', '{call}');
@@ -46,7 +46,7 @@ export function createClientTelemetry(options: TelemetryOptions | undefined, red
         attributes['channel.resend_reason'] = resend as string;
       }
       const span = tracer.startSpan(method, { kind: SPAN_CLIENT, attributes });
-      const header = traceparent(span);
+      const header = propagate !== false && traceparent(span);
       if (header && !headers.traceparent) headers.traceparent = header;
       return (status, error) => {
         if (status) span.setAttribute('http.response.status_code', status);

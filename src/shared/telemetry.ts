@@ -38,6 +38,12 @@ export interface TelemetryMeter {
 export interface TelemetryOptions {
   tracer?: TelemetryTracer;
   meter?: TelemetryMeter;
+  /**
+   * Send the W3C `traceparent` header naming each attempt's span (client) or the token call's
+   * (exchange). In a browser it makes a cross-origin request list `traceparent` in its preflight:
+   * set false when the service's CORS does not allow it. @default true
+   */
+  propagate?: boolean;
 }
 
 export const SPAN_INTERNAL = 0;
@@ -50,13 +56,21 @@ export function checkTelemetry(value: unknown, owner?: string): TelemetryOptions
   const o = (value || {}) as Record<string, Record<string, unknown> | undefined>;
   const bad = (name: string, method: string) => o[name] !== undefined && typeof (o[name] && o[name][method]) !== 'function';
   if (value === undefined) return;
-  if (typeof value === 'object') checkKeys(o, ['tracer', 'meter'], 'telemetry option');
-  if (typeof value !== 'object' || !value || bad('tracer', 'startSpan') || bad('meter', 'createCounter'))
+  if (typeof value === 'object') checkKeys(o, ['tracer', 'meter', 'propagate'], 'telemetry option');
+  if (
+    typeof value !== 'object' ||
+    !value ||
+    bad('tracer', 'startSpan') ||
+    bad('meter', 'createCounter') ||
+    (o.propagate !== undefined && typeof o.propagate !== 'boolean')
+  )
     fail(
       (owner ? owner + ': ' : '') +
-        "telemetry must be { tracer, meter } from OpenTelemetry (either may be left out), e.g. { tracer: trace.getTracer('app') }; got " +
+        "telemetry must be { tracer, meter, propagate } (an OpenTelemetry Tracer and/or Meter, propagate true or false), e.g. { tracer: trace.getTracer('app') }; got " +
         describeValue(value) +
-        (value && typeof value === 'object' ? ' with tracer ' + describeValue(o.tracer) + ', meter ' + describeValue(o.meter) : ''),
+        (value && typeof value === 'object'
+          ? ' with tracer ' + describeValue(o.tracer) + ', meter ' + describeValue(o.meter) + ', propagate ' + describeValue(o.propagate)
+          : ''),
     );
   return value as TelemetryOptions;
 }

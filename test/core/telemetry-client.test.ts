@@ -205,6 +205,13 @@ describe('client telemetry with the OpenTelemetry SDK', () => {
     expect(sent[sent.length - 1].headers.get('traceparent')).toBe(ids(span));
   });
 
+  test('propagate: false: spans, no header (a service whose CORS does not allow traceparent)', async () => {
+    const { client, sent } = setup({ telemetry: { tracer, propagate: false } });
+    await client.get(ORDER);
+    expect(named('GET')).toHaveLength(1);
+    expect(sent.every((r) => !r.headers.has('traceparent'))).toBe(true);
+  });
+
   test('a traceparent the caller set is kept', async () => {
     const { client, sent } = setup({ headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
     await client.get(ORDER);
@@ -230,7 +237,11 @@ describe('without telemetry, or with a no-op tracer', () => {
 
 describe('the telemetry option is checked', () => {
   test.each([
-    [{ tracer: {} }, /telemetry must be \{ tracer, meter \} from OpenTelemetry.*; got an object with tracer an object, meter undefined/],
+    [
+      { tracer: {} },
+      /telemetry must be \{ tracer, meter, propagate \} \(an OpenTelemetry Tracer.*; got an object with tracer an object, meter undefined, propagate undefined/,
+    ],
+    [{ propagate: 'no' }, /propagate "no"/],
     [{ meter: 'm' }, /got an object with tracer undefined, meter "m"/],
     [{ tracer: null }, /got an object with tracer null/],
     [{ tracers: {} }, /did you mean "tracer"/],
