@@ -38,6 +38,7 @@ export const documents = [
   'docs/guide/quick-starts.md',
   'docs/guide/testing.md',
   'docs/guide/request-stacks.md',
+  'docs/guide/telemetry.md',
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
