@@ -56,12 +56,16 @@ export async function listen(handler: (req: IncomingMessage, res: ServerResponse
  * name the way a user's bundler would (esbuild, browser conditions), served at `url`.
  */
 export async function servePackagePage(names: string[]): Promise<{ server: Server; url: string }> {
+  return serveBundledPage(`import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`);
+}
+
+/**
+ * A page running `source` (an ES module that may import the package by its name and any
+ * devDependency), bundled as a user's bundler would (esbuild, browser conditions), served at `url`.
+ */
+export async function serveBundledPage(source: string): Promise<{ server: Server; url: string }> {
   const bundle = await build({
-    stdin: {
-      contents: `import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`,
-      resolveDir: process.cwd(),
-      loader: 'js',
-    },
+    stdin: { contents: source, resolveDir: process.cwd(), loader: 'js' },
     bundle: true,
     format: 'esm',
     platform: 'browser',
