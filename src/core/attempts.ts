@@ -53,7 +53,11 @@ export function createAttempts(
     const retryable = policy.methods.indexOf(method) >= 0;
     // A token already held is used at once: an await here would let whatever else is queued run
     // before the host (or fetch) is even called, on every request.
-    const first = token(tokens.get, stop, context);
+    // The context active as the call starts stays its spans' parent, across the awaits below.
+    const parent = telemetry && telemetry.active();
+    const ask = (get: () => HeldToken | Promise<HeldToken>) =>
+      telemetry ? telemetry.within(parent, () => token(get, stop, context)) : token(get, stop, context);
+    const first = ask(tokens.get);
     let held = 'then' in first ? await first : first;
     let retries = 0;
     let replayed = false;
@@ -91,7 +95,7 @@ export function createAttempts(
           const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
           return 'then' in next ? next.then(use) : use(next);
         };
-        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers);
+        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
         const sent = transport(request);
         response = await (call.dropOnAbort ? sent : raceRequest(sent, stop, context));
       } catch (error) {
@@ -139,7 +143,7 @@ export function createAttempts(
           replayed = true;
           rejectedToken = held.token;
           const used = held.version;
-          held = await token(() => tokens.afterUnauthorized(used), stop, context);
+          held = await ask(() => tokens.afterUnauthorized(used));
           note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
           resend = 'unauthorized';
           if (telemetry) telemetry.replay();

@@ -2,7 +2,7 @@
 // attempt with its traceparent, one span per tokenProvider call, and the token counters. Built
 // only when the option is given: without it the attempt loop and the obtainer skip one `if`.
 // Kept small: every mini-program bundle carries it, traced or not (docs/maintainers/size.md).
-import { endSpan, SPAN_CLIENT, traceparent, type TelemetryAttributes, type TelemetryOptions, type TelemetrySpan } from '../shared/telemetry.js';
+import { activeContext, endSpan, SPAN_CLIENT, traceparent, type TelemetryAttributes, type TelemetryOptions, type TelemetrySpan } from '../shared/telemetry.js';
 import { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { TokenReason } from './types.js';
 
@@ -12,7 +12,18 @@ export interface ClientTelemetry {
    * event's reason) and names it in `headers.traceparent` unless the caller set one. Returns
    * what ends it: with the status, or with the failure's error code.
    */
-  attempt(method: string, url: string, n: number, resend: string | undefined, headers: Record<string, string>): (status?: number, error?: string) => void;
+  attempt(
+    method: string,
+    url: string,
+    n: number,
+    resend: string | undefined,
+    headers: Record<string, string>,
+    parent: unknown,
+  ): (status?: number, error?: string) => void;
+  /** The context active as a call starts: its spans' parent. */
+  active(): unknown;
+  /** Runs `f` (which may call the provider synchronously) with `parent` as the provider span's parent. */
+  within<T>(parent: unknown, f: () => T): T;
   /** Runs one tokenProvider call under its span, timed and counted. */
   provider<T>(forced: boolean, reason: TokenReason, run: () => Promise<T>): Promise<T>;
   /** A 401 is being replayed with a new token. */
@@ -24,13 +35,18 @@ export function createClientTelemetry(options: TelemetryOptions | undefined, red
   if (!options) return;
   const { tracer, meter, propagate } = options;
   // Names and units: docs/guide/telemetry.md.
-  const counter = (name: string, unit: string) => meter && meter.createCounter('channel.client.' + name, { unit });
+  const counter = quietly((name: string, unit: string) => meter && meter.createCounter('channel.client.' + name, { unit }));
   const refreshes = counter('token.refreshes', '{call}');
   const replays = counter('unauthorized_replays', '{request}');
-  const durations = meter && meter.createHistogram('channel.client.token_provider.duration', { unit: 's' });
+  const durations = quietly(() => meter && meter.createHistogram('channel.client.token_provider.duration', { unit: 's' }))();
+
+  // The context of the call asking for a token, while it asks (synchronously): the provider span's parent.
+  let asking: unknown;
 
   return {
-    attempt(method, url, n, resend, headers) {
+    // A tracer or meter that throws (or answers something else than a span) costs the request
+    // nothing: its span is lost, the request goes on.
+    attempt: quietly((method, url, n, resend, headers, parent) => {
       if (!tracer) return noop;
       // url.full without credentials: the tokens the client knows, and query values whose name says secret.
       const full = redact(url).replace(/([?&][^=&#]*(sig|token|key|secret|pass|auth|code)[^=&#]*=)[^&#]*/gi, '$1REDACTED');
@@ -45,38 +61,61 @@ export function createClientTelemetry(options: TelemetryOptions | undefined, red
         attributes['http.request.resend_count'] = n - 1;
         attributes['channel.resend_reason'] = resend as string;
       }
-      const span = tracer.startSpan(method, { kind: SPAN_CLIENT, attributes });
+      const span = tracer.startSpan(method, { kind: SPAN_CLIENT, attributes }, parent);
       const header = propagate !== false && traceparent(span);
       if (header && !headers.traceparent) headers.traceparent = header;
-      return (status, error) => {
+      return quietly((status?: number, error?: string) => {
         if (status) span.setAttribute('http.response.status_code', status);
         endSpan(span, error || (status! >= 400 ? '' + status : ''));
-      };
-    },
+      });
+    }, noop),
     provider(forced, reason, run) {
       const startedAt = Date.now();
       const attributes: TelemetryAttributes = { 'channel.force_refresh': forced, 'channel.token.reason': reason };
-      if (refreshes) refreshes.add(1, attributes);
+      let answer: ReturnType<typeof run> | undefined;
       const measure = (span?: TelemetrySpan) => {
-        const answer = run();
+        answer = run();
         // The span and the instruments copy the attributes they are given: error.type is added after.
-        const done = (error?: string) => {
+        const done = quietly((error?: string) => {
           if (error) attributes['error.type'] = error;
           if (durations) durations.record((Date.now() - startedAt) / 1000, attributes);
           if (span) endSpan(span, error);
-        };
+        });
         // Only the SDK's own timeout is told apart: a provider's own error code could say anything.
         answer.then(
           () => done(),
           (error) => done(error instanceof TokenProviderError ? 'timeout' : 'TOKEN_PROVIDER_ERROR'),
         );
-        return answer;
       };
-      return tracer ? tracer.startActiveSpan('channel.token_provider', { attributes }, measure) : measure();
+      quietly(() => {
+        if (refreshes) refreshes.add(1, attributes);
+        if (tracer) tracer.startActiveSpan('channel.token_provider', { attributes }, asking, measure);
+      })();
+      // The provider is called once, under the span when the tracer ran `measure`, else without one.
+      return answer || (measure(), answer as never);
     },
-    replay() {
-      if (replays) replays.add(1);
+    replay: quietly(() => replays && replays.add(1)),
+    active: quietly(activeContext),
+    within(parent, f) {
+      const before = asking;
+      asking = parent;
+      try {
+        return f();
+      } finally {
+        asking = before;
+      }
     },
+  };
+}
+
+/** `f`, except that what it throws is dropped (`fallback` is returned instead). */
+function quietly<A extends unknown[], R>(f: (...args: A) => R, fallback?: R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return f(...args);
+    } catch {
+      return fallback as R;
+    }
   };
 }
 

@@ -23,15 +23,31 @@ export interface TelemetrySpanOptions {
 
 /** What the SDK calls on an OpenTelemetry `Tracer`: `trace.getTracer('channel-sdk')`. */
 export interface TelemetryTracer {
-  startSpan(name: string, options?: TelemetrySpanOptions): TelemetrySpan;
+  /** `context`: the parent's (an OpenTelemetry Context); the active one when undefined. */
+  startSpan(name: string, options?: TelemetrySpanOptions, context?: unknown): TelemetrySpan;
   /** Runs `fn` with the span as the active one, so spans started inside (a provider's fetch) are its children. */
-  startActiveSpan<F extends (span: TelemetrySpan) => unknown>(name: string, options: TelemetrySpanOptions, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: TelemetrySpan) => unknown>(name: string, options: TelemetrySpanOptions, context: unknown, fn: F): ReturnType<F>;
 }
 
 /** What the SDK calls on an OpenTelemetry `Meter`: `metrics.getMeter('channel-sdk')`. */
 export interface TelemetryMeter {
   createCounter(name: string, options?: { description?: string; unit?: string }): { add(value: number, attributes?: TelemetryAttributes): void };
   createHistogram(name: string, options?: { description?: string; unit?: string }): { record(value: number, attributes?: TelemetryAttributes): void };
+}
+
+/**
+ * The context active now, read from the OpenTelemetry API's global registration (every copy of
+ * `@opentelemetry/api` 1.x shares it): undefined when no context manager is registered. Taken
+ * when a call starts, it stays the parent of the call's spans across its awaits, where a
+ * browser's or a mini-program's context manager loses it.
+ */
+export function activeContext(): unknown {
+  // The API registers on globalThis, typeof-guarded here: a host without globalThis (older WeChat
+  // base libraries) has no registration to find either, and its spans start from the active context.
+  // eslint-disable-next-line no-restricted-globals -- read, guarded; no platform API is called
+  const scope = typeof globalThis !== 'undefined' ? (globalThis as Record<symbol, { context?: { active(): unknown } } | undefined>) : {};
+  const api = scope[Symbol.for('opentelemetry.js.api.1')];
+  return api && api.context && api.context.active();
 }
 
 /** The `telemetry` option: a tracer, a meter, or both. Without it nothing is created and no header added. */

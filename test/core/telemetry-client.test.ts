@@ -235,6 +235,51 @@ describe('without telemetry, or with a no-op tracer', () => {
   });
 });
 
+describe('a broken tracer or meter costs the requests nothing', () => {
+  const throwing = () => {
+    throw new Error('exporter down');
+  };
+  test.each([
+    ['throws on every call', { startSpan: throwing, startActiveSpan: throwing }, { createCounter: throwing, createHistogram: throwing }],
+    [
+      'answers something else than a span, never runs the callback',
+      { startSpan: () => ({}), startActiveSpan: () => undefined },
+      { createCounter: () => ({ add: throwing }), createHistogram: () => ({ record: throwing }) },
+    ],
+    [
+      'spans whose methods throw',
+      {
+        startSpan: () => ({ setAttribute: throwing, setStatus: throwing, end: throwing, spanContext: throwing }),
+        startActiveSpan: (_name: string, _o: unknown, _c: unknown, fn: (span: unknown) => unknown) => fn({ setAttribute: throwing, setStatus: throwing, end: throwing }),
+      },
+      undefined,
+    ],
+  ])('a tracer that %s', async (_what, brokenTracer, brokenMeter) => {
+    let calls = 0;
+    const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const create = () =>
+        createClient({
+          baseUrl: sandbox.url,
+          tokenProvider: async ({ forceRefresh }) => (calls++, (await exchange.getToken('user-42', { forceRefresh })).accessToken),
+          telemetry: { tracer: brokenTracer as never, meter: brokenMeter as never },
+        });
+      const client = create();
+      await client.get(ORDER);
+      sandbox.expireTokens();
+      await Promise.all([client.get(ORDER), client.fetch(ORDER).then((r) => expect(r.status).toBe(200))]);
+      expect(calls).toBe(2);
+      await new Promise((r) => setTimeout(r, 10));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
 describe('the telemetry option is checked', () => {
   test.each([
     [

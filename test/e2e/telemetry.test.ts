@@ -133,8 +133,24 @@ describe.runIf(hasChromium)('client telemetry in Chromium with the OpenTelemetry
             return span.spanContext().spanId;
           }),
         );
-        const raw = Array.from({ length: fetches }, (_, i) => w.client.fetch(order + '?call=f' + i).then((r) => r.status));
-        return { callers: await Promise.all(gets), fetched: await Promise.all(raw), asked: w.asked, spans: w.spans(), open: w.openSpans() };
+        const raw = Array.from({ length: fetches }, (_, i) =>
+          w.tracer.startActiveSpan('fetch ' + i, async (span) => {
+            try {
+              return { status: (await w.client.fetch(order + '?call=f' + i)).status, caller: span.spanContext().spanId };
+            } finally {
+              span.end();
+            }
+          }),
+        );
+        const fetched = await Promise.all(raw);
+        return {
+          callers: await Promise.all(gets),
+          fetched: fetched.map((f) => f.status),
+          fetchCallers: fetched.map((f) => f.caller),
+          asked: w.asked,
+          spans: w.spans(),
+          open: w.openSpans(),
+        };
       },
       [ORDER, N, FETCHES] as const,
     );
@@ -177,13 +193,19 @@ describe.runIf(hasChromium)('client telemetry in Chromium with the OpenTelemetry
       });
       expect(mine[1].status).not.toBe(2);
     }
-    // A GET's first attempt starts in its caller's span (the token in hand is used at once). The
-    // replay starts after an await, where the web tracer's default context manager (a stack, no
-    // async context) has none: it is a root span of a trace of its own (see the printed trace).
+    // Both attempts of a GET are children of its caller's span, the replay too, though it starts
+    // after awaits, where the web tracer's default context manager (a stack, no async context)
+    // has none: the client takes the context as the call starts. The one provider span is a child
+    // of the caller whose 401 forced it.
     result.callers.forEach((caller, i) => {
-      const first = attempts.find((s) => s.attributes['url.full'] === proxy.url + ORDER + '?call=g' + i);
-      expect(first?.parent).toBe(caller);
+      const mine = attempts.filter((s) => s.attributes['url.full'] === proxy.url + ORDER + '?call=g' + i);
+      expect(mine.map((s) => s.parent)).toEqual([caller, caller]);
     });
+    result.fetchCallers.forEach((caller, i) => {
+      const mine = attempts.filter((s) => s.attributes['url.full'] === proxy.url + ORDER + '?call=f' + i);
+      expect(mine.map((s) => s.parent)).toEqual([caller, caller]);
+    });
+    expect([...result.callers, ...result.fetchCallers]).toContain(providers[0].parent);
 
     // The wire: every attempt reached the sandbox with the traceparent of its own span, and the
     // status the server answered is the one on that span.
@@ -210,7 +232,7 @@ describe.runIf(hasChromium)('client telemetry in Chromium with the OpenTelemetry
 
     if (process.env.CHANNEL_PRINT_TRACE) {
       const caller = result.callers[0];
-      const first = attempts.find((s) => s.parent === caller) as PageSpan;
+      const first = attempts.find((s) => s.parent === caller && s.attributes['http.response.status_code'] === 401) as PageSpan;
       const replay = attempts.find((s) => s.attributes['url.full'] === first.attributes['url.full'] && s !== first) as PageSpan;
       const line = (label: string, s: PageSpan) =>
         `${label} ${s.name} kind=${['INTERNAL', 'SERVER', 'CLIENT'][s.kind] ?? s.kind} trace=${s.traceId} span=${s.spanId} parent=${s.parent ?? '-'}` +
