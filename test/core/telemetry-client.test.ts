@@ -250,7 +250,8 @@ describe('a broken tracer or meter costs the requests nothing', () => {
       'spans whose methods throw',
       {
         startSpan: () => ({ setAttribute: throwing, setStatus: throwing, end: throwing, spanContext: throwing }),
-        startActiveSpan: (_name: string, _o: unknown, _c: unknown, fn: (span: unknown) => unknown) => fn({ setAttribute: throwing, setStatus: throwing, end: throwing }),
+        startActiveSpan: (_name: string, _o: unknown, _c: unknown, fn: (span: unknown) => unknown) =>
+          fn({ setAttribute: throwing, setStatus: throwing, end: throwing }),
       },
       undefined,
     ],
