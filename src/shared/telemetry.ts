@@ -31,7 +31,10 @@ export interface TelemetryTracer {
 /** What the SDK calls on an OpenTelemetry `Meter`: `metrics.getMeter('channel-sdk')`. */
 export interface TelemetryMeter {
   createCounter(name: string, options?: { description?: string; unit?: string }): { add(value: number, attributes?: TelemetryAttributes): void };
-  createHistogram(name: string, options?: { description?: string; unit?: string }): { record(value: number, attributes?: TelemetryAttributes): void };
+  createHistogram(
+    name: string,
+    options?: { description?: string; unit?: string; advice?: { explicitBucketBoundaries?: number[] } },
+  ): { record(value: number, attributes?: TelemetryAttributes): void };
 }
 
 /** The `telemetry` option: a tracer, a meter, or both. Without it nothing is created and no header added. */
@@ -43,6 +46,7 @@ export interface TelemetryOptions {
 export const SPAN_INTERNAL = 0;
 export const SPAN_SERVER = 1;
 export const SPAN_CLIENT = 2;
+export const SPAN_CONSUMER = 4;
 export const STATUS_ERROR = 2;
 
 /** Checks the `telemetry` option of `owner` (a constructor's name); undefined when absent. */
@@ -73,4 +77,14 @@ export function traceparent(span: TelemetrySpan): string | undefined {
 export function failSpan(span: TelemetrySpan, type: string): void {
   span.setAttribute('error.type', type);
   span.setStatus({ code: STATUS_ERROR });
+}
+
+/** Bucket bounds in seconds for a duration histogram (OpenTelemetry's advice for HTTP durations). */
+export const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/** A low-cardinality `error.type` for a thrown value: a ChannelError's `code`, else the class name (never the message). */
+export function errorType(error: unknown): string {
+  const { code, name } = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; name?: unknown };
+  if (typeof code === 'string' && /^[A-Z][A-Z\d_]{0,63}$/.test(code)) return code;
+  return typeof name === 'string' && /^[\w$.]{1,64}$/.test(name) ? name : '_OTHER';
 }
