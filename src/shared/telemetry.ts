@@ -82,6 +82,10 @@ export function failSpan(span: TelemetrySpan, type: string): void {
 /** Bucket bounds in seconds for a duration histogram (OpenTelemetry's advice for HTTP durations). */
 export const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
+/** A duration histogram in seconds (unit `s`, the buckets above), or undefined without a meter. */
+export const secondsHistogram = (meter: TelemetryMeter | undefined, name: string, description: string) =>
+  meter?.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+
 /** A low-cardinality `error.type` for a thrown value: a ChannelError's `code`, else the class name (never the message). */
 export function errorType(error: unknown): string {
   const { code, name } = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; name?: unknown };

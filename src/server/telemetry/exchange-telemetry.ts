@@ -5,7 +5,7 @@
 import {
   errorType,
   failSpan,
-  SECONDS_BUCKETS,
+  secondsHistogram,
   SPAN_CLIENT,
   SPAN_INTERNAL,
   traceparent,
@@ -53,11 +53,7 @@ export function exchangeTelemetry(options: TelemetryOptions | undefined, url: st
   const { tracer, meter } = options || {};
   if (!tracer && !meter) return undefined;
   const outcomes = meter?.createCounter(CACHE_OUTCOMES, { unit: '{call}', description: 'getToken calls by cache outcome (channel.cache)' });
-  const durations = meter?.createHistogram(CALL_DURATION, {
-    unit: 's',
-    description: "Token calls to the service's token endpoint: signing, request and body",
-    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
-  });
+  const durations = secondsHistogram(meter, CALL_DURATION, "Token calls to the service's token endpoint: signing, request and body");
   const where = new URL(url);
   const port = where.port ? Number(where.port) : where.protocol === 'https:' ? 443 : 80;
   const clientAttributes = {

@@ -1,7 +1,7 @@
 // The webhook handler's spans and metrics (the `telemetry` option): one INTERNAL span per push, its
 // stages (verify, dedup, inbox, callback) as child spans, the answer's status and outcome. Built once
 // per handler, and only when `telemetry` is given. Nothing from the push but its event type.
-import { errorType, failSpan, SECONDS_BUCKETS, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/telemetry.js';
+import { errorType, failSpan, secondsHistogram, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/telemetry.js';
 import type { Core, Incoming, Outgoing } from '../http/route.js';
 
 /** What one push learned on its way, for its span. */
@@ -67,11 +67,7 @@ export function webhookTelemetry(options: TelemetryOptions | undefined, reasonsO
   if (!tracer && !meter) return undefined;
   const reasons = reasonsOf();
   const pushes = meter?.createCounter(PUSHES, { unit: '{push}', description: 'Pushes answered, by http.response.status_code and channel.webhook.outcome' });
-  const durations = meter?.createHistogram(PUSH_DURATION, {
-    unit: 's',
-    description: 'Time from a push to its answer',
-    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
-  });
+  const durations = secondsHistogram(meter, PUSH_DURATION, 'Time from a push to its answer');
 
   function finish(span: TelemetrySpan | undefined, note: PushNote, out: Outgoing, started: number): Outgoing {
     const reason = reasons.get(out);
