@@ -68,7 +68,7 @@ export interface TokenExchangeOptions {
   /**
    * OpenTelemetry: a span per getToken (`channel.cache`: hit, miss, bypass), the wait for another
    * instance's lock, and each token call (a CLIENT span, with a `traceparent` header); metrics
-   * with a meter (docs/guide/telemetry.md). Never a user id, token or key.
+   * with a meter (docs/guide/telemetry-server.md). Never a user id, token or key.
    * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
    */
   telemetry?: TelemetryOptions;

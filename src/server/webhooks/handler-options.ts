@@ -82,7 +82,7 @@ export interface WebhookHandlerOptions {
   /**
    * OpenTelemetry: a span per push (`channel.webhook`, under your framework's request span) with
    * its stages (verify, dedup or inbox, callback), status and outcome; metrics with a meter
-   * (docs/guide/telemetry.md). Never the body, the signature or the secret.
+   * (docs/guide/telemetry-server.md). Never the body, the signature or the secret.
    * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
    */
   telemetry?: TelemetryOptions;

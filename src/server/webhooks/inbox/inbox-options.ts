@@ -39,7 +39,7 @@ export interface RedisInboxOptions {
   /**
    * OpenTelemetry for the workers (`inbox.process`): a CONSUMER span per callback run
    * (`channel.inbox.process`: attempt, outcome, event type) with the callback's spans inside, and
-   * metrics with a meter (docs/guide/telemetry.md). The handler's side takes its own `telemetry`.
+   * metrics with a meter (docs/guide/telemetry-server.md). The handler's side takes its own `telemetry`.
    * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
    */
   telemetry?: TelemetryOptions;
