@@ -65,7 +65,9 @@ async function serve(name) {
   } else if (name === 'channel-sdk' || TELEMETRY.includes(name)) {
     const { createWebhookHandler, toNodeHandler } = await import('channel-sdk/server');
     const telemetry = name === 'channel-sdk' ? undefined : await benchTelemetry(name === TELEMETRY[1]);
-    listener = toNodeHandler(createWebhookHandler({ secret: SECRET, onLogisticsUpdated: () => void handled++, onError: () => {}, telemetry }));
+    listener = toNodeHandler(
+      createWebhookHandler({ secret: SECRET, onLogisticsUpdated: () => void handled++, onError: () => {}, ...(telemetry ? { telemetry } : {}) }),
+    );
   } else if (name === '@octokit/webhooks') {
     const { Webhooks, createNodeMiddleware } = await import('@octokit/webhooks');
     const webhooks = new Webhooks({ secret: SECRET });

@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { createRedisInbox, createRedisTokenCache, createTokenExchange, createWebhookHandler } from '../../../src/server-node.js';
+import { ConfigError, createRedisInbox, createRedisTokenCache, createTokenExchange, createWebhookHandler } from '../../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../../src/testing.js';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.js';
 import { clientKinds } from '../redis/clients.js';
@@ -151,5 +151,12 @@ describe.runIf(hasRedis)('telemetry on a real redis-server', () => {
       ['retry', 1],
     ]);
     await expectNoSecrets(o, [webhookSecret, 'SO-otel-1', 'SO-otel-2', 'no such order']);
+  });
+
+  test("createRedisInbox's telemetry option is checked like the others", async () => {
+    const client = await connect();
+    expect(() => createRedisInbox(client, { telemetry: { tracer: 1 } } as never)).toThrow(ConfigError);
+    expect(() => createRedisInbox(client, { telemetry: { tracer: 1 } } as never)).toThrow(/telemetry\.tracer must be an OpenTelemetry Tracer/);
+    expect(() => createRedisInbox(client, { telemetri: {} } as never)).toThrow(/did you mean "telemetry"/);
   });
 });
