@@ -1,4 +1,4 @@
-// Traces and metrics of the client (and its token calls) printed to the console: swap the
+// Traces and metrics of the client and of the token exchange it calls, printed to the console: swap the
 // console exporters for OTLP ones (@opentelemetry/exporter-trace-otlp-http...) in production.
 import { context, metrics, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -19,6 +19,7 @@ const exchange = createTokenExchange({
   baseUrl: process.env.CHANNEL_BASE_URL!,
   accessKey: process.env.CHANNEL_ACCESS_KEY!,
   secretKey: process.env.CHANNEL_SECRET_KEY!,
+  telemetry,
 });
 const client = createClient({
   baseUrl: process.env.CHANNEL_BASE_URL!,

@@ -120,6 +120,8 @@ const expected: Record<keyof typeof entries, string[]> = {
     'SignFunction (type)',
     'SignInput (type)',
     'MAX_EXTERNAL_USER_ID',
+    // OpenTelemetry (issue #34): the telemetry option of the exchange, the webhook handler and the inbox.
+    'TelemetryOptions (type)',
     // The ready token route.
     'createTokenRoute',
     'TokenRoute (type)',

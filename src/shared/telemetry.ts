@@ -26,13 +26,18 @@ export interface TelemetryTracer {
   /** `context`: the parent's (an OpenTelemetry Context); the active one when undefined. */
   startSpan(name: string, options?: TelemetrySpanOptions, context?: unknown): TelemetrySpan;
   /** Runs `fn` with the span as the active one, so spans started inside (a provider's fetch) are its children. */
+  startActiveSpan<F extends (span: TelemetrySpan) => unknown>(name: string, options: TelemetrySpanOptions, fn: F): ReturnType<F>;
+  /** The same under `context` (an OpenTelemetry Context; the active one when undefined). */
   startActiveSpan<F extends (span: TelemetrySpan) => unknown>(name: string, options: TelemetrySpanOptions, context: unknown, fn: F): ReturnType<F>;
 }
 
 /** What the SDK calls on an OpenTelemetry `Meter`: `metrics.getMeter('channel-sdk')`. */
 export interface TelemetryMeter {
   createCounter(name: string, options?: { description?: string; unit?: string }): { add(value: number, attributes?: TelemetryAttributes): void };
-  createHistogram(name: string, options?: { description?: string; unit?: string }): { record(value: number, attributes?: TelemetryAttributes): void };
+  createHistogram(
+    name: string,
+    options?: { description?: string; unit?: string; advice?: { explicitBucketBoundaries?: number[] } },
+  ): { record(value: number, attributes?: TelemetryAttributes): void };
 }
 
 /**
@@ -65,6 +70,7 @@ export interface TelemetryOptions {
 export const SPAN_INTERNAL = 0;
 export const SPAN_SERVER = 1;
 export const SPAN_CLIENT = 2;
+export const SPAN_CONSUMER = 4;
 export const STATUS_ERROR = 2;
 
 /** Checks the `telemetry` option (of `owner`, a constructor, named in the message); undefined when absent. */
@@ -77,7 +83,9 @@ export function checkTelemetry(value: unknown, owner?: string): TelemetryOptions
     typeof value !== 'object' ||
     !value ||
     bad('tracer', 'startSpan') ||
+    bad('tracer', 'startActiveSpan') ||
     bad('meter', 'createCounter') ||
+    bad('meter', 'createHistogram') ||
     (o.propagate !== undefined && typeof o.propagate !== 'boolean')
   )
     fail(
@@ -110,4 +118,18 @@ export function endSpan(span: TelemetrySpan, type?: string): void {
 export function failSpan(span: TelemetrySpan, type: string): void {
   span.setAttribute('error.type', type);
   span.setStatus({ code: STATUS_ERROR });
+}
+
+/** Bucket bounds in seconds for a duration histogram (OpenTelemetry's advice for HTTP durations). */
+export const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/** A duration histogram in seconds (unit `s`, the buckets above), or undefined without a meter. */
+export const secondsHistogram = (meter: TelemetryMeter | undefined, name: string, description: string) =>
+  meter?.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+
+/** A low-cardinality `error.type` for a thrown value: a ChannelError's `code`, else the class name (never the message). */
+export function errorType(error: unknown): string {
+  const { code, name } = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; name?: unknown };
+  if (typeof code === 'string' && /^[A-Z][A-Z\d_]{0,63}$/.test(code)) return code;
+  return typeof name === 'string' && /^[\w$.]{1,64}$/.test(name) ? name : '_OTHER';
 }

@@ -24,6 +24,7 @@ import { createClient as createClient4 } from 'redis-v4';
 import { createMemoryTokenCache, createRedisTokenCache, createTokenExchange, createTokenRoute, toNodeHandler } from 'channel-sdk/server';
 import { redisServerPath, startRedis } from '../helpers/redis-server.mjs';
 import { startInstances } from '../server/redis/instances.mjs';
+import { benchTelemetry } from './telemetry-setup.mjs';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv
@@ -415,6 +416,29 @@ if (section('memory')) {
   console.log('Target: <= 5x lru-cache at every fill.\n');
   table(['users cached', 'cache', 'ns per hit (median)', 'ns per hit (last round)', 'x lru-cache'], rows);
   console.log(`The whole \`exchange.getToken\` on a hit (default cache, awaited one by one): ${fmt(median(hitSamples))} ns.\n`);
+
+  // The same hit with `telemetry` (issue #34): off, the API's no-op tracer, the SDK (tracer and meter).
+  const variants = {
+    'no telemetry': createTokenExchange({ baseUrl, ...credentials }),
+    'no-op tracer': createTokenExchange({ baseUrl, ...credentials, telemetry: await benchTelemetry(false) }),
+    'OTel SDK (tracer + meter)': createTokenExchange({ baseUrl, ...credentials, telemetry: await benchTelemetry(true) }),
+  };
+  const variantSamples = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+  for (const variant of Object.values(variants)) await variant.getToken('busy');
+  for (let round = -1; round < rounds; round++) {
+    for (const name of rotate(Object.keys(variants), Math.max(0, round))) {
+      const count = quick ? 20_000 : 100_000;
+      const started = performance.now();
+      for (let i = 0; i < count; i++) await variants[name].getToken('busy');
+      if (round >= 0) variantSamples[name].push(((performance.now() - started) * 1e6) / count);
+    }
+  }
+  const off = median(variantSamples['no telemetry']);
+  console.log(`## \`exchange.getToken\` on a hit with \`telemetry\` (median of ${rounds} interleaved rounds)\n`);
+  table(
+    ['telemetry', 'ns per getToken', 'x off'],
+    Object.keys(variants).map((name) => [name, fmt(median(variantSamples[name])), fmt(median(variantSamples[name]) / off, 2)]),
+  );
 }
 
 if (section('memory')) {

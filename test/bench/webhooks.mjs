@@ -4,7 +4,7 @@
 // this process (concurrency 50). Rounds interleave the contenders in a fresh random order, so
 // drift on a shared machine hits all alike; the tables give medians and per-round ratios.
 //
-//   npm run build && node --expose-gc test/bench/webhooks.mjs [--quick] [--rounds N] [--seconds S] [--only small|large|tampered|memory|stall]
+//   npm run build && node --expose-gc test/bench/webhooks.mjs [--quick] [--rounds N] [--seconds S] [--only small|large|tampered|memory|stall] [--telemetry]
 //     [--stall-connections N] [--stall-seconds S]
 //
 // `stall` (issue #21 item 3): N connections (1,000) each send a push's headers with a well-formed
@@ -16,9 +16,13 @@
 import { fork } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
+import { benchTelemetry } from './telemetry-setup.mjs';
 
 const SECRET = 'whsec_bench_0123456789';
-const CONTENDERS = ['floor', 'channel-sdk', '@octokit/webhooks', 'stripe'];
+// --telemetry adds the handler with `telemetry`: the API's no-op tracer, and the OpenTelemetry SDK
+// (a batch processor and an exporter that drops, a meter with no reader).
+const TELEMETRY = ['channel-sdk (no-op tracer)', 'channel-sdk (OTel SDK)'];
+const CONTENDERS = ['floor', 'channel-sdk', '@octokit/webhooks', 'stripe', ...(process.argv.includes('--telemetry') ? TELEMETRY : [])];
 
 // ---------------------------------------------------------------- bodies
 const event = { time: '2024-06-01T12:00:00+08:00', status: 'in_transit', desc: '快件已到达【深圳转运中心】，正在发往下一站' };
@@ -58,9 +62,12 @@ async function serve(name) {
         handled++;
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       });
-  } else if (name === 'channel-sdk') {
+  } else if (name === 'channel-sdk' || TELEMETRY.includes(name)) {
     const { createWebhookHandler, toNodeHandler } = await import('channel-sdk/server');
-    listener = toNodeHandler(createWebhookHandler({ secret: SECRET, onLogisticsUpdated: () => void handled++, onError: () => {} }));
+    const telemetry = name === 'channel-sdk' ? undefined : await benchTelemetry(name === TELEMETRY[1]);
+    listener = toNodeHandler(
+      createWebhookHandler({ secret: SECRET, onLogisticsUpdated: () => void handled++, onError: () => {}, ...(telemetry ? { telemetry } : {}) }),
+    );
   } else if (name === '@octokit/webhooks') {
     const { Webhooks, createNodeMiddleware } = await import('@octokit/webhooks');
     const webhooks = new Webhooks({ secret: SECRET });

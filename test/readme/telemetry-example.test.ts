@@ -17,7 +17,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-test('examples/telemetry.ts prints the call span, its attempt, the provider call and the metrics; nothing secret', async () => {
+test('examples/telemetry.ts prints the call span, its attempt, the provider call with its exchange and token call, and the metrics; nothing secret', async () => {
   const log = vi.spyOn(console, 'log').mockImplementation(() => {});
   const dir = vi.spyOn(console, 'dir').mockImplementation(() => {});
   try {
@@ -34,7 +34,14 @@ test('examples/telemetry.ts prints the call span, its attempt, the provider call
       'http.response.status_code': 200,
       'url.full': sandbox.url + '/open/api/v1/sdk/orders/SO20240601001',
     });
-    expect(span('channel.token_provider').attributes).toMatchObject({ 'channel.force_refresh': false, 'channel.token.reason': 'initial' });
+    const provider = span('channel.token_provider');
+    expect(provider.attributes).toMatchObject({ 'channel.force_refresh': false, 'channel.token.reason': 'initial' });
+    // One trace from the page's call to the service's token endpoint: the provider's exchange
+    // under the provider span, its token call under the exchange.
+    const exchange = span('channel.token_exchange');
+    expect([provider.parentSpanContext?.spanId, exchange.parentSpanContext?.spanId]).toEqual([attempt.parentSpanContext?.spanId, provider.id]);
+    expect(exchange.attributes).toMatchObject({ 'channel.cache': 'miss' });
+    expect(span('POST /open/api/v1/sdk/tokens').parentSpanContext?.spanId).toBe(exchange.id);
     expect(printed.map((p) => p.descriptor?.name)).toContain('channel.client.token.refreshes');
     const everything = JSON.stringify(printed);
     for (const secret of [sandbox.credentials.secretKey, sandbox.credentials.accessKey, 'user-42', 'eyJ']) expect(everything).not.toContain(secret);

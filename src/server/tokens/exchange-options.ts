@@ -1,6 +1,7 @@
 // What createTokenExchange takes and returns, and the checks of both the options and a user id.
 import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import { MAX_DELAY } from '../../shared/signal.js';
+import { checkTelemetry, type TelemetryOptions } from '../../shared/telemetry.js';
 import type { SignFunction } from './signing.js';
 import type { ExchangedToken, TokenCache, TokenCacheErrorInfo } from './token-cache.js';
 
@@ -64,6 +65,13 @@ export interface TokenExchangeOptions {
    * @default a console.warn the first time, then silence
    */
   onCacheError?: (info: TokenCacheErrorInfo) => void;
+  /**
+   * OpenTelemetry: a span per getToken (`channel.cache`: hit, miss, bypass), the wait for another
+   * instance's lock, and each token call (a CLIENT span, with a `traceparent` header); metrics
+   * with a meter (docs/guide/telemetry.md). Never a user id, token or key.
+   * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** What {@link createTokenExchange} returns. */
@@ -129,6 +137,7 @@ const optionKeys = [
   'forceRefreshWindow',
   'cacheMargin',
   'onCacheError',
+  'telemetry',
 ];
 
 /** A value in an option's message: numbers as they are. */
@@ -155,6 +164,7 @@ export function checkOptions(o: TokenExchangeOptions): void {
   for (const name of ['sign', 'fetch', 'onCacheError'] as const) {
     if (o[name] !== undefined && typeof o[name] !== 'function') fail(name + ' must be a function; got ' + shown(o[name]));
   }
+  checkTelemetry(o.telemetry, 'createTokenExchange');
   const cache = o.cache as Partial<TokenCache> | undefined;
   if (
     cache !== undefined &&

@@ -10,6 +10,7 @@ import { TokenExchangeError } from '../../errors/TokenExchangeError.js';
 import { checkOptions, externalUserIdProblem, shown, TOKEN_PATH, userIdKeyProblem, type TokenExchange, type TokenExchangeOptions } from './exchange-options.js';
 import { createCacheGuard, FAILED, type Outcome } from './cache-guard.js';
 import { createCacheReporter } from './cache-reports.js';
+import { exchangeTelemetry, type CallNote } from '../telemetry/exchange-telemetry.js';
 import { keepLease, lockLeaseMs, lockWaitMs } from './lock-lease.js';
 import type { SignFunction } from './signing.js';
 import {
@@ -59,6 +60,9 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
   const forced = new Map<string, Promise<CachedToken>>();
   const context = { method: 'POST', url };
   const keyPrefix = tokenCacheKey(baseUrl, o.accessKey, '');
+  // Spans and metrics only with `telemetry`: without it, getToken is the plain function below.
+  const telemetry = exchangeTelemetry(o.telemetry, url);
+  const notes = telemetry && new WeakMap<Promise<CachedToken>, CallNote>();
 
   const call: TokenCall = {
     baseUrl,
@@ -71,6 +75,7 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     timeout,
     context,
     redact: redactorFor(o.secretKey),
+    telemetry,
   };
 
   const cooldown = o.cacheCooldown ?? 5000;
@@ -153,10 +158,12 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     started: number,
     force: boolean,
     accept: (token: CachedToken) => boolean,
+    note?: CallNote,
   ): Promise<CachedToken> {
     const ourselves = (lock?: TokenCacheLock) => fromService(key, externalUserId, lock, force);
     const budget = started + cacheTimeout;
     const cached = await firstRead;
+    if (note && !force) note.cache = cached === FAILED ? 'bypass' : cached && accept(cached) ? 'hit' : 'miss';
     if (cached !== FAILED && cached && accept(cached)) return cached;
     if (cached === FAILED) {
       const kept = fromFallback(key);
@@ -165,14 +172,17 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     if (!cache.lock) return ourselves();
     let lock = await takeLock(key, budget);
     const waited = lock === undefined;
+    const waiting = waited && telemetry ? telemetry.lockWait() : undefined;
     // Another instance holds the lock: wait for its token (or for its lease to lapse).
-    for (let pause = 10, until = Date.now() + lockWait; lock === undefined && Date.now() < until; pause = Math.min(pause * 2, 100)) {
+    const until = Date.now() + lockWait;
+    for (let pause = 10; lock === undefined && Date.now() < until; pause = Math.min(pause * 2, 100)) {
       await sleep(Math.max(1, Math.min(pause, until - Date.now())));
       const seen = await readCache(key);
       if (seen === FAILED) break;
-      if (seen && accept(seen)) return seen;
+      if (seen && accept(seen)) return (waiting?.('token'), seen);
       lock = await takeLock(key);
     }
+    waiting?.(lock === FAILED ? 'failed' : lock ? 'acquired' : Date.now() < until ? 'failed' : 'timeout');
     if (!lock || lock === FAILED) return ourselves(); // the cache failed, or the holder is slow
     // Another instance may have stored a token between our read and our lock.
     const again = await readCache(key, waited ? undefined : budget);
@@ -193,9 +203,10 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     return fromService(key, externalUserId, lock, true);
   }
 
-  function startFlight(flights: Map<string, Promise<CachedToken>>, key: string, run: () => Promise<CachedToken>): Promise<CachedToken> {
+  function startFlight(flights: Map<string, Promise<CachedToken>>, key: string, run: () => Promise<CachedToken>, note?: CallNote): Promise<CachedToken> {
     const flight = run();
     flights.set(key, flight);
+    if (note) notes?.set(flight, note);
     const done = () => {
       if (flights.get(key) === flight) flights.delete(key);
     };
@@ -221,57 +232,67 @@ export function createExchange(defaultSign: SignFunction, options: TokenExchange
     );
   }
 
+  const getToken: (...args: [...Parameters<TokenExchange['getToken']>, CallNote?]) => Promise<ExchangedToken> = (externalUserId, callOptions, note) => {
+    const { forceRefresh = false, signal, rejected } = callOptions || {};
+    const problem = externalUserIdProblem(externalUserId) ?? userIdKeyProblem(externalUserId as string);
+    if (problem) return Promise.reject(new ConfigError('externalUserId ' + problem));
+    if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function')) {
+      return Promise.reject(new ConfigError('signal must be an AbortSignal; got ' + shown(signal)));
+    }
+    if (signal?.aborted) return Promise.reject(aborted(signal));
+    const key = keyPrefix + tokenCacheKeyPart(externalUserId);
+    // While the cache's client makes its first connection, the flight waits for it first.
+    const connecting = guard.connected();
+    if (forceRefresh) {
+      if (note) note.cache = 'bypass';
+      // A token the window would share, unless it is the one the caller's 401 just rejected.
+      const accept = (token: CachedToken) => forcedRecently(token) && tokenFingerprint(token.accessToken) !== rejected;
+      const own = (): Promise<ExchangedToken> => {
+        // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
+        const start = (): Promise<CachedToken> =>
+          window === 0 ? refreshAlone(key, externalUserId) : lookup(key, externalUserId, readCache(key), Date.now(), true, accept);
+        if (connecting)
+          return forCaller(
+            startFlight(forced, key, () => connecting.then(start), note),
+            signal,
+          );
+        const started = Date.now();
+        const read: CacheRead = window > 0 ? readCache(key) : undefined;
+        if (window > 0 && !isThenable(read) && read !== FAILED && read && accept(read)) return Promise.resolve(callerToken(read));
+        const run = window > 0 ? () => lookup(key, externalUserId, read, started, true, accept) : () => refreshAlone(key, externalUserId);
+        return forCaller(startFlight(forced, key, run, note), signal);
+      };
+      const joined = forced.get(key);
+      if (!joined) return own();
+      if (note) note.joined = notes?.get(joined);
+      // A flight under way may end with the rejected token (read from the cache): then one of our own.
+      const joinedToken = forCaller(joined, signal);
+      return rejected ? joinedToken.then((token) => (tokenFingerprint(token.accessToken) === rejected ? own() : token)) : joinedToken;
+    }
+    const joined = forced.get(key) || shared.get(key);
+    if (joined) {
+      if (note) note.joined = notes?.get(joined);
+      return forCaller(joined, signal);
+    }
+    if (connecting) {
+      const run = () => connecting.then(() => lookup(key, externalUserId, readCache(key), Date.now(), false, fresh, note));
+      return forCaller(startFlight(shared, key, run, note), signal);
+    }
+    const read = readCache(key);
+    // A synchronous cache (the default) answers a hit here: no flight, no timer. What it
+    // hands out is already a copy (one without forcedAt is the caller's as it is).
+    if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow())) {
+      if (note) note.cache = 'hit';
+      return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
+    }
+    return forCaller(
+      startFlight(shared, key, () => lookup(key, externalUserId, read, Date.now(), false, fresh, note), note),
+      signal,
+    );
+  };
   return {
-    getToken(externalUserId, callOptions) {
-      const { forceRefresh = false, signal, rejected } = callOptions || {};
-      const problem = externalUserIdProblem(externalUserId) ?? userIdKeyProblem(externalUserId as string);
-      if (problem) return Promise.reject(new ConfigError('externalUserId ' + problem));
-      if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function')) {
-        return Promise.reject(new ConfigError('signal must be an AbortSignal; got ' + shown(signal)));
-      }
-      if (signal?.aborted) return Promise.reject(aborted(signal));
-      const key = keyPrefix + tokenCacheKeyPart(externalUserId);
-      // While the cache's client makes its first connection, the flight waits for it first.
-      const connecting = guard.connected();
-      if (forceRefresh) {
-        // A token the window would share, unless it is the one the caller's 401 just rejected.
-        const accept = (token: CachedToken) => forcedRecently(token) && tokenFingerprint(token.accessToken) !== rejected;
-        const own = (): Promise<ExchangedToken> => {
-          // Without a window, a forced refresh never reads the cache; it takes the lock only if free.
-          const start = (): Promise<CachedToken> =>
-            window === 0 ? refreshAlone(key, externalUserId) : lookup(key, externalUserId, readCache(key), Date.now(), true, accept);
-          if (connecting)
-            return forCaller(
-              startFlight(forced, key, () => connecting.then(start)),
-              signal,
-            );
-          const started = Date.now();
-          const read: CacheRead = window > 0 ? readCache(key) : undefined;
-          if (window > 0 && !isThenable(read) && read !== FAILED && read && accept(read)) return Promise.resolve(callerToken(read));
-          const run = window > 0 ? () => lookup(key, externalUserId, read, started, true, accept) : () => refreshAlone(key, externalUserId);
-          return forCaller(startFlight(forced, key, run), signal);
-        };
-        const joined = forced.get(key);
-        if (!joined) return own();
-        // A flight under way may end with the rejected token (read from the cache): then one of our own.
-        const joinedToken = forCaller(joined, signal);
-        return rejected ? joinedToken.then((token) => (tokenFingerprint(token.accessToken) === rejected ? own() : token)) : joinedToken;
-      }
-      const joined = forced.get(key) || shared.get(key);
-      if (joined) return forCaller(joined, signal);
-      if (connecting) {
-        const run = () => connecting.then(() => lookup(key, externalUserId, readCache(key), Date.now(), false, fresh));
-        return forCaller(startFlight(shared, key, run), signal);
-      }
-      const read = readCache(key);
-      // A synchronous cache (the default) answers a hit here: no flight, no timer. What it
-      // hands out is already a copy (one without forcedAt is the caller's as it is).
-      if (!isThenable(read) && read !== FAILED && read && isFresh(read, margin, coarseNow()))
-        return Promise.resolve(read.forcedAt === undefined ? read : callerToken(read));
-      return forCaller(
-        startFlight(shared, key, () => lookup(key, externalUserId, read, Date.now(), false, fresh)),
-        signal,
-      );
-    },
+    getToken: telemetry
+      ? (externalUserId, callOptions) => telemetry.call(Boolean(callOptions?.forceRefresh), (note) => getToken(externalUserId, callOptions, note))
+      : getToken,
   };
 }

@@ -7,6 +7,7 @@ import { messageIn } from '../../shared/message.js';
 import { maskTokens } from '../../shared/redact.js';
 import { raceSignal } from '../../shared/signal.js';
 import { describeAnswer, describeHttpRefusal, describeUnreachable, describeUrlMistake } from './messages.js';
+import type { ExchangeTelemetry, ServiceCall } from '../telemetry/exchange-telemetry.js';
 import type { SignFunction } from './signing.js';
 import type { CachedToken } from './token-cache.js';
 
@@ -25,6 +26,8 @@ export interface TokenCall {
   context: { method: string; url: string };
   /** Cuts the secret key and anything JWT-shaped out of text that goes into an error or report. */
   redact(text: string): string;
+  /** Spans and metrics, when the exchange has `telemetry`. */
+  telemetry?: ExchangeTelemetry;
 }
 
 /** The redaction of {@link TokenCall}: the secret key, then every JWT-shaped run. */
@@ -37,12 +40,26 @@ export const redactorFor =
 export const thrownMessage = (call: Pick<TokenCall, 'redact'>, error: unknown): string => call.redact(messageIn({ name: true }, error)).slice(0, 300);
 
 /** One token call: signed, bounded by `call.timeout` from signing to the answer's last byte. */
-export async function requestToken(call: TokenCall, externalUserId: string): Promise<CachedToken> {
+export function requestToken(call: TokenCall, externalUserId: string): Promise<CachedToken> {
+  if (!call.telemetry) return send(call, externalUserId);
+  const traced = call.telemetry.service();
+  return send(call, externalUserId, traced).then(
+    (token) => (traced.end(), token),
+    (error: unknown) => {
+      traced.end(error);
+      throw error;
+    },
+  );
+}
+
+async function send(call: TokenCall, externalUserId: string, traced?: ServiceCall): Promise<CachedToken> {
   const { url, path, timeout, context, redact } = call;
   const body = JSON.stringify({ external_user_id: externalUserId });
   const timer = AbortSignal.timeout(timeout);
-  const late = (what: string, status?: number) =>
-    new TokenExchangeError('the token endpoint ' + url + ' did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
+  const late = (what: string, status?: number) => {
+    if (traced) traced.timedOut = true;
+    return new TokenExchangeError('the token endpoint ' + url + ' did not ' + what + ' within ' + timeout + ' ms (timeout)', { ...context, status });
+  };
   // Only ever read as `timer.aborted` below.
   const stopped = () => new Error('timeout');
   let headers: Record<string, string>;
@@ -58,17 +75,16 @@ export async function requestToken(call: TokenCall, externalUserId: string): Pro
     throw new TokenExchangeError('the sign function failed: ' + thrownMessage(call, error), context);
   }
   let response: Response;
+  const sent: Record<string, string> = { ...headers, 'Content-Type': 'application/json' };
+  // The W3C header naming the token call's span, so that the service can join the trace.
+  if (traced?.traceparent) sent.traceparent = traced.traceparent;
   try {
-    response = await raceSignal(
-      call.fetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body, signal: timer }),
-      timer,
-      stopped,
-      false,
-    );
+    response = await raceSignal(call.fetch(url, { method: 'POST', headers: sent, body, signal: timer }), timer, stopped, false);
   } catch (error) {
     if (timer.aborted) throw late('answer');
     throw new TokenExchangeError('could not reach the token endpoint ' + url + ': ' + describeUnreachable(error, url, redact), { ...context, cause: error });
   }
+  if (traced) traced.status = response.status;
   let text: string;
   try {
     text = await raceSignal(response.text(), timer, stopped, false);

@@ -6,6 +6,8 @@ import { answer, type Outgoing } from '../http/route.js';
 import type { DedupLease, WebhookDedupStore } from './dedup.js';
 import type { WebhookContext, WebhookErrorInfo, WebhookHandlerOptions } from './handler-options.js';
 import { isLogisticsUpdated } from './parse.js';
+import { errorType } from '../../shared/telemetry.js';
+import type { Stage, WebhookTelemetry } from '../telemetry/webhook-telemetry.js';
 
 export const OK = answer(200, { ok: true });
 export const FAILED = answer(500, { error: 'handler failed' });
@@ -30,11 +32,12 @@ export interface CallbackRunnerOptions extends Pick<WebhookHandlerOptions, 'onLo
   report(error: unknown, info: WebhookErrorInfo): void;
   /** A dedup store call, bounded by dedupTimeoutMs. */
   storeCall<T>(call: () => T | Promise<T>, what: string): Promise<T>;
+  telemetry?: WebhookTelemetry;
 }
 
 /** `deliver(event, context, held?)`: runs the callback; OK, FAILED (it threw) or UNFINISHED (cut off). */
 export function createCallbackRunner(o: CallbackRunnerOptions): (event: WebhookEvent, context: WebhookContext, held?: Held) => Promise<Outgoing> {
-  const { onLogisticsUpdated, onEvent, slowCallbackMs, callbackTimeoutMs, dedupLeaseMs, report, storeCall } = o;
+  const { onLogisticsUpdated, onEvent, slowCallbackMs, callbackTimeoutMs, dedupLeaseMs, report, storeCall, telemetry } = o;
   // Callbacks in progress, watched by one timer rather than a timer per push.
   interface Running {
     started: number;
@@ -93,7 +96,11 @@ export function createCallbackRunner(o: CallbackRunnerOptions): (event: WebhookE
   };
   const watchEvery = Math.min(500, Math.max(5, slowCallbackMs / 8), Math.max(5, renewEvery / 2), Math.max(5, callbackTimeoutMs / 8));
 
-  return async function deliver(event: WebhookEvent, context: WebhookContext, held?: Held): Promise<Outgoing> {
+  // With a tracer, the callback runs in its span: the spans it makes are that span's children.
+  if (telemetry) return (event, context, held) => telemetry.active('callback', (stage) => deliver(event, context, held, stage));
+  return deliver;
+
+  async function deliver(event: WebhookEvent, context: WebhookContext, held?: Held, stage?: Stage): Promise<Outgoing> {
     let cut!: () => void;
     const cutOff = new Promise<typeof CUT>((resolve) => (cut = () => resolve(CUT)));
     const call: Running = { started: Date.now(), reported: false, held, cut };
@@ -110,10 +117,12 @@ export function createCallbackRunner(o: CallbackRunnerOptions): (event: WebhookE
             callbackTimeoutMs +
             ' ms); answered 500 and stopped renewing its dedup lease, so a redelivery runs it again once the lease lapses. Acknowledge first and process in the background (enqueue, then return)',
         );
+        stage?.fail('timeout');
         report(error, { stage: 'callback', level: 'error', status: 500, elapsedMs: Date.now() - call.started });
         return UNFINISHED;
       }
     } catch (error) {
+      stage?.fail(errorType(error));
       report(error, { stage: 'callback', level: 'error', status: 500, elapsedMs: Date.now() - call.started });
       return FAILED;
     } finally {
@@ -123,6 +132,7 @@ export function createCallbackRunner(o: CallbackRunnerOptions): (event: WebhookE
         watcher = undefined;
       }
     }
+    stage?.end();
     return OK;
-  };
+  }
 }

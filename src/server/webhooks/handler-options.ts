@@ -2,6 +2,7 @@
 import { checkKeys, describeValue, fail, milliseconds, wholeNumber } from '../../shared/check.js';
 import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
+import { checkTelemetry, type TelemetryOptions } from '../../shared/telemetry.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/logistics.js';
 import { unprefixed, type FetchRoute } from '../http/route.js';
@@ -78,6 +79,13 @@ export interface WebhookHandlerOptions {
    * @default 67108864 (64 MiB)
    */
   maxBufferedBytes?: number;
+  /**
+   * OpenTelemetry: a span per push (`channel.webhook`, under your framework's request span) with
+   * its stages (verify, dedup or inbox, callback), status and outcome; metrics with a meter
+   * (docs/guide/telemetry.md). Never the body, the signature or the secret.
+   * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
+   */
+  telemetry?: TelemetryOptions;
   /** Called for each verified `logistics.updated` push; the handler answers 2xx only after it resolves. */
   onLogisticsUpdated: (event: LogisticsUpdatedEvent, context: WebhookContext) => unknown;
   /** Called for any other event type; without it such pushes are acknowledged and ignored. */
@@ -155,6 +163,7 @@ const OPTION_KEYS = [
   'dedupLeaseMs',
   'inbox',
   'inboxTimeoutMs',
+  'telemetry',
 ];
 // Habits from other libraries (body-parser's `limit`, Fastify's `bodyLimit`, undici's
 // `bodyTimeout`), and names the shared stems would otherwise point elsewhere (checkKeys takes
@@ -232,6 +241,7 @@ export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHan
     dedupTimeoutMs,
     dedupLeaseMs,
     onError: o.onError || defaultReport,
+    telemetry: checkTelemetry(o.telemetry, 'createWebhookHandler'),
     secrets: secretSource(o.secret, allowUnsigned),
   };
 }

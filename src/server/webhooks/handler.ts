@@ -17,8 +17,9 @@ import {
   type WebhookHandlerOptions,
   type WebhookInboxHandlerOptions,
 } from './handler-options.js';
-import { inboxIntake } from './inbox/intake.js';
-import { answer, CONSUMED_ADVICE, fetchRoute, stoppedBodyAnswers, type BodyResult, type Core, type Incoming, type Outgoing } from '../http/route.js';
+import { INBOX_DUPLICATE, INBOX_UNAVAILABLE, inboxIntake } from './inbox/intake.js';
+import { webhookTelemetry, type PushNote } from '../telemetry/webhook-telemetry.js';
+import { answer, CONSUMED_ADVICE, fetchRoute, stoppedBodyAnswers, type BodyResult, type Incoming, type Outgoing } from '../http/route.js';
 import { parsePayload } from './parse.js';
 import { SIGNATURE_HEADER, signatureMismatch, signatureMissing, checkSignature, type Secrets } from './verify.js';
 const DUPLICATE = answer(200, { ok: true, duplicate: true });
@@ -47,11 +48,31 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     { 'retry-after': String(Math.ceil(dedupLeaseMs / 1000)) },
   );
   const report = safeReport(onError);
+  // The error.type of a push answered with one of the fixed answers.
+  const reasons = (): Map<Outgoing, string> =>
+    new Map([
+      [BAD_REQUEST, 'request'],
+      [NOT_POST, 'method'],
+      [NO_SECRET, 'config'],
+      [UNAUTHORIZED, 'signature'],
+      [TOO_LARGE, 'size'],
+      [UNREADABLE, 'body'],
+      [stopped.timeout, 'body_timeout'],
+      [stopped.busy, 'busy'],
+      [INVALID, 'payload'],
+      [DUPLICATE, 'duplicate'],
+      [INBOX_DUPLICATE, 'duplicate'],
+      [inProgress, 'in_progress'],
+      [INBOX_UNAVAILABLE, 'inbox'],
+      [FAILED, 'callback'],
+      [UNFINISHED, 'callback_timeout'],
+    ]);
+  const telemetry = webhookTelemetry(settings.telemetry, reasons);
   // With an inbox, a verified push is stored and answered; no callback runs here.
-  const intake = inboxIntake(crypto, options as WebhookInboxHandlerOptions, report);
+  const intake = inboxIntake(crypto, options as WebhookInboxHandlerOptions, report, telemetry);
   const storeCall = <T>(call: () => T | Promise<T>, what: string) =>
     bounded(call, dedupTimeoutMs, () => new Error('the dedup store did not answer ' + what + ' within ' + dedupTimeoutMs + ' ms'));
-  const deliver = createCallbackRunner({ ...settings, report, storeCall });
+  const deliver = createCallbackRunner({ ...settings, report, storeCall, telemetry });
   // Pushes in progress in this process, by dedup key: a repeat waits for the first one's answer.
   const inflight = new Map<string, Promise<Outgoing>>();
 
@@ -60,7 +81,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     return out;
   }
 
-  const core: Core = async (incoming) => {
+  const core = async (incoming: Incoming, note?: PushNote): Promise<Outgoing> => {
     if (incoming.malformedHost) return reject(BAD_REQUEST, new Error('malformed Host header'), 'request', 'info');
     if (incoming.method !== 'POST') return reject(NOT_POST, new Error('method ' + incoming.method + ' is not allowed; the service POSTs'), 'method');
     let secret = secrets.value;
@@ -79,13 +100,13 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
       );
     const ticket = bodies.open();
     try {
-      return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket));
+      return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket), note);
     } finally {
       ticket.close();
     }
   };
 
-  async function verified(incoming: Incoming, secret: Secrets | '', signature: string | undefined, body: BodyResult): Promise<Outgoing> {
+  async function verified(incoming: Incoming, secret: Secrets | '', signature: string | undefined, body: BodyResult, note?: PushNote): Promise<Outgoing> {
     if (!body.ok) {
       if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
@@ -112,8 +133,10 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     const rawBody = body.bytes;
     if (secret !== '') {
       // Awaited only when the crypto is asynchronous (Web Crypto): node:crypto answers at once.
+      const verifying = telemetry?.stage('verify');
       let valid = checkSignature(crypto, rawBody, signature, secret);
       if (typeof valid !== 'boolean') valid = await valid;
+      verifying?.end({ 'channel.webhook.verified': valid });
       if (!valid) return reject(UNAUTHORIZED, withoutStack(signatureMismatch), 'signature');
     }
     let event: WebhookEvent;
@@ -122,6 +145,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     } catch (error) {
       return reject(INVALID, error, 'payload');
     }
+    if (note) note.event = event.event;
     let key: Promise<string> | undefined;
     const context: WebhookContext = { rawBody, dedupKey: () => (key ||= crypto.sha256Hex(rawBody)), request: incoming.native };
     if (intake) return intake(event, rawBody, context.dedupKey);
@@ -138,12 +162,14 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     const key = await context.dedupKey();
     const until = Date.now() + REPEAT_WAIT_MS;
     const here = inflight.get(key);
+    const deduping = telemetry?.stage('dedup');
     if (here) {
       const out = await bounded(
         () => here,
         REPEAT_WAIT_MS,
         () => undefined,
       ).catch(() => undefined);
+      deduping?.end({ 'channel.dedup.state': 'joined' });
       const status = out ? out.status : 503;
       report(new Error('a repeat of a push in progress here; answered with its outcome' + (out ? '' : ': not finished within 5 s')), {
         stage: 'duplicate',
@@ -163,6 +189,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
         await sleep(Math.min(pause, until - Date.now()));
         state = await claim(store, key, lease, true);
       }
+      deduping?.end({ 'channel.dedup.state': state ?? 'unavailable' });
       if (state === 'done') {
         report(new Error('push already processed (same body); acknowledged without calling the callback'), { stage: 'duplicate', level: 'info', status: 200 });
         return (out = DUPLICATE);
@@ -210,5 +237,5 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     }
   }
 
-  return fetchRoute(core);
+  return fetchRoute(telemetry ? telemetry.wrap(core) : core);
 }

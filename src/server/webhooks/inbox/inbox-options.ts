@@ -1,6 +1,7 @@
 // What createRedisInbox and inbox.process take, and their checks: every option checked once, with its default.
 import { checkKeys, describeValue, fail, milliseconds, TTL_SECONDS, wholeNumber } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
+import { checkTelemetry, type TelemetryOptions } from '../../../shared/telemetry.js';
 import { checkPrefix } from '../../redis-client.js';
 import type { InboxProcessOptions } from './inbox-types.js';
 
@@ -35,9 +36,16 @@ export interface RedisInboxOptions {
   pollMs?: number;
   /** Milliseconds each Redis call may take (an append, a worker's read or write) before it counts as failed. @default 2000 */
   timeoutMs?: number;
+  /**
+   * OpenTelemetry for the workers (`inbox.process`): a CONSUMER span per callback run
+   * (`channel.inbox.process`: attempt, outcome, event type) with the callback's spans inside, and
+   * metrics with a meter (docs/guide/telemetry.md). The handler's side takes its own `telemetry`.
+   * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
+   */
+  telemetry?: TelemetryOptions;
 }
 
-const OPTION_KEYS = ['prefix', 'maxAttempts', 'leaseMs', 'callbackTimeoutMs', 'retryDelayMs', 'ttlSeconds', 'pollMs', 'timeoutMs'];
+const OPTION_KEYS = ['prefix', 'maxAttempts', 'leaseMs', 'callbackTimeoutMs', 'retryDelayMs', 'ttlSeconds', 'pollMs', 'timeoutMs', 'telemetry'];
 // Habits from BullMQ (attempts, backoff, lockDuration) and the dedup store's names.
 const OPTION_HINTS = {
   attempts: 'maxAttempts',
@@ -100,6 +108,7 @@ export function inboxSettings(options: RedisInboxOptions | undefined) {
     ttlSeconds: wholeNumber(what + ': ttlSeconds', o.ttlSeconds ?? TTL_SECONDS.example, TTL_SECONDS.min, TTL_SECONDS.max, 'seconds', TTL_SECONDS.example),
     pollMs: whole(what, 'pollMs', o.pollMs, 200, 1, 60_000, '200'),
     timeoutMs,
+    telemetry: checkTelemetry(o.telemetry, 'createRedisInbox'),
   };
 }
 

@@ -9,6 +9,7 @@ import { isLogisticsUpdated } from '../parse.js';
 import type { InboxContext, InboxErrorInfo, InboxProcessOptions, InboxWorker } from './inbox-types.js';
 import { processSettings, type InboxSettings } from './inbox-options.js';
 import type { Entry, InboxStore } from './inbox-store.js';
+import type { InboxTelemetry, RunNote } from '../../telemetry/inbox-telemetry.js';
 
 function defaultReport(error: unknown, info: InboxErrorInfo): void {
   if (info.level === 'info') return;
@@ -32,7 +33,7 @@ const sleep = (ms: number, wake: Promise<void>) => {
   return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), wake]).finally(() => clearTimeout(timer));
 };
 
-export function startWorker(store: InboxStore, settings: InboxSettings, options: InboxProcessOptions): InboxWorker {
+export function startWorker(store: InboxStore, settings: InboxSettings, options: InboxProcessOptions, telemetry?: InboxTelemetry): InboxWorker {
   const { onLogisticsUpdated, onEvent, onError, concurrency } = processSettings(options);
   const report = safeReport(onError || defaultReport);
   const { leaseMs, callbackTimeoutMs, maxAttempts, retryDelayMs, pollMs } = settings;
@@ -105,7 +106,7 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
     }
   }
 
-  async function invoke(entry: Entry, signal: AbortSignal): Promise<Outcome> {
+  async function invoke(entry: Entry, signal: AbortSignal, note?: RunNote): Promise<Outcome> {
     let event: WebhookEvent;
     try {
       // Stored as received: a leading BOM (which the handler's check skipped) is dropped here too.
@@ -113,6 +114,7 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
     } catch (error) {
       return { ok: false, error: new Error('the stored body is not JSON (' + messageOf(error) + ')') };
     }
+    if (note && typeof event?.event === 'string') note.event = event.event;
     const context: InboxContext = { id: entry.id, attempt: entry.attempt, dedupKey: entry.key, receivedAt: entry.receivedAt, signal };
     try {
       if (isLogisticsUpdated(event)) await onLogisticsUpdated(event, context);
@@ -171,18 +173,22 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
         resolve({ ok: false, error, timedOut: true });
       }, callbackTimeoutMs);
     });
+    const attempt = (note?: RunNote) =>
+      Promise.race([invoke(entry, controller.signal, note), timedOut]).then((outcome) => {
+        clearTimeout(timer);
+        run.settling = true;
+        if (note) {
+          note.outcome = outcome.ok ? 'processed' : entry.attempt >= maxAttempts ? 'dead_letter' : outcome.timedOut ? 'timeout' : 'retry';
+          note.error = outcome.ok ? undefined : outcome.error;
+        }
+        return settle(entry, outcome);
+      });
     const run: Run = {
       entry,
-      settled: Promise.race([invoke(entry, controller.signal), timedOut])
-        .then((outcome) => {
-          clearTimeout(timer);
-          run.settling = true;
-          return settle(entry, outcome);
-        })
-        .finally(() => {
-          running.delete(entry.id);
-          wake();
-        }),
+      settled: (telemetry ? telemetry.run(entry.attempt, attempt) : attempt()).finally(() => {
+        running.delete(entry.id);
+        wake();
+      }),
     };
     running.set(entry.id, run);
   }

@@ -8,6 +8,8 @@ import type { WebhookEvent } from '../../../schemas/logistics.js';
 import type { Crypto } from '../../crypto/crypto.js';
 import { answer, type Outgoing } from '../../http/route.js';
 import { isLogisticsUpdated, latestEventTime } from '../parse.js';
+import { errorType } from '../../../shared/telemetry.js';
+import type { WebhookTelemetry } from '../../telemetry/webhook-telemetry.js';
 import type { InboxPush, WebhookInbox } from './inbox-types.js';
 
 /** The handler options an inbox brings (checked by {@link checkInboxOptions}). */
@@ -27,8 +29,8 @@ export interface InboxHandlerOptions {
 }
 
 const STORED = answer(202, { ok: true, queued: true });
-const DUPLICATE = answer(200, { ok: true, duplicate: true });
-const UNAVAILABLE = answer(503, { error: 'the push could not be stored; deliver it again later' }, { 'retry-after': '5' });
+export const INBOX_DUPLICATE = answer(200, { ok: true, duplicate: true });
+export const INBOX_UNAVAILABLE = answer(503, { error: 'the push could not be stored; deliver it again later' }, { 'retry-after': '5' });
 // With an inbox, the callback options belong to inbox.process().
 const CALLBACK_OPTIONS = ['onLogisticsUpdated', 'onEvent', 'dedup', 'dedupTimeoutMs', 'dedupLeaseMs', 'slowCallbackMs', 'callbackTimeoutMs'];
 
@@ -55,11 +57,12 @@ export function checkInboxOptions(o: Record<string, unknown>): boolean {
 type Report = (error: unknown, info: { stage: 'inbox' | 'duplicate'; level: 'info' | 'error'; status: number }) => void;
 
 /** The intake of a handler with an inbox (options already checked), or undefined without one. */
-export function inboxIntake(crypto: Crypto, options: InboxHandlerOptions, report: Report) {
+export function inboxIntake(crypto: Crypto, options: InboxHandlerOptions, report: Report, telemetry?: WebhookTelemetry) {
   const { inbox, inboxTimeoutMs = 3000 } = options;
   if (!inbox) return undefined;
   return async (event: WebhookEvent, rawBody: Uint8Array, dedupKey: () => Promise<string>): Promise<Outgoing> => {
     let result: unknown;
+    const stage = telemetry?.stage('inbox');
     try {
       const logistics = isLogisticsUpdated(event) ? event.logistics : undefined;
       const snapshotAt = logistics && latestEventTime(logistics);
@@ -82,12 +85,14 @@ export function inboxIntake(crypto: Crypto, options: InboxHandlerOptions, report
         () => new Error('the inbox did not store the push within inboxTimeoutMs (' + inboxTimeoutMs + ' ms); answered 503'),
       );
     } catch (error) {
+      stage?.fail(errorType(error));
       report(error, { stage: 'inbox', level: 'error', status: 503 });
-      return UNAVAILABLE;
+      return INBOX_UNAVAILABLE;
     }
+    stage?.end({ 'channel.inbox.result': result === 'duplicate' ? 'duplicate' : 'stored' });
     if (result === 'duplicate') {
       report(new Error('push already stored (same body); acknowledged, not stored again'), { stage: 'duplicate', level: 'info', status: 200 });
-      return DUPLICATE;
+      return INBOX_DUPLICATE;
     }
     return STORED;
   };

@@ -4,6 +4,7 @@ import type { DeadLetter, InboxProcessOptions, InboxPush, InboxStats, InboxWorke
 import { inboxSettings, type RedisInboxOptions } from './inbox-options.js';
 import { inboxStore } from './inbox-store.js';
 import { startWorker } from './inbox-worker.js';
+import { inboxTelemetry } from '../../telemetry/inbox-telemetry.js';
 
 /** What {@link createRedisInbox} returns: the handler's `inbox`, and the workers' and operators' side. */
 export interface RedisInbox extends WebhookInbox {
@@ -52,9 +53,10 @@ export function createRedisInbox(redis: RedisClient, options?: RedisInboxOptions
   const commands = commandsFor(redis, what);
   const settings = inboxSettings(options);
   const store = inboxStore(commands, settings);
+  const telemetry = inboxTelemetry(settings.telemetry);
   return {
     append: (push) => store.append(push),
-    process: (processOptions) => startWorker(store, settings, processOptions),
+    process: (processOptions) => startWorker(store, settings, processOptions, telemetry),
     stats: () => store.stats(),
     async deadLetters(listOptions = {}) {
       const limit = listOptions?.limit ?? 100;
