@@ -156,7 +156,9 @@ describe.runIf(hasRedis)('telemetry on a real redis-server', () => {
   test("createRedisInbox's telemetry option is checked like the others", async () => {
     const client = await connect();
     expect(() => createRedisInbox(client, { telemetry: { tracer: 1 } } as never)).toThrow(ConfigError);
-    expect(() => createRedisInbox(client, { telemetry: { tracer: 1 } } as never)).toThrow(/createRedisInbox: telemetry must be \{ tracer, meter, propagate \}.*; got an object with tracer 1,/);
+    expect(() => createRedisInbox(client, { telemetry: { tracer: 1 } } as never)).toThrow(
+      /createRedisInbox: telemetry must be \{ tracer, meter, propagate \}.*; got an object with tracer 1,/,
+    );
     expect(() => createRedisInbox(client, { telemetri: {} } as never)).toThrow(/did you mean "telemetry"/);
   });
 });
