@@ -34,11 +34,12 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
   };
   const read = (): Outgoing => {
     const { body } = view;
-    // A request()'s body goes to the transport as a string; a native call's is its caller's own type.
-    if (call.kind !== 'native' && body !== undefined && typeof body !== 'string')
-      fail('beforeSend: attempt.body must stay a string (the serialised JSON) for ' + call.kind + '(); got ' + describeValue(body));
-    if (body !== undefined && (call.method === 'GET' || call.method === 'HEAD'))
-      fail('beforeSend: ' + call.method + ' requests have no body; leave attempt.body unset');
+    if (body !== undefined) {
+      // A request()'s body goes to the transport as a string; a native call's is its caller's own type.
+      if (call.kind !== 'native' && typeof body !== 'string')
+        fail('beforeSend: attempt.body must stay a string (the serialised JSON) for ' + call.kind + '(); got ' + describeValue(body));
+      if (call.method === 'GET' || call.method === 'HEAD') fail('beforeSend: ' + call.method + ' requests have no body; leave attempt.body unset');
+    }
     return { headers: normalizeHeaders(view.headers, 'beforeSend: attempt.headers'), body };
   };
   let returned: unknown;
@@ -50,7 +51,8 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
   if (returned === undefined) return read();
   if (!(returned && typeof (returned as { then?: unknown }).then === 'function'))
     fail(
-      'beforeSend must change attempt.headers and attempt.body in place and return nothing (or a promise of nothing); it returned ' + describeValue(returned),
+      'beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body in place, and return nothing (or a promise of nothing); got ' +
+        describeValue(returned),
     );
   return raceRequest(Promise.resolve(returned).then(undefined, threw), call.stop, call.context).then(read);
 }

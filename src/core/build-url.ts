@@ -4,11 +4,8 @@ import type { SearchParams } from './types.js';
 
 // Built by hand: mini-program hosts have neither URL nor URLSearchParams.
 
-/** `scheme://` starts a full URL; `orders:batchGet` is a relative path with a colon. */
-const absolute = /^[a-z][a-z\d+.-]*:\/\//i;
-
 /** `scheme://host[:port]` in lower case, without the scheme's default port; userinfo kept out. */
-function originOf(url: string): string {
+export function originOf(url: string): string {
   const m = authority.exec(url) as RegExpExecArray;
   const scheme = m[1].toLowerCase();
   const host = m[2].toLowerCase();
@@ -22,6 +19,16 @@ function originOf(url: string): string {
  * host or the server behind a gateway would read it: input those would rewrite is refused.
  */
 export function buildUrl(base: string, path: string, searchParams?: SearchParams): string {
+  // The common path, letters, digits, "-", "_" and "/" only, has nothing to refuse or resolve.
+  const url = typeof path === 'string' && plainPath.test(path) ? base + '/' + (path.charAt(0) === '/' ? path.slice(1) : path) : checkedUrl(base, path);
+  const query = serialize(searchParams);
+  return query ? url + (url.indexOf('?') < 0 ? '?' : '&') + query : url;
+}
+
+const plainPath = /^\/?[\w-]+(?:\/[\w-]*)*$/;
+
+/** `path` (any other path, or a full URL under baseUrl) resolved against `base`, or a ConfigError. */
+function checkedUrl(base: string, path: string): string {
   if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describeValue(path));
   if (path.indexOf('#') >= 0)
     fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
@@ -30,8 +37,8 @@ export function buildUrl(base: string, path: string, searchParams?: SearchParams
     fail(
       'the path has a backslash or a control character (tab, line break...), which URL parsers rewrite; use "/" between segments and put values in searchParams',
     );
-  let url: string;
-  if (absolute.test(path)) {
+  // `scheme://` starts a full URL; `orders:batchGet` is a relative path with a colon.
+  if (authority.test(path)) {
     // A full URL may only point at the service, under baseUrl's path: the token must not leak
     // to another origin, or to another application behind the same gateway.
     const origin = originOf(path);
@@ -41,12 +48,9 @@ export function buildUrl(base: string, path: string, searchParams?: SearchParams
       fail('refusing to send the token to ' + origin.replace(/\/\/.*@/, '//') + ': pass a path relative to baseUrl (' + base + ')');
     }
     path = rest.slice(own.length);
-    url = base + (path.charAt(0) === '?' || !path ? path : '/' + resolveDots(path));
-  } else {
-    url = base + '/' + resolveDots(path);
+    return base + (path.charAt(0) === '?' || !path ? path : '/' + resolveDots(path));
   }
-  const query = serialize(searchParams);
-  return query ? url + (url.indexOf('?') < 0 ? '?' : '&') + query : url;
+  return base + '/' + resolveDots(path);
 }
 
 /**

@@ -15,15 +15,21 @@ export interface CancelToken {
 export class Stop implements SignalLike {
   aborted = false;
   reason: unknown = undefined;
-  // A Set, made at the first listener: removing one of many stays O(1).
-  private listeners: Set<() => void> | undefined = undefined;
+  // One listener as it is (a call's attempt has one at a time); a Set from the second on:
+  // removing one of many stays O(1).
+  private listeners: Set<() => void> | (() => void) | undefined = undefined;
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    (this.listeners || (this.listeners = new Set())).add(listener);
+    const { listeners } = this;
+    if (!listeners) this.listeners = listener;
+    else if (typeof listeners === 'function') this.listeners = new Set([listeners, listener]);
+    else listeners.add(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    if (this.listeners) this.listeners.delete(listener);
+    const { listeners } = this;
+    if (listeners === listener) this.listeners = undefined;
+    else if (listeners && typeof listeners !== 'function') listeners.delete(listener);
   }
 
   cancel(reason?: unknown): void {
@@ -33,7 +39,8 @@ export class Stop implements SignalLike {
     // Detached before the calls: a listener that removes or adds one does not touch this set.
     const current = this.listeners;
     this.listeners = undefined;
-    if (current) current.forEach((listener) => listener());
+    if (typeof current === 'function') current();
+    else if (current) current.forEach((listener) => listener());
   }
 }
 

@@ -17,7 +17,7 @@ import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions,
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
 import { createCallPreparer } from './call-options.js';
-import type { Call, CallInput } from './call.js';
+import type { Call } from './call.js';
 import { createGetDedupe, dedupeKeyOf } from './dedupe-gets.js';
 
 /** What every client has, on both entries; `X` is what an entry adds to the request options. */
@@ -114,19 +114,31 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     return call.schema ? validate(call.schema, value, status, call.context, redact) : value;
   }
 
-  /** A call of request(), upload() or download(): checked, sent through the attempt loop (or joined to an identical GET), settled. */
-  async function send(input: CallInput): Promise<unknown> {
-    // Everything is checked before a token is asked for or anything is sent.
-    let call = prepare(input);
-    const { stop, given } = call;
-    // The request's own signal fires for the caller's signal and for clearToken().
-    const detach = !given ? noop : given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
+  /**
+   * A call of request(), upload(), download() or a native one: checked, sent through the attempt
+   * loop (or joined to an identical GET), settled. `helper` is the method of get(), post()...;
+   * their options may not name another. A native call's `path` and `o` are its two arguments.
+   * Async as a whole: whatever goes wrong in it, even a bad option, arrives as a rejection.
+   */
+  async function run<T>(path: string, o: object | undefined, kind: CallKind, helper?: string): Promise<T> {
+    const requestId = ++requests;
+    // A user switch noticed here ends the requests of the previous user, not this one.
+    tokens.sync();
+    const stop = new Stop();
+    live.add(stop);
+    const callOptions = (o === undefined && kind !== 'upload' && kind !== 'native' ? {} : o) as Record<string, unknown>;
+    let detach = noop;
     try {
+      // Everything is checked before a token is asked for or anything is sent.
+      let call = prepare({ kind, helper, path, options: callOptions, requestId, stop });
+      const { given } = call;
+      // The request's own signal fires for the caller's signal and for clearToken().
+      if (given) detach = given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
       if (stop.aborted) throw abortError(stop, call.context);
       // A native call's body still being read (a stream, a Request's): kept whole, so the replay can send it again.
       const body = call.body as { then?: unknown } | undefined;
       if (body && typeof body.then === 'function') call = Object.assign({}, call, { body: await raceRequest(body as Promise<unknown>, stop, call.context) });
-      const key = call.kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, input.options) : undefined;
+      const key = call.kind === 'request' && call.method === 'GET' && config.dedupeGets ? dedupeKeyOf(call, callOptions) : undefined;
       const response = key === undefined ? await attempts(call) : await dedupeGet(key, call);
       // Awaited only when the schema validates asynchronously: each await delays the result. A
       // fence or the caller's signal while it runs (or in a listener of the last response, or in
@@ -135,41 +147,21 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
       const value = settled && typeof settled.then === 'function' ? await raceRequest(settled, stop, call.context) : settled;
       if (stop.aborted) throw abortError(stop, call.context);
       if (call.progress) call.progress.end();
-      return value;
+      return value as T;
+    } catch (thrown) {
+      // Every failure is a ChannelError and emits `error`, whatever went wrong.
+      const error = isChannelError(thrown) ? thrown : new ConfigError('unexpected failure: ' + redact.text(messageOf(thrown)), { cause: redact.cause(thrown) });
+      if (events.heard('error')) {
+        const method =
+          error.method ||
+          String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
+        events.emit('error', { requestId, method, url: error.url || String(path), error });
+      }
+      throw error;
     } finally {
       detach();
+      live.delete(stop);
     }
-  }
-
-  /** `helper` is the method of get(), post()...; their options may not name another. A native call's `path` and `o` are its two arguments. */
-  function run<T>(path: string, o: object | undefined, kind: CallKind, helper?: string): Promise<T> {
-    const requestId = ++requests;
-    // A user switch noticed here ends the requests of the previous user, not this one.
-    tokens.sync();
-    const stop = new Stop();
-    live.add(stop);
-    const callOptions = (o === undefined && kind !== 'upload' && kind !== 'native' ? {} : o) as Record<string, unknown>;
-    // send() is async: whatever goes wrong in it, even a bad option, arrives as a rejection.
-    return send({ kind, helper, path, options: callOptions, requestId, stop }).then(
-      (value) => {
-        live.delete(stop);
-        return value as T;
-      },
-      (thrown: unknown) => {
-        live.delete(stop);
-        // Every failure is a ChannelError and emits `error`, whatever went wrong.
-        const error = isChannelError(thrown)
-          ? thrown
-          : new ConfigError('unexpected failure: ' + redact.text(messageOf(thrown)), { cause: redact.cause(thrown) });
-        if (events.heard('error')) {
-          const method =
-            error.method ||
-            String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
-          events.emit('error', { requestId, method, url: error.url || String(path), error });
-        }
-        throw error;
-      },
-    );
   }
 
   const withMethod =

@@ -15,16 +15,19 @@ import { isChannelError } from '../errors/ChannelError.js';
 export function isRetryable(error: unknown): boolean {
   let e = error as { status?: unknown; statusCode?: unknown; response?: { status?: unknown }; cause?: unknown; code?: unknown } | undefined;
   for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++, e = e.cause as typeof e) {
-    if (isChannelError(e))
-      return (
-        e.code === 'NETWORK_ERROR' ||
-        e.code === 'TIMEOUT' ||
-        ((e.code === 'HTTP_ERROR' || e.code === 'API_ERROR') && transient((e as { status?: unknown }).status))
-      );
-    const status = e.status !== undefined ? e.status : e.statusCode !== undefined ? e.statusCode : e.response && e.response.status;
-    if (status !== undefined) return transient(status);
+    // The SDK's own error: its code says it, or the HTTP status it carries.
+    const status = isChannelError(e)
+      ? e.code === 'NETWORK_ERROR' || e.code === 'TIMEOUT'
+        ? 503
+        : e.code === 'HTTP_ERROR' || e.code === 'API_ERROR'
+          ? (e as { status?: unknown }).status
+          : 0
+      : e.status !== undefined
+        ? e.status
+        : e.statusCode !== undefined
+          ? e.statusCode
+          : e.response && e.response.status;
+    if (status !== undefined) return typeof status === 'number' && (status === 408 || status === 429 || (status >= 500 && status < 600));
   }
   return false;
 }
-
-const transient = (status: unknown) => typeof status === 'number' && (status === 408 || status === 429 || (status >= 500 && status < 600));

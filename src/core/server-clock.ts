@@ -16,9 +16,13 @@ export interface ServerClock {
 export function createServerClock(): ServerClock {
   let known: [number, number] | undefined;
   let trusted = true;
+  // The Date header changes once a second: parsed once for all the answers of that second.
+  let lastDate: string | null | undefined;
+  let lastStamp = NaN;
   return {
     observe(date, sentAt, doneAt) {
-      const stamp = trusted && date ? Date.parse(date) : NaN;
+      if (date !== lastDate) lastStamp = Date.parse((lastDate = date) as string);
+      const stamp = trusted && date ? lastStamp : NaN;
       if (!(stamp > 0)) return false;
       // The server stamped a time in [stamp, stamp + 1 s) (whole seconds) while the device
       // read a time in [sentAt, doneAt].

@@ -1,44 +1,44 @@
 import { TimeoutError } from '../errors/TimeoutError.js';
-import type { Transport } from '../core/types.js';
+import type { Transport, TransportResponse } from '../core/types.js';
 import { networkError } from './fetch.js';
 
 const noop = () => {};
+// The reason an attempt's own controller is aborted with when its timeout passes.
+const late = {};
+const expire = (controller: AbortController) => controller.abort(late);
+
+/** Cancels the body of a response the core drops (the 401 before the replay); called as the response's method. */
+function discard(this: TransportResponse): void {
+  const { body } = this.value as Response;
+  if (body) body.cancel().then(noop, noop);
+}
 
 /**
  * The transport of `client.fetch`'s attempts: the runtime's fetch (or the client's `fetch`
  * option) as it is, no ky. Resolves with the Response whatever its status, its body unread (a
- * response the core drops, such as the 401 before the replay, is cancelled). `timeout` bounds an
- * attempt up to the response headers; the caller's own AbortSignal (`passOn.signal`) also
- * stops the body it reads afterwards, as with fetch.
+ * response the core drops, such as the 401 before the replay, is cancelled). `timeout` bounds
+ * an attempt up to the response headers; the caller's own AbortSignal (`passOn.signal`) also
+ * stops the body it reads afterwards, as with fetch. Per attempt: one controller, one timer, one
+ * listener on the call's signal; a signal combined with the caller's only when there is one.
  */
 export function createNativeFetch(own?: typeof fetch): Transport {
-  return async ({ method, url, headers, body, timeout, signal, passOn = {} }) => {
+  return async ({ method, url, headers, body, timeout, signal, passOn }) => {
     const controller = new AbortController();
     const abort = () => controller.abort(signal && signal.reason);
     if (signal) signal.addEventListener('abort', abort);
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      controller.abort();
-    }, timeout);
-    const given = passOn.signal as AbortSignal | undefined;
+    const timer = setTimeout(expire, timeout, controller);
+    const given = passOn && (passOn.signal as AbortSignal | undefined);
+    // The caller's own fetch options (credentials, a dispatcher, ofetch's...) under what the SDK read.
+    const init: RequestInit = Object.assign({}, passOn && passOn.init);
+    init.method = method;
+    init.headers = headers;
+    init.signal = given && AbortSignal.any ? AbortSignal.any([given, controller.signal]) : controller.signal;
+    if (body !== undefined) init.body = body as BodyInit;
     try {
-      const init: RequestInit = Object.assign({}, passOn.init, {
-        method,
-        headers,
-        signal: given && AbortSignal.any ? AbortSignal.any([given, controller.signal]) : controller.signal,
-      });
-      if (body !== undefined) init.body = body as BodyInit;
-      const response = await (own || fetch)((passOn.input || url) as RequestInfo, init);
-      return {
-        status: response.status,
-        headers: response.headers,
-        body: '',
-        value: response,
-        discard: () => void (response.body && response.body.cancel().then(noop, noop)),
-      };
+      const response = await (own || fetch)(((passOn && passOn.input) || url) as RequestInfo, init);
+      return { status: response.status, headers: response.headers, body: '', value: response, discard };
     } catch (error) {
-      if (late) throw new TimeoutError('no response within ' + timeout + ' ms (timeout)', { method, url });
+      if (controller.signal.reason === late) throw new TimeoutError('no response within ' + timeout + ' ms (timeout)', { method, url });
       // The core turns an abort into its AbortError.
       if (controller.signal.aborted || (given && given.aborted)) throw error;
       throw await networkError(method, url, error, own || fetch);

@@ -4,6 +4,7 @@ import { TimeoutError } from '../errors/TimeoutError.js';
 import type { Transport } from '../core/types.js';
 import { messageOf } from '../shared/message.js';
 import { fail } from '../shared/check.js';
+import { originOf } from '../core/build-url.js';
 
 /** ky options the SDK owns; everything else (hooks, credentials, ...) passes through. */
 export type KyPassThrough = Omit<
@@ -61,7 +62,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       totalTimeout: timeout,
       ...(controller ? { signal: controller.signal } : {}),
     };
-    const origin = url.replace(/^([a-z][a-z\d+.-]*:\/\/[^/?#]*).*$/i, '$1');
+    const origin = originOf(url);
     // ky streams an upload's body to report its progress, which Chromium refuses on an HTTP/1.1
     // connection (ERR_H2_OR_QUIC_REQUIRED, before a byte is read); Firefox and Safari cannot
     // stream at all (ky then skips it). An attempt refused so, having sent nothing, is made once
@@ -140,7 +141,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
  * with what a probe of the service's origin tells about a page's cross-origin failure.
  */
 export async function networkError(method: string, url: string, cause: unknown, fetchOf: typeof fetch): Promise<NetworkError> {
-  const origin = url.replace(/^([a-z][a-z\d+.-]*:\/\/[^/?#]*).*$/i, '$1');
+  const origin = originOf(url);
   return new NetworkError('network error: ' + networkMessage(cause) + (await corsHint(method, url, origin, cause, fetchOf)), { method, url, cause });
 }
 
@@ -185,6 +186,6 @@ async function corsHint(method: string, url: string, origin: string, cause: unkn
     (answered ? 'The service answered, but the browser hid the response: CORS' : 'If the network is up this is usually CORS') +
     ', and the browser console names the exact cause: the service (or its gateway) must send Access-Control-Allow-Origin: ' +
     page +
-    ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add); and send Access-Control-Expose-Headers: Retry-After, Date'
+    ' on every response, 401 and 5xx included; answer the preflight with Access-Control-Allow-Headers: authorization, content-type (and any header you add, traceparent with telemetry); and send Access-Control-Expose-Headers: Retry-After, Date'
   );
 }

@@ -52,6 +52,22 @@ test('examples/node-client.ts runs against the sandbox: a schema-checked, typed 
   }
 });
 
+test("examples/own-client.ts runs against the sandbox: ofetch over client.fetch, the sandbox's 401 costs one forced refresh and one replay", async () => {
+  const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+  try {
+    // What the README's try line does first: `channel-sandbox fail-next` (the next data call answers 401).
+    sandbox.failNext(1);
+    const before = { ...sandbox.stats };
+    await import(/* @vite-ignore */ new URL('../../examples/own-client.ts', import.meta.url).href);
+    expect(log.mock.calls).toEqual([['SO20240601001', 'forced refreshes:', 1]]);
+    const after = sandbox.stats;
+    // Two exchanges (the first token, the forced one), one 401, two data calls (the 401 and the replay).
+    expect([after.tokenCalls - before.tokenCalls, after.unauthorized - before.unauthorized, after.dataCalls - before.dataCalls]).toEqual([2, 1, 2]);
+  } finally {
+    log.mockRestore();
+  }
+});
+
 /** A WeChat runtime for one launch: wx (request over real HTTP, storage), getApp, Page, require. */
 function launchPage(storage: Map<string, unknown>) {
   const bundle = readFileSync('miniprogram_dist/index.js', 'utf8');

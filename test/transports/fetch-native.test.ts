@@ -249,6 +249,17 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(service.hits).toHaveLength(0);
   });
 
+  test('a stream body on a GET is refused before it is read: the stream stays unlocked for the caller, nothing sent', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const { stream } = heldStream(['never read'], Promise.resolve());
+    const error = await client.fetch('/a', { body: stream, duplex: 'half' } as RequestInit).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/GET requests have no body/);
+    expect(stream.locked).toBe(false);
+    expect(service.hits).toHaveLength(0);
+  });
+
   test('Authorization is the SDK’s own: set by the caller in any case, in init or a Request, it is a ConfigError', async () => {
     const service = await start();
     const { client } = clientOf(service);
