@@ -22,8 +22,10 @@ const fixtures = join(here, 'fixtures');
 const started = performance.now();
 const tmp = mkdtempSync(join(tmpdir(), 'channel-sdk-consumers-'));
 const KB = 1024;
-// 2 MB until #20, #22, #25 (files, check, client isolation) added ~0.4 MB of ESM + CJS + maps.
-const INSTALL_BUDGET = 2560 * KB;
+// 2 MB until #20, #22, #25 (files, check, client isolation) added ~0.4 MB of ESM + CJS + maps;
+// 2.5 MiB until #34 (telemetry on the client, the exchange, the webhook handler and the inbox)
+// added ~0.12 MB (2.34 -> 2.46 MB unpacked, about 2,600 KiB on disk).
+const INSTALL_BUDGET = 2700 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
@@ -138,7 +140,7 @@ try {
 
   // --- installs -----------------------------------------------------------------------------
   const npmProject = project('npm');
-  await check('plain `npm install <tgz>`: install weight ≤ 2.5 MB, nothing but channel-sdk', 'npm', npmVersion, async () => {
+  await check('plain `npm install <tgz>`: install weight ≤ 2.64 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
     await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: npmProject });
     const installed = readdirSync(join(npmProject, 'node_modules')).filter((name) => !name.startsWith('.'));
     expectEqual(installed, ['channel-sdk'], 'node_modules');
