@@ -102,6 +102,8 @@ export function createClient(options: ClientOptions): Client {
       // client.fetch's attempts go to fetch itself; every other call through ky.
       transport: (request) => (request.native ? native : overKy)(request),
       createAbortController: () => new AbortController(),
+      // Where the OpenTelemetry API registers itself: a call's spans keep the context active as it starts.
+      scope: globalThis,
       // A separate chunk: clients without crossTab never load it.
       share:
         crossTab &&

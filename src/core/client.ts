@@ -82,7 +82,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     live.clear();
   }
 
-  const telemetry = createClientTelemetry(config.telemetry, redact.text);
+  const telemetry = createClientTelemetry(config.telemetry, redact.text, platform.scope);
   const tokens = createTokenManager({
     telemetry,
     provider: config.tokenProvider,

@@ -25,6 +25,12 @@ export interface Platform {
    * client's own; absent where there are none (the option is then unknown).
    */
   hostOptions?: (kind: CallKind, value: unknown) => Record<string, unknown> | undefined;
+  /**
+   * The global object, where the OpenTelemetry API registers its context manager; absent on the
+   * mini-program entry (no globalThis there: each attempt's span then starts from the context
+   * active as it is sent).
+   */
+  scope?: object;
   /** The entry's call shaped as its stack's own function (client.fetch, client.hostRequest). */
   native?: NativeCalls;
 }

@@ -31,7 +31,11 @@ export interface ClientTelemetry {
 }
 
 /** The telemetry of a client, or undefined without the option; `redact` masks the tokens it knows in URLs. */
-export function createClientTelemetry(options: TelemetryOptions | undefined, redact: (text: string) => string): ClientTelemetry | undefined {
+export function createClientTelemetry(
+  options: TelemetryOptions | undefined,
+  redact: (text: string) => string,
+  scope: object | undefined,
+): ClientTelemetry | undefined {
   if (!options) return;
   const { tracer, meter, propagate } = options;
   // Names and units: docs/guide/telemetry.md.
@@ -95,7 +99,7 @@ export function createClientTelemetry(options: TelemetryOptions | undefined, red
       return answer || (measure(), answer as never);
     },
     replay: quietly(() => replays && replays.add(1)),
-    active: quietly(activeContext),
+    active: quietly(() => activeContext(scope)),
     within(parent, f) {
       const before = asking;
       asking = parent;

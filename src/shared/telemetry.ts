@@ -41,17 +41,13 @@ export interface TelemetryMeter {
 }
 
 /**
- * The context active now, read from the OpenTelemetry API's global registration (every copy of
- * `@opentelemetry/api` 1.x shares it): undefined when no context manager is registered. Taken
- * when a call starts, it stays the parent of the call's spans across its awaits, where a
- * browser's or a mini-program's context manager loses it.
+ * The context active now, read from the OpenTelemetry API's registration on `scope` (the global
+ * object, which every copy of `@opentelemetry/api` 1.x shares): undefined without one. Taken when
+ * a call starts, it stays the parent of the call's spans across its awaits, where a browser's
+ * context manager loses it.
  */
-export function activeContext(): unknown {
-  // The API registers on globalThis, typeof-guarded here: a host without globalThis (older WeChat
-  // base libraries) has no registration to find either, and its spans start from the active context.
-  // eslint-disable-next-line no-restricted-globals -- read, guarded; no platform API is called
-  const scope = typeof globalThis !== 'undefined' ? (globalThis as Record<symbol, { context?: { active(): unknown } } | undefined>) : {};
-  const api = scope[Symbol.for('opentelemetry.js.api.1')];
+export function activeContext(scope: object | undefined): unknown {
+  const api = scope && (scope as Record<symbol, { context?: { active(): unknown } } | undefined>)[Symbol.for('opentelemetry.js.api.1')];
   return api && api.context && api.context.active();
 }
 
