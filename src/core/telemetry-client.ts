@@ -4,6 +4,7 @@
 // Kept small: every mini-program bundle carries it, traced or not (docs/maintainers/size.md).
 import { activeContext, endSpan, SPAN_CLIENT, traceparent, type TelemetryAttributes, type TelemetryOptions, type TelemetrySpan } from '../shared/telemetry.js';
 import { TokenProviderError } from '../errors/TokenProviderError.js';
+import { quietly } from '../shared/report.js';
 import type { TokenReason } from './types.js';
 
 export interface ClientTelemetry {
@@ -109,17 +110,6 @@ export function createClientTelemetry(
         asking = before;
       }
     },
-  };
-}
-
-/** `f`, except that what it throws is dropped (`fallback` is returned instead). */
-function quietly<A extends unknown[], R>(f: (...args: A) => R, fallback?: R): (...args: A) => R {
-  return (...args) => {
-    try {
-      return f(...args);
-    } catch {
-      return fallback as R;
-    }
   };
 }
 

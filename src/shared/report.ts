@@ -3,11 +3,19 @@
  * nothing: not the answer a route gives, not a working fallback, and nothing throws out of a timer.
  */
 export function safeReport<A extends unknown[]>(reporter: (...args: A) => unknown): (...args: A) => void {
+  return quietly(reporter);
+}
+
+/**
+ * `f`, except that what it throws is dropped and `fallback` returned instead: a user's tracer,
+ * meter or reporter that throws costs the caller nothing.
+ */
+export function quietly<A extends unknown[], R>(f: (...args: A) => R, fallback?: R): (...args: A) => R {
   return (...args) => {
     try {
-      reporter(...args);
+      return f(...args);
     } catch {
-      // ignored on purpose
+      return fallback as R;
     }
   };
 }
