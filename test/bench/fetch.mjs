@@ -5,11 +5,10 @@
 // median ratio with the spread of the rounds (min-max), so the noise is in the table.
 // Run by test/bench/run.mjs in a fresh process; `npm run bench:fetch [-- --quick] [--rounds N]`.
 import { createServer } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import axios from 'axios';
 import { createFetch, ofetch } from 'ofetch';
 import { createClient } from 'channel-sdk';
-import { median, pool, rotate, seededShuffle } from './rounds.mjs';
+import { alternatingRounds, median, pool, seededShuffle } from './rounds.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -95,24 +94,7 @@ for (const name of names) {
 // Per round: sequential latency (contenders interleaved request by request, in a fresh random
 // order each time, median per contender) and throughput at concurrency 64 (contenders one after
 // another, in a rotating order).
-const seq = Object.fromEntries(names.map((n) => [n, []]));
-const conc = Object.fromEntries(names.map((n) => [n, []]));
-for (let round = 0; round < rounds; round++) {
-  const samples = Object.fromEntries(names.map((n) => [n, []]));
-  for (let i = 0; i < sequentialPerRound; i++) {
-    for (const name of shuffle(names)) {
-      const t0 = performance.now();
-      await contenders[name](`/s/${i}`);
-      samples[name].push((performance.now() - t0) * 1000);
-    }
-  }
-  for (const name of names) seq[name].push(median(samples[name]));
-  for (const name of rotate(names, round)) {
-    const t0 = performance.now();
-    await pool(concurrentPerRound, 64, (i) => contenders[name](`/c/${i}`));
-    conc[name].push(((performance.now() - t0) * 1000) / concurrentPerRound);
-  }
-}
+const { seq, conc } = await alternatingRounds(contenders, { rounds, sequential: sequentialPerRound, concurrent: concurrentPerRound, shuffle });
 
 const fmt = (n, d = 2) => n.toFixed(d);
 const out = [];

@@ -5,13 +5,12 @@
 // figure is taken in rounds that alternate the contenders; the table shows the median ratio and
 // the spread of the rounds. Run by test/bench/run.mjs; `npm run bench:telemetry [-- --quick]`.
 import { createServer } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createClient } from 'channel-sdk';
-import { median, pool, rotate, seededShuffle } from './rounds.mjs';
+import { alternatingRounds, median, pool, seededShuffle } from './rounds.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -72,24 +71,7 @@ const names = Object.keys(contenders);
 const shuffle = seededShuffle(20261127);
 
 for (const name of names) await pool(quick ? 200 : 1000, 16, (i) => contenders[name](`/warm/${i}`));
-const seq = Object.fromEntries(names.map((n) => [n, []]));
-const conc = Object.fromEntries(names.map((n) => [n, []]));
-for (let round = 0; round < rounds; round++) {
-  const samples = Object.fromEntries(names.map((n) => [n, []]));
-  for (let i = 0; i < sequentialPerRound; i++) {
-    for (const name of shuffle(names)) {
-      const t0 = performance.now();
-      await contenders[name](`/s/${i}`);
-      samples[name].push((performance.now() - t0) * 1000);
-    }
-  }
-  for (const name of names) seq[name].push(median(samples[name]));
-  for (const name of rotate(names, round)) {
-    const t0 = performance.now();
-    await pool(concurrentPerRound, 64, (i) => contenders[name](`/c/${i}`));
-    conc[name].push(((performance.now() - t0) * 1000) / concurrentPerRound);
-  }
-}
+const { seq, conc } = await alternatingRounds(contenders, { rounds, sequential: sequentialPerRound, concurrent: concurrentPerRound, shuffle });
 await provider.forceFlush();
 
 const fmt = (n, d = 2) => n.toFixed(d);

@@ -8,25 +8,18 @@
 import { context, trace, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { TestMetricReader } from '../helpers/metric-reader.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ConfigError, createClient } from '../../src/index.js';
 import { createTokenExchange } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onShutdown() {}
-  protected async onForceFlush() {}
-}
-
 const ORDER = '/open/api/v1/sdk/orders/SO20240601001';
 let sandbox: Sandbox;
 let exporter: InMemorySpanExporter;
 let tracer: ReturnType<BasicTracerProvider['getTracer']>;
-let reader: TestReader;
+let reader: TestMetricReader;
 let meter: ReturnType<MeterProvider['getMeter']>;
 const open = new Set<string>();
 const contextManager = new AsyncLocalStorageContextManager();
@@ -49,7 +42,7 @@ beforeEach(() => {
     shutdown: async () => {},
   };
   tracer = new BasicTracerProvider({ spanProcessors: [tracking, new SimpleSpanProcessor(exporter)] }).getTracer('channel-sdk');
-  reader = new TestReader();
+  reader = new TestMetricReader();
   meter = new MeterProvider({ readers: [reader] }).getMeter('channel-sdk');
   open.clear();
 });

@@ -3,19 +3,12 @@
 // that startActiveSpan parents what runs inside it.
 import { context, trace, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { TestMetricReader } from '../../helpers/metric-reader.js';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'vitest';
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-
-class Reader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected onShutdown = () => Promise.resolve();
-  protected onForceFlush = () => Promise.resolve();
-}
 
 export interface Point {
   name: string;
@@ -31,7 +24,7 @@ export interface Point {
 export function otel() {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const reader = new Reader();
+  const reader = new TestMetricReader();
   const meters = new MeterProvider({ readers: [reader] });
   const tracer = provider.getTracer('channel-sdk');
   const meter = meters.getMeter('channel-sdk');

@@ -13,20 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { context } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { TestMetricReader } from '../../helpers/metric-reader.js';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createClient, type DownloadResult, type HostRequestResult } from '../../../src/miniprogram.js';
 import { SANDBOX_PATHS, startSandbox, type Sandbox, type SandboxPhoto } from '../../../src/testing.js';
 import { createHost, type HostKind } from '../../helpers/hosts.js';
 import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from '../../helpers/recording-proxy.js';
-
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onShutdown() {}
-  protected async onForceFlush() {}
-}
 
 const ORDER = '/open/api/v1/sdk/orders/SO20240601001';
 const N = 20;
@@ -61,7 +54,7 @@ function setup(kind: HostKind, wrap?: (request: (options: never) => unknown) => 
     shutdown: async () => {},
   };
   const tracer = new BasicTracerProvider({ spanProcessors: [tracking, new SimpleSpanProcessor(exporter)] }).getTracer('mini-program');
-  const reader = new TestReader();
+  const reader = new TestMetricReader();
   const meter = new MeterProvider({ readers: [reader] }).getMeter('mini-program');
   const host = createHost(kind);
   // Exposed as its global, as the runtime does, so that the entry recognises the host.
