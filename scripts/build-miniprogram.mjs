@@ -29,10 +29,11 @@ export const miniprogramBuild = {
  * The entry's runtime exports assigned to `module.exports` in one object literal. esbuild's
  * own ESM-to-CJS conversion defines a getter per export through helpers (0.2 KB gz more);
  * mini-programs need no live bindings. `options` override esbuild's (`{ write: false }`: the
- * bundle in memory, as the fast tests run it from source).
+ * bundle in memory, as the fast tests run it from source; `absWorkingDir`: another copy of the
+ * sources, as scripts/size-of.mjs builds one).
  */
 export async function buildPlainCommonJs(options = {}) {
-  const probe = await build({ ...miniprogramBuild, format: 'esm', minify: false, write: false, metafile: true });
+  const probe = await build({ ...miniprogramBuild, absWorkingDir: options.absWorkingDir, format: 'esm', minify: false, write: false, metafile: true });
   const names = Object.values(probe.metafile.outputs)[0].exports;
   return build({
     ...miniprogramBuild,
@@ -40,7 +41,7 @@ export async function buildPlainCommonJs(options = {}) {
     entryPoints: undefined,
     stdin: {
       contents: `import { ${names.join(', ')} } from './${entry}';\nmodule.exports = { ${names.join(', ')} };`,
-      resolveDir: process.cwd(),
+      resolveDir: options.absWorkingDir || process.cwd(),
       sourcefile: 'miniprogram-cjs-entry.js',
       loader: 'js',
     },

@@ -20,7 +20,7 @@ export function originOf(url: string): string {
  */
 export function buildUrl(base: string, path: string, searchParams?: SearchParams): string {
   // The common path, letters, digits, "-", "_" and "/" only, has nothing to refuse or resolve.
-  const url = typeof path === 'string' && plainPath.test(path) ? base + '/' + (path.charAt(0) === '/' ? path.slice(1) : path) : checkedUrl(base, path);
+  const url = typeof path === 'string' && plainPath.test(path) ? base + (path.charAt(0) === '/' ? path : '/' + path) : checkedUrl(base, path);
   const query = serialize(searchParams);
   return query ? url + (url.indexOf('?') < 0 ? '?' : '&') + query : url;
 }

@@ -15,21 +15,16 @@ export interface CancelToken {
 export class Stop implements SignalLike {
   aborted = false;
   reason: unknown = undefined;
-  // One listener as it is (a call's attempt has one at a time); a Set from the second on:
-  // removing one of many stays O(1).
-  private listeners: Set<() => void> | (() => void) | undefined = undefined;
+  // A Set even for the one listener an attempt adds: holding a lone listener without one saved
+  // no measurable time per call (bench:fetch) and cost 36 B gz of the client bundles.
+  private listeners: Set<() => void> | undefined = undefined;
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    const { listeners } = this;
-    if (!listeners) this.listeners = listener;
-    else if (typeof listeners === 'function') this.listeners = new Set([listeners, listener]);
-    else listeners.add(listener);
+    (this.listeners || (this.listeners = new Set())).add(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const { listeners } = this;
-    if (listeners === listener) this.listeners = undefined;
-    else if (listeners && typeof listeners !== 'function') listeners.delete(listener);
+    if (this.listeners) this.listeners.delete(listener);
   }
 
   cancel(reason?: unknown): void {
@@ -39,8 +34,7 @@ export class Stop implements SignalLike {
     // Detached before the calls: a listener that removes or adds one does not touch this set.
     const current = this.listeners;
     this.listeners = undefined;
-    if (typeof current === 'function') current();
-    else if (current) current.forEach((listener) => listener());
+    if (current) current.forEach((listener) => listener());
   }
 }
 

@@ -5,7 +5,42 @@ import { networkError } from './fetch.js';
 const noop = () => {};
 // The reason an attempt's own controller is aborted with when its timeout passes.
 const late = {};
-const expire = (controller: AbortController) => controller.abort(late);
+
+/**
+ * The attempts' timeouts of one client on one timer: a setTimeout and a clearTimeout per attempt
+ * cost about 2% of a local fetch in Node 20 (bench:fetch), an entry in a Set costs nothing
+ * measurable. The timer is armed for the earliest deadline; when it fires it aborts what is due
+ * and arms for the next deadline (with one timeout for every attempt, about once per timeout).
+ * Unref'd in Node: it never keeps a process alive (the fetch in flight does). performance.now(), not
+ * Date.now(): a wall clock set back or forward would move every deadline with it. `after(controller,
+ * ms)` aborts `controller` with `late` after `ms` unless the function it returns is called first.
+ */
+export function createDeadlines(): (controller: AbortController, ms: number) => () => void {
+  const due = new Set<{ at: number; controller: AbortController }>();
+  let armed = Infinity;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (at: number) => {
+    if (at < armed) {
+      clearTimeout(timer);
+      armed = at;
+      timer = setTimeout(fire, at - performance.now());
+      // A browser's timer is a number, which has no unref.
+      if ((timer as { unref?: () => void }).unref) (timer as { unref(): void }).unref();
+    }
+  };
+  function fire() {
+    const now = performance.now();
+    let next = (armed = Infinity);
+    due.forEach((entry) => (entry.at > now ? (next = Math.min(next, entry.at)) : (due.delete(entry), entry.controller.abort(late))));
+    arm(next);
+  }
+  return (controller, ms) => {
+    const entry = { at: performance.now() + ms, controller };
+    due.add(entry);
+    arm(entry.at);
+    return () => due.delete(entry);
+  };
+}
 
 /** Cancels the body of a response the core drops (the 401 before the replay); called as the response's method. */
 function discard(this: TransportResponse): void {
@@ -18,15 +53,16 @@ function discard(this: TransportResponse): void {
  * option) as it is, no ky. Resolves with the Response whatever its status, its body unread (a
  * response the core drops, such as the 401 before the replay, is cancelled). `timeout` bounds
  * an attempt up to the response headers; the caller's own AbortSignal (`passOn.signal`) also
- * stops the body it reads afterwards, as with fetch. Per attempt: one controller, one timer, one
+ * stops the body it reads afterwards, as with fetch. Per attempt: one controller, one deadline, one
  * listener on the call's signal; a signal combined with the caller's only when there is one.
  */
 export function createNativeFetch(own?: typeof fetch): Transport {
+  const after = createDeadlines();
   return async ({ method, url, headers, body, timeout, signal, passOn }) => {
     const controller = new AbortController();
     const abort = () => controller.abort(signal && signal.reason);
     if (signal) signal.addEventListener('abort', abort);
-    const timer = setTimeout(expire, timeout, controller);
+    const settled = after(controller, timeout);
     const given = passOn && (passOn.signal as AbortSignal | undefined);
     // The caller's own fetch options (credentials, a dispatcher, ofetch's...) under what the SDK read.
     const init: RequestInit = Object.assign({}, passOn && passOn.init);
@@ -43,7 +79,7 @@ export function createNativeFetch(own?: typeof fetch): Transport {
       if (controller.signal.aborted || (given && given.aborted)) throw error;
       throw await networkError(method, url, error, own || fetch);
     } finally {
-      clearTimeout(timer);
+      settled();
       if (signal) signal.removeEventListener('abort', abort);
     }
   };

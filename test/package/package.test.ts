@@ -126,6 +126,21 @@ describe('built package', () => {
     });
   }
 
+  test('a process exits as soon as its client.fetch calls are done: the timer of the attempts’ timeouts does not hold it open', async () => {
+    // One timer per client serves every attempt's timeout (fetch-native.ts); it is unref'd, so a
+    // 10-minute timeout left armed after the last response keeps nobody waiting. A ref'd timer
+    // would hold this process for 10 minutes and the run below would time out.
+    const code = `import { createClient } from 'channel-sdk';
+      const client = createClient({ baseUrl: process.env.SERVICE, tokenProvider: () => process.env.TOKEN, timeout: 600000 });
+      const responses = await Promise.all([client.fetch('/hello'), client.fetch('/hello?again=1')]);
+      console.log(JSON.stringify(await Promise.all(responses.map((r) => r.json().then((b) => b.data.path)))));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], {
+      env: { ...process.env, SERVICE: service.url, TOKEN: service.issue() },
+      timeout: 15_000,
+    });
+    expect(JSON.parse(stdout)).toEqual(['/hello', '/hello?again=1']);
+  });
+
   for (const [kind, flag, load] of [
     ['ESM import', '--input-type=module', "import * as server from 'channel-sdk/server'; const where = import.meta.resolve('channel-sdk/server');"],
     // -e code is CommonJS unless told otherwise; no require(esm) either.

@@ -3,12 +3,13 @@
 // the token engine underneath, and each adversarial order named.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { AbortError, ConfigError, createClient, isChannelError, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
 import type { ClientEvents } from '../../src/core/events.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
+import { createDeadlines } from '../../src/transports/fetch-native.js';
 
 const start = fakeServices();
 
@@ -228,6 +229,29 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect((await response.arrayBuffer()).byteLength).toBe(4096);
   });
 
+  test('the attempts’ timeouts share one timer: slow calls time out in the order they started, fast ones between them succeed, and it re-arms after firing', async () => {
+    const service = await start();
+    const { client } = clientOf(service, { timeout: 150 });
+    const order: string[] = [];
+    const slow = (name: string) =>
+      client.fetch('/slow/3000?' + name).then(
+        () => order.push(name + ' answered'),
+        (error: unknown) => order.push(name + (error instanceof TimeoutError ? ' timed out' : ' failed: ' + String(error))),
+      );
+    // Storms of slow attempts, each started while the timer is armed for an earlier deadline,
+    // with fast calls finishing (and leaving the list) in between; then the same after the timer fired.
+    for (const round of ['first', 'after the timer fired']) {
+      order.length = 0;
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < 5; i++) {
+        calls.push(slow('s' + i));
+        expect((await client.fetch('/hello')).status).toBe(200);
+      }
+      await Promise.all(calls);
+      expect({ round, order }).toEqual({ round, order: ['s0', 's1', 's2', 's3', 's4'].map((name) => name + ' timed out') });
+    }
+  });
+
   test('wrong types from user code are ConfigErrors that say what to pass, and nothing is sent', async () => {
     const service = await start();
     const { client } = clientOf(service);
@@ -291,6 +315,72 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(seen[1][0]).toBe(request);
     expect(seen[1][1]).toMatchObject({ method: 'DELETE' });
     expect(service.hits.map((h) => h.method)).toEqual(['GET', 'DELETE']);
+  });
+});
+
+describe('createDeadlines: every attempt’s timeout on one timer', () => {
+  beforeEach(() => void vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
+  afterEach(() => void vi.useRealTimers());
+
+  /** Controllers and the times (in fake ms) at which each was aborted. */
+  function watch(count: number) {
+    const aborted: Record<number, number> = {};
+    const controllers = Array.from({ length: count }, (_, i) => {
+      const controller = new AbortController();
+      controller.signal.addEventListener('abort', () => (aborted[i] = performance.now()));
+      return controller;
+    });
+    return { controllers, aborted };
+  }
+
+  test('each is aborted at its own deadline, in any order of arrival; one settled first never is', () => {
+    const after = createDeadlines();
+    const { controllers, aborted } = watch(4);
+    const began = performance.now();
+    after(controllers[0], 300);
+    // Arrives later with an earlier deadline: the timer is armed again for it.
+    vi.advanceTimersByTime(50);
+    after(controllers[1], 100);
+    const settle = after(controllers[2], 120);
+    after(controllers[3], 600);
+    vi.advanceTimersByTime(60);
+    settle();
+    // Settling twice, or after its deadline, changes nothing.
+    settle();
+    vi.advanceTimersByTime(1000);
+    expect(Object.fromEntries(Object.entries(aborted).map(([i, at]) => [i, at - began]))).toEqual({ 0: 300, 1: 150, 3: 650 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  test('a storm: 10,000 attempts, the settled ones forgotten, the rest aborted on time by a handful of timer runs', () => {
+    const after = createDeadlines();
+    const { controllers, aborted } = watch(10_000);
+    const began = performance.now();
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    controllers.forEach((controller, i) => {
+      const settle = after(controller, 1000);
+      if (i % 2) settle();
+      if (i % 1000 === 999) vi.advanceTimersByTime(10);
+    });
+    vi.advanceTimersByTime(2000);
+    const times = Object.entries(aborted);
+    expect(times.length).toBe(5000);
+    // Each aborted 1000 ms after it began (it began in the 10 ms step it was made in).
+    for (const [i, at] of times) expect(at - began - Math.floor(Number(i) / 1000) * 10).toBe(1000);
+    expect(set.mock.calls.length).toBeLessThan(20);
+    set.mockRestore();
+  });
+
+  test('the timer is unref’d: it never holds a Node process open', () => {
+    vi.useRealTimers();
+    const after = createDeadlines();
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const settle = after(new AbortController(), 60_000);
+    const timer = set.mock.results[0].value as NodeJS.Timeout;
+    expect(timer.hasRef()).toBe(false);
+    settle();
+    clearTimeout(timer);
+    set.mockRestore();
   });
 });
 
