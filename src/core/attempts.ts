@@ -30,7 +30,7 @@ export function createAttempts(
     type: K,
     call: Call,
     attempt: number,
-    extra: Omit<ClientEvents[K], keyof RequestInfo>,
+    extra?: Omit<ClientEvents[K], keyof RequestInfo>,
   ): void {
     // A retry is numbered as the attempt it announces.
     if (events.heard(type))
@@ -67,7 +67,7 @@ export function createAttempts(
     let resend: string | undefined;
     for (;;) {
       attempt++;
-      note('request', call, attempt, {});
+      note('request', call, attempt);
       // Another user since the token was taken ends this request (it fences it).
       tokens.sync();
       // After the event: a listener may have called clearToken() or aborted.

@@ -79,7 +79,10 @@ const off = 'client.get, no telemetry';
 const out = [];
 for (const [title, per] of [
   [`Sequential GETs (${sequentialPerRound.toLocaleString('en')} per contender per round, interleaved; median latency)`, seq],
-  [`GETs at concurrency 64 (${concurrentPerRound.toLocaleString('en')} per contender per round)`, conc],
+  [
+    `GETs at concurrency 64 (${concurrentPerRound.toLocaleString('en')} per contender per round in 8 batches, contenders alternating batch by batch; median batch)`,
+    conc,
+  ],
 ]) {
   const ratio = (name, to) => per[name].map((us, i) => us / per[to][i]);
   out.push(
