@@ -12,6 +12,9 @@ import { runBeforeSend, type Outgoing } from './before-send.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { ClientTelemetry } from './telemetry-client.js';
 
+/** What the transport is sent for one attempt, with the token it carries. */
+type Attempt = TransportRequest & { held: HeldToken };
+
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
 
@@ -41,6 +44,18 @@ export function createAttempts(
           extra,
         ) as ClientEvents[K],
       );
+  }
+
+  /**
+   * `TransportRequest.rebind`, called on the request as a queued attempt leaves: it takes the token
+   * held then (an answer read meanwhile may have shown, by the server's clock, that its own has
+   * ended) into its headers and `held`, which the loop reads back. One function per client: an
+   * attempt that is not queued allocates nothing for it.
+   */
+  function rebind(this: Attempt): Promise<void> | void {
+    const next = token(tokens.get, this.signal as SignalLike, this);
+    const use = (h: HeldToken) => void ((this.held = h), (this.headers.authorization = 'Bearer ' + h.token));
+    return 'then' in next ? next.then(use) : use(next);
   }
 
   /**
@@ -84,25 +99,20 @@ export function createAttempts(
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       let end: ((status?: number, error?: string) => void) | undefined;
+      const request = attemptRequest(call, held, rebind, outgoing as Outgoing | undefined);
       try {
+        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
-        const request = attemptRequest(call, held, outgoing as Outgoing | undefined);
-        // A queued attempt takes the token held when it leaves: an answer read meanwhile may
-        // have shown, by the server's clock, that this one has ended.
-        request.rebind = () => {
-          const next = token(tokens.get, stop, context);
-          const use = (h: HeldToken) => void ((held = h), (request.headers.authorization = 'Bearer ' + h.token));
-          return 'then' in next ? next.then(use) : use(next);
-        };
-        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
         const sent = transport(request);
         response = await (call.dropOnAbort ? sent : raceRequest(sent, stop, context));
       } catch (error) {
         failure = transportError(error, stop, context, redact);
       }
+      // The token the attempt went with: a queued one takes the token held as it leaves (rebind).
+      held = request.held;
       if (end) end(response && response.status, failure && failure.code);
-      if (response) tokens.observe(response.headers.get('date'), startedAt, now());
+      if (response) tokens.observe(response.headers, startedAt, now());
       tokens.sync();
       // Whatever the transport did, a cancelled request is not resolved, replayed or retried.
       if (stop.aborted) {
@@ -119,7 +129,8 @@ export function createAttempts(
         reason = failure.code === 'TIMEOUT' ? 'timeout' : 'network';
       } else {
         status = response.status;
-        note('response', call, attempt, { status, durationMs: now() - startedAt });
+        // Its payload only for a listener (a call per response otherwise costs time in bench:fetch).
+        if (events.heard('response')) note('response', call, attempt, { status, durationMs: now() - startedAt });
         if (status === 401) {
           note('unauthorized', call, attempt, { tokenVersion: held.version });
           if (replayed) {
@@ -171,11 +182,13 @@ export function createAttempts(
  * What the transport is sent for one attempt of `call` with `held` (and what beforeSend left): a
  * fresh object each time, so nothing an earlier attempt consumed is reused.
  */
-function attemptRequest(call: Call, held: HeldToken, outgoing: Outgoing = call): TransportRequest {
+function attemptRequest(call: Call, held: HeldToken, rebind: (this: Attempt) => Promise<void> | void, outgoing: Outgoing = call): Attempt {
+  const headers = Object.assign({}, outgoing.headers);
+  headers.authorization = 'Bearer ' + held.token;
   return {
     method: call.method,
     url: call.url,
-    headers: Object.assign({}, outgoing.headers, { authorization: 'Bearer ' + held.token }),
+    headers,
     body: outgoing.body,
     timeout: call.timeout,
     signal: call.stop,
@@ -186,6 +199,8 @@ function attemptRequest(call: Call, held: HeldToken, outgoing: Outgoing = call):
     raw: call.raw,
     native: call.kind === 'native',
     passOn: call.passOn,
+    held,
+    rebind,
   };
 }
 

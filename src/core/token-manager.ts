@@ -78,8 +78,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     },
     clear: fence.clear,
     sync,
-    observe(date, sentAt, doneAt) {
-      if (clock.observe(date, sentAt, doneAt) && state.held) timeToken(state.held, false, clock, refreshLeeway);
+    observe(headers, sentAt, doneAt) {
+      if (clock.observe(headers, sentAt, doneAt) && state.held) timeToken(state.held, false, clock, refreshLeeway);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { ClientTelemetry } from './telemetry-client.js';
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { Redactor } from './redactor.js';
+import type { DateSource } from './server-clock.js';
 import type { RuntimeAbortSignal, StoredToken, TokenProvider, TokenReason, TokenStore } from './types.js';
 
 /** A token as the client holds it. `version` grows by one with every token installed. */
@@ -95,8 +96,8 @@ export interface TokenManager {
   clear(): void;
   /** Reads tokenStore's key(): a new one ends the session as clear() would (the store keeps its record). */
   sync(): void;
-  /** A response's `Date` header, with the local times its request was sent and answered. */
-  observe(date: string | null | undefined, sentAt: number, doneAt: number): void;
+  /** A response's headers (its `Date`), with the local times its request was sent and answered. */
+  observe(headers: DateSource, sentAt: number, doneAt: number): void;
 }
 
 /** The provider call under way, shared by whoever asks meanwhile. */

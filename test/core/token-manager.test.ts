@@ -27,6 +27,8 @@ function setup(options: { lifetime?: number; leeway?: number; provider?: (forced
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** A response's headers with the Date of server time `ms`. */
+const dated = (ms: number) => new Headers({ date: new Date(ms).toUTCString() });
 
 test('the refresh point is refreshLeeway before expiry, never earlier than half the lifetime', async () => {
   const long = setup({ lifetime: 900, leeway: 60 });
@@ -163,9 +165,7 @@ describe('remaining life from the server clock, not the device clock or the rece
       reasons,
       advance: (ms: number) => void (server += ms),
       /** A response arrived: its Date header is the server clock (plus a gateway's error). */
-      // (observe() is optional here so that this file also runs against main, which lacks it.)
-      respond: () =>
-        (manager as Partial<typeof manager>).observe?.(new Date(server + (options.dateSkew ?? 0)).toUTCString(), server + options.skew, server + options.skew),
+      respond: () => manager.observe(dated(server + (options.dateSkew ?? 0)), server + options.skew, server + options.skew),
       /** Seconds the held token really has left, by the server clock. */
       left: (held: HeldToken) => (JSON.parse(Buffer.from(held.token.split('.')[1], 'base64url').toString()).exp * 1000 - server) / 1000,
     };
@@ -209,6 +209,14 @@ describe('remaining life from the server clock, not the device clock or the rece
     expect(held.expiresAt - held.refreshAt).toBe(60_000);
   });
 
+  test('reads the Date of one answer a second by the device clock (the header costs a fetch Response time); a clock set back reads at once', () => {
+    const { manager } = setup();
+    const read: number[] = [];
+    const answer = (at: number) => manager.observe({ get: () => (read.push(at), new Date(Date.UTC(2026, 5, 1) + at).toUTCString()) }, at, at);
+    for (const at of [0, 10, 999, 1000, 1500, 1999, 2000, 1200, 1300, 2200]) answer(1_000_000 + at);
+    expect(read.map((at) => at - 1_000_000)).toEqual([0, 1000, 2000, 1200, 2200]);
+  });
+
   test('the first Date moves the refresh of a cached token ahead of its real end', async () => {
     const w = world({ skew: -3 * hour, age: () => 700 });
     const held = (await w.manager.get()) as HeldToken;
@@ -230,7 +238,7 @@ describe('remaining life from the server clock, not the device clock or the rece
     await settle();
     const fresh = (await w.manager.get()) as HeldToken;
     expect(w.calls).toEqual([false, true]);
-    w.manager.observe(new Date(sentAt + 840_000).toUTCString(), sentAt, sentAt + 840_000);
+    w.manager.observe(dated(sentAt + 840_000), sentAt, sentAt + 840_000);
     for (let i = 0; i < 5; i++) await w.manager.get();
     await settle();
     expect(w.calls).toEqual([false, true]);

@@ -223,9 +223,11 @@ describe('client.fetch: fetch with the token engine underneath', () => {
 
   test('timeout bounds each attempt up to the headers (TimeoutError); the body is then the caller’s to read', async () => {
     const service = await start();
-    const { client } = clientOf(service, { timeout: 100 });
-    await expect(client.fetch('/slow/2000')).rejects.toBeInstanceOf(TimeoutError);
-    const response = await client.fetch('/slow-download/4096/60');
+    // 400 ms: the headers of a local answer arrive well within it even on a loaded CI machine (100 ms
+    // did not, once); the body then takes about 800 ms, twice the timeout.
+    const { client } = clientOf(service, { timeout: 400 });
+    await expect(client.fetch('/slow/3000')).rejects.toBeInstanceOf(TimeoutError);
+    const response = await client.fetch('/slow-download/4096/200');
     expect((await response.arrayBuffer()).byteLength).toBe(4096);
   });
 

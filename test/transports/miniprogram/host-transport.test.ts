@@ -297,6 +297,31 @@ describe('concurrency queue', () => {
     expect(provider.mock.calls.map(([o]) => o.forceRefresh)).toEqual([false, true]);
   });
 
+  test('a 401 on the token a queued request took as it left forces a refresh: the loop knows which token that attempt carried', async () => {
+    service = await startFakeService();
+    const now = Math.floor(Date.now() / 1000);
+    // The second token is one the service never issued: it answers 401 to it.
+    const answers = [() => service.issue(), () => makeJwt({ sub: 'user-1', iat: now, exp: now + 900 }), () => service.issue()];
+    const provider = vi.fn<(o: { forceRefresh: boolean }) => string>(() => (answers.shift() as () => string)());
+    const host = createHost('wx');
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider, request: host.request, concurrency: 1 });
+    await client.getToken();
+    // /slow takes the slot; /b waits. A manual refresh meanwhile: /b leaves with that newer token.
+    const slow = client.get('/slow/50');
+    const queued = client.get('/b');
+    const taken = await client.getToken({ forceRefresh: true });
+    await slow;
+    await expect(queued).resolves.toBeTruthy();
+    const b = service.hits.filter((h) => h.path === '/b');
+    expect(b.map((h) => [h.token === taken ? 'taken as it left' : 'a newer one', h.status])).toEqual([
+      ['taken as it left', 401],
+      ['a newer one', 200],
+    ]);
+    // Believing it had sent the token held when it was queued, the loop would replay with the very
+    // token just rejected, without a forced call, and fail.
+    expect(provider.mock.calls.map(([o]) => o.forceRefresh)).toEqual([false, true, true]);
+  });
+
   test('a request that left the queue and waits for its new token is fenced by clearToken(): never sent, its slot given back', async () => {
     service = await startFakeService();
     let release = () => {};
