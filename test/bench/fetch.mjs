@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import axios from 'axios';
 import { createFetch, ofetch } from 'ofetch';
 import { createClient } from 'channel-sdk';
-import { alternatingRounds, median, pool, seededShuffle } from './rounds.mjs';
+import { alternatingRounds, median, pairedRatio, pool, seededShuffle } from './rounds.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -93,19 +93,25 @@ for (const name of names) {
 
 // Per round: sequential latency (contenders interleaved request by request, in a fresh random
 // order each time, median per contender) and throughput at concurrency 64 (contenders alternating
-// in batches of 500, in a fresh random order each time, median batch per contender).
-const { seq, conc } = await alternatingRounds(contenders, { rounds, sequential: sequentialPerRound, concurrent: concurrentPerRound, shuffle });
+// in batches of 250, in a fresh random order each time; the ratio is the median of each batch
+// against bare fetch's batch of the same turn).
+const { seq, conc, batches } = await alternatingRounds(contenders, { rounds, sequential: sequentialPerRound, concurrent: concurrentPerRound, shuffle });
+const chunks = batches['bare fetch'][0].length;
 
 const fmt = (n, d = 2) => n.toFixed(d);
 const out = [];
-for (const [title, per] of [
-  [`Sequential GETs (${sequentialPerRound.toLocaleString('en')} per contender per round, interleaved request by request; median latency)`, seq],
+for (const [title, per, ratios] of [
   [
-    `GETs at concurrency 64 (${concurrentPerRound.toLocaleString('en')} per contender per round in 8 batches, contenders alternating batch by batch; median batch)`,
+    `Sequential GETs (${sequentialPerRound.toLocaleString('en')} per contender per round, interleaved request by request; median latency)`,
+    seq,
+    (name) => seq[name].map((us, i) => us / seq['bare fetch'][i]),
+  ],
+  [
+    `GETs at concurrency 64 (${concurrentPerRound.toLocaleString('en')} per contender per round in ${chunks} batches, contenders alternating batch by batch; µs: median batch; ×: median of each batch against bare fetch's of the same turn)`,
     conc,
+    (name) => pairedRatio(batches, name, 'bare fetch'),
   ],
 ]) {
-  const ratios = (name) => per[name].map((us, i) => us / per['bare fetch'][i]);
   out.push(
     `#### client.fetch: ${title}, ${rounds} rounds`,
     '',

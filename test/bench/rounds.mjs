@@ -35,15 +35,17 @@ export async function pool(total, concurrency, fn) {
  * `rounds` rounds over `contenders` (name -> (path) => Promise), each giving every contender one
  * figure: its median sequential latency (contenders interleaved request by request, in a fresh
  * `shuffle`d order each time) and its µs per request at concurrency 64: the round's `concurrent`
- * requests per contender in `chunks` batches, contenders alternating batch by batch in a fresh
- * shuffled order, the median batch taken (one contender's whole batch after another's let the
- * machine's drift between them decide: on 2 cores the floor alone moved 0.85-1.36x bare fetch
- * from round to round). Returns { seq, conc }: name -> one figure per round, in µs.
+ * requests per contender in batches of 250 (`chunks` of them), contenders alternating batch by
+ * batch in a fresh shuffled order, the median batch taken (one contender's whole batch after
+ * another's let the machine's drift between them decide: on 2 cores the floor alone moved
+ * 0.85-1.36x bare fetch from round to round). Returns { seq, conc, batches }: name -> one figure
+ * per round, in µs; `batches` keeps every batch (name -> round -> batch) for pairedRatio().
  */
-export async function alternatingRounds(contenders, { rounds, sequential, concurrent, shuffle, chunks = 8 }) {
+export async function alternatingRounds(contenders, { rounds, sequential, concurrent, shuffle, chunks = Math.max(8, Math.round(concurrent / 250)) }) {
   const names = Object.keys(contenders);
   const seq = Object.fromEntries(names.map((n) => [n, []]));
   const conc = Object.fromEntries(names.map((n) => [n, []]));
+  const batches = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < rounds; round++) {
     const samples = Object.fromEntries(names.map((n) => [n, []]));
     for (let i = 0; i < sequential; i++) {
@@ -55,15 +57,25 @@ export async function alternatingRounds(contenders, { rounds, sequential, concur
     }
     for (const name of names) seq[name].push(median(samples[name]));
     const batch = Math.ceil(concurrent / chunks);
-    const batches = Object.fromEntries(names.map((n) => [n, []]));
+    const these = Object.fromEntries(names.map((n) => [n, []]));
     for (let c = 0; c < chunks; c++) {
       for (const name of shuffle(names)) {
         const t0 = performance.now();
         await pool(batch, 64, (i) => contenders[name](`/c/${c * batch + i}`));
-        batches[name].push(((performance.now() - t0) * 1000) / batch);
+        these[name].push(((performance.now() - t0) * 1000) / batch);
       }
     }
-    for (const name of names) conc[name].push(median(batches[name]));
+    for (const name of names) {
+      conc[name].push(median(these[name]));
+      batches[name].push(these[name]);
+    }
   }
-  return { seq, conc };
+  return { seq, conc, batches };
 }
+
+/**
+ * Per round, the median over its batches of `name`'s batch against `to`'s batch of the same turn
+ * (run next to each other): the machine's drift across a round moves both alike, where a ratio of
+ * the two contenders' median batches compared batches minutes apart.
+ */
+export const pairedRatio = (batches, name, to) => batches[name].map((round, r) => median(round.map((us, c) => us / batches[to][r][c])));

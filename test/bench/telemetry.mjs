@@ -10,7 +10,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createClient } from 'channel-sdk';
-import { alternatingRounds, median, pool, seededShuffle } from './rounds.mjs';
+import { alternatingRounds, median, pairedRatio, pool, seededShuffle } from './rounds.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -71,20 +71,25 @@ const names = Object.keys(contenders);
 const shuffle = seededShuffle(20261127);
 
 for (const name of names) await pool(quick ? 200 : 1000, 16, (i) => contenders[name](`/warm/${i}`));
-const { seq, conc } = await alternatingRounds(contenders, { rounds, sequential: sequentialPerRound, concurrent: concurrentPerRound, shuffle });
+const { seq, conc, batches } = await alternatingRounds(contenders, { rounds, sequential: sequentialPerRound, concurrent: concurrentPerRound, shuffle });
+const chunks = batches['bare fetch'][0].length;
 await provider.forceFlush();
 
 const fmt = (n, d = 2) => n.toFixed(d);
 const off = 'client.get, no telemetry';
 const out = [];
-for (const [title, per] of [
-  [`Sequential GETs (${sequentialPerRound.toLocaleString('en')} per contender per round, interleaved; median latency)`, seq],
+for (const [title, per, ratio] of [
   [
-    `GETs at concurrency 64 (${concurrentPerRound.toLocaleString('en')} per contender per round in 8 batches, contenders alternating batch by batch; median batch)`,
+    `Sequential GETs (${sequentialPerRound.toLocaleString('en')} per contender per round, interleaved; median latency)`,
+    seq,
+    (name, to) => seq[name].map((us, i) => us / seq[to][i]),
+  ],
+  [
+    `GETs at concurrency 64 (${concurrentPerRound.toLocaleString('en')} per contender per round in ${chunks} batches, contenders alternating batch by batch; µs: median batch; ×: median of each batch against the other's of the same turn)`,
     conc,
+    (name, to) => pairedRatio(batches, name, to),
   ],
 ]) {
-  const ratio = (name, to) => per[name].map((us, i) => us / per[to][i]);
   out.push(
     `#### Telemetry: ${title}, ${rounds} rounds`,
     '',
