@@ -22,9 +22,6 @@ export type DateSource = { get(name: string): string | null | undefined };
 export function createServerClock(): ServerClock {
   let known: [number, number] | undefined;
   let trusted = true;
-  // The Date header changes once a second: parsed once for all the answers of that second.
-  let lastDate: string | null | undefined;
-  let lastStamp = NaN;
   let readAt = -Infinity;
   return {
     observe(headers, sentAt, doneAt) {
@@ -34,9 +31,9 @@ export function createServerClock(): ServerClock {
       // a device clock set back reads at once.
       if (doneAt >= readAt && doneAt - readAt < 1000) return false;
       readAt = doneAt;
+      // Read a second apart, the header has moved on each time: no parse is saved by keeping the last.
       const date = headers.get('date');
-      if (date !== lastDate) lastStamp = Date.parse((lastDate = date) as string);
-      const stamp = trusted && date ? lastStamp : NaN;
+      const stamp = trusted && date ? Date.parse(date) : NaN;
       if (!(stamp > 0)) return false;
       // The server stamped a time in [stamp, stamp + 1 s) (whole seconds) while the device
       // read a time in [sentAt, doneAt].
