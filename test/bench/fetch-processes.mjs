@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { median, pool } from './rounds.mjs';
+import { fetchWithSignalAndTimer, median, pool } from './rounds.mjs';
 
 const { argv } = process;
 const option = (name, fallback) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback);
@@ -45,7 +45,10 @@ if (!argv.includes('--child')) {
     process.stderr.write(`process ${p + 1}/${processes} done\n`);
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const se = (xs) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1) / xs.length);
+  const se = (xs) => {
+    const m = mean(xs);
+    return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1) / xs.length);
+  };
   console.log(`#### client.fetch at concurrency 64 over ${processes} processes (${rounds} rounds of 500 GETs per contender each), Node ${process.version}\n`);
   console.log('| contender | × bare fetch: mean of the processes | ± standard error | process medians min–max |');
   console.log('|---|---|---|---|');
@@ -78,12 +81,7 @@ if (!argv.includes('--child')) {
   const client = await clientOf(resolve('dist/index.js'));
   const contenders = {
     'bare fetch': (p) => fetch(base + p, { headers }),
-    // As in bench:fetch: what any fetch that can be aborted and timed out pays in Node.
-    'bare fetch with a signal and a timer': (p) => {
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), 10_000);
-      return fetch(base + p, { headers, signal: controller.signal }).finally(() => clearTimeout(timer));
-    },
+    'bare fetch with a signal and a timer': (p) => fetchWithSignalAndTimer(base + p, headers),
     'channel-sdk client.fetch': (p) => client.fetch(p),
   };
   for (const dist of dists) {

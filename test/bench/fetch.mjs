@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import axios from 'axios';
 import { createFetch, ofetch } from 'ofetch';
 import { createClient } from 'channel-sdk';
-import { alternatingRounds, median, pairedRatio, pool, seededShuffle } from './rounds.mjs';
+import { alternatingRounds, fetchWithSignalAndTimer, median, pairedRatio, pool, seededShuffle } from './rounds.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -58,16 +58,11 @@ const contenders = {
     fetch(base + p, { headers })
       .then((r) => r.json())
       .then((b) => b.data),
-  // What any fetch that can be aborted and timed out pays in Node: its signal (undici listens on
-  // it per request) and a timer. client.fetch pays this too; the rest of its ratio is its own.
-  'bare fetch with a signal and a timer': (p) => {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), 10_000);
-    return fetch(base + p, { headers, signal: controller.signal })
+  // client.fetch pays this too; the rest of its ratio is its own.
+  'bare fetch with a signal and a timer': (p) =>
+    fetchWithSignalAndTimer(base + p, headers)
       .then((r) => r.json())
-      .then((b) => b.data)
-      .finally(() => clearTimeout(timer));
-  },
+      .then((b) => b.data),
   'channel-sdk client.fetch': (p) =>
     client
       .fetch(p)

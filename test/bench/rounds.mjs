@@ -79,3 +79,14 @@ export async function alternatingRounds(contenders, { rounds, sequential, concur
  * the two contenders' median batches compared batches minutes apart.
  */
 export const pairedRatio = (batches, name, to) => batches[name].map((round, r) => median(round.map((us, c) => us / batches[to][r][c])));
+
+/**
+ * The floor client.fetch is judged against beside bare fetch: what any fetch that can be aborted
+ * and timed out pays in Node (its signal, which undici listens on per request, and a timer).
+ * bench:fetch and bench:fetch:processes both use it, so that their floors stay the same.
+ */
+export function fetchWithSignalAndTimer(url, headers) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 10_000);
+  return fetch(url, { headers, signal: controller.signal }).finally(() => clearTimeout(timer));
+}
