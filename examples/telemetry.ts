@@ -23,7 +23,7 @@ const exchange = createTokenExchange({
 });
 const client = createClient({
   baseUrl: process.env.CHANNEL_BASE_URL!,
-  tokenProvider: async ({ forceRefresh }) => (await exchange.getToken('user-42', { forceRefresh })).accessToken,
+  tokenProvider: async ({ forceRefresh, rejected }) => (await exchange.getToken('user-42', { forceRefresh, rejected })).accessToken,
   telemetry,
 });
 
