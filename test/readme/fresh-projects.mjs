@@ -123,14 +123,8 @@ try {
 async function readmeChecks(tgz) {
   const folder = join(tmp, 'try');
   mkdirSync(folder);
-  // The README asks the reader trying the page to set baseUrl to the sandbox's URL.
-  const sh = createShell({
-    runner,
-    tgz,
-    pins,
-    shown,
-    edit: (from, code) => (basename(from).startsWith('browser-') ? code.replaceAll('https://channel.example.com', README_SANDBOX) : code),
-  });
+  // Every file as shown: the page's service URL comes from its build command (esbuild --define).
+  const sh = createShell({ runner, tgz, pins, shown });
   const savedFile = join(tmp, 'saved-logistics.ndjson');
   // The stand-in your-app.ts appends what saveLogistics got here (the server runs in its own process).
   sh.serverEnv.EXAMPLES_SAVED_FILE = savedFile;
@@ -192,7 +186,8 @@ async function readmeChecks(tgz) {
       page.on('pageerror', (error) => lines.push('pageerror: ' + error.message));
       await page.goto(backendUrl + '/');
       for (let i = 0; i < 300 && !lines.some((line) => /^(log|warning|error|pageerror)/.test(line)); i++) await page.waitForTimeout(100);
-      if (!(lines.length === 1 && /^log: \d+ orders; created SO\d+$/.test(lines[0]))) fail('the page logged ' + JSON.stringify(lines));
+      if (!(lines.length === 1 && /^log: \d+ orders; SO20240601001 in_transit ; created SO\d+$/.test(lines[0])))
+        fail('the page logged ' + JSON.stringify(lines));
       return lines[0];
     } finally {
       await close();

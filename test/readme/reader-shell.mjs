@@ -170,7 +170,7 @@ export function namedFiles(argument) {
  * `block()` runs one try block's lines; the files it names are written (as shown, with the
  * servers' real addresses) before its first command that is not `mkdir`, `cd` or a scaffold.
  */
-export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffold = () => {}, edit = (from, code) => code }) {
+export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffold = () => {} }) {
   const env = {};
   const serverEnv = {};
   const urls = new Map();
@@ -183,7 +183,7 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
       const example = shown.get(from);
       if (!example) fail(`a try block names ${from}, which no document shows`);
       mkdirSync(dirname(join(cwd, to)), { recursive: true });
-      writeFileSync(join(cwd, to), real(edit(from, example.code)));
+      writeFileSync(join(cwd, to), real(example.code));
       // Your code, which the document leaves to you: its stand-ins, as a document shows them.
       for (const [, imported] of example.code.matchAll(/from '\.\/([\w-]+)\.js'/g)) {
         const standIn = [...shown.keys()].find((path) => path.endsWith('/' + imported + '.ts'));
