@@ -6,29 +6,9 @@
  * Markdown of the repository (README, CONTRIBUTING, docs/), and every source file under
  * examples/ and demo/.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-
-const CODE = /\.(ts|tsx|js|jsx|mjs|cjs|vue)$/;
-
-/** The files a reader copies from: every Markdown file but node_modules', every source under examples/ and demo/. */
-export function readerFiles(root = '.'): string[] {
-  const walk = (dir: string, keep: (name: string) => boolean): string[] =>
-    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-      if (entry.name === 'node_modules' || entry.name.startsWith('.')) return [];
-      const path = dir === '.' ? entry.name : join(dir, entry.name);
-      if (entry.isDirectory()) return walk(path, keep);
-      return keep(entry.name) ? [path] : [];
-    });
-  const markdown = readdirSync(root).filter((name) => name.endsWith('.md'));
-  return [
-    ...markdown,
-    ...walk('docs', (name) => name.endsWith('.md')),
-    ...walk('examples', (name) => CODE.test(name)),
-    ...walk('demo', (name) => CODE.test(name)),
-  ];
-}
+import { readerFiles } from './reader-files.js';
 
 /** From `from` (just past `tokenProvider:`), the expression up to the comma or bracket that ends it; strings skipped. */
 function expressionAt(text: string, from: number): string {

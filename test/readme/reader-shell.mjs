@@ -9,10 +9,14 @@
 //   - `npx` runs with npm_config_yes=false, so a package the document forgot to install fails
 //     instead of downloading (not `npx --no`: after it npm 11 takes the command's own `--port` for
 //     its own configuration);
-//   - a scaffolding command (`npx degit …`, `npx @tarojs/cli init …`) copies the pinned project
-//     the caller names instead (the consumers stage's), and `npm install` there keeps its lockfile;
+//   - a scaffolding command the caller names (`npx --yes @tarojs/cli@4.2.1 init …`) runs as
+//     written; the caller checks what it made, and the project goes on in the pinned copy it names
+//     (the consumers stage's), where `npm install` keeps its lockfile;
 //   - `npm install <name>` installs the packed .tgz for channel-sdk, else the pinned version
-//     (a document's own `name@x.y.z` is kept as it is).
+//     (a document's own `name@x.y.z`, prerelease too, is kept as it is);
+//   - the files a block names are written where the reader saves them before the block's first
+//     `npx` (or at its end): what comes before (`mkdir`, `npm install`, `echo … > file`) runs
+//     without them, as it would for a reader who pastes the block first.
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -168,9 +172,11 @@ export function namedFiles(argument) {
 /**
  * A reader's shell: its variables, its folder, the servers it started and their real addresses.
  * `block()` runs one try block's lines; the files it names are written (as shown, with the
- * servers' real addresses) before its first command that is not `mkdir`, `cd` or a scaffold.
+ * servers' real addresses) before its first `npx`, or at its end.
+ * `scaffolds`: `{ 'npx words before the folder': { project, check(folder) } }`: the command runs as
+ * written, `check` looks at what it made, then the folder is replaced by the pinned `project`.
  */
-export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffold = () => {} }) {
+export function createShell({ runner, tgz, pins, shown, scaffolds = {} }) {
   const env = {};
   const serverEnv = {};
   const urls = new Map();
@@ -198,7 +204,7 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
     for (const name of args) {
       if (name.startsWith('-')) specs.push(name);
       else if (name === 'channel-sdk') specs.push(tgz);
-      else if (/^(@?[^@]+)@\d+\.\d+\.\d+$/.test(name)) specs.push(name);
+      else if (/^(@?[^@]+)@\d+\.\d+\.\d+(?:-[\w.]+)?$/.test(name)) specs.push(name);
       else if (pins[name]) specs.push(`${name}@${pins[name]}`);
       else fail(`a document installs ${name}: pin its version (the pins of test/readme/fresh-projects.mjs)`);
     }
@@ -220,14 +226,16 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
       cwd = resolve(cwd, args[0]);
       return;
     }
-    const scaffold = program === 'npx' && Object.keys(scaffolds).find((said) => args.slice(0, -1).join(' ') === said);
+    const scaffold = program === 'npx' && Object.keys(scaffolds).find((said) => args.join(' ').startsWith(said + ' '));
     if (scaffold) {
-      const target = join(cwd, args.at(-1));
-      cpSync(scaffolds[scaffold], target, { recursive: true, filter: (source) => !/[\\/](node_modules|dist)$/.test(source) });
-      onScaffold(target, scaffold);
+      const target = join(cwd, args[scaffold.split(' ').length]);
+      await runner.run('npx', args, { cwd, env: { ...env, ...own }, timeout: 600_000 });
+      await scaffolds[scaffold].check(target);
+      rmSync(target, { recursive: true, force: true });
+      cpSync(scaffolds[scaffold].project, target, { recursive: true, filter: (source) => !/[\\/](node_modules|dist)$/.test(source) });
       return;
     }
-    writePending();
+    if (program === 'npx') writePending();
     if (program === 'echo' && args.length === 3 && args[1] === '>') {
       // As sh does: the folder must exist already.
       if (!existsSync(dirname(join(cwd, args[2])))) fail(`echo … > ${args[2]}: no such directory (the document must create it first)`);
