@@ -19,8 +19,7 @@ client.on('auth:failed', () => location.assign('/login')); // 401 even after a f
 
 try {
   const { orders } = await client.get<{ orders: Array<{ order_no: string }> }>('/open/api/v1/sdk/orders');
-  // Where an order's parcels are: its logistics, the object the service's pushes carry too.
-  const order_no = orders[0]?.order_no ?? '';
+  const order_no = orders[0]?.order_no ?? ''; // its logistics: where its parcels are (what the service's pushes carry)
   const { shipments } = await client.get<{ shipments: Array<{ shipment_status?: string }> }>('/open/api/v1/sdk/logistics', { searchParams: { order_no } });
   const created = await client.post<{ order_no: string }>('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } });
   console.log(orders.length, 'orders;', order_no, shipments[0]?.shipment_status, '; created', created.order_no);

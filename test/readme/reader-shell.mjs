@@ -14,6 +14,13 @@
 //     (the consumers stage's), where `npm install` keeps its lockfile;
 //   - `npm install <name>` installs the packed .tgz for channel-sdk, else the pinned version
 //     (a document's own `name@x.y.z`, prerelease too, is kept as it is);
+//   - a command that serves until stopped (`channel-sandbox start`, `listen`, `events`, `curl -N`,
+//     `npm run demo`) runs in a terminal of its own, `&` or not; `npm run demo` gets a free PORT
+//     unless the line sets one. A `channel-sandbox start` while the documents' sandbox runs is that
+//     sandbox (a reader's second one could not take its port): the test checks its webhook URL is
+//     the line's. Every `channel-sandbox` command gets CHANNEL_SANDBOX_URL, so that its default
+//     address means the port the sandbox got; `redis://127.0.0.1:6379` means a redis-server the
+//     shell starts (the caller's `redis`);
 //   - the files a block names are written where the reader saves them before the block's first
 //     `npx` (or at its end): what comes before (`mkdir`, `npm install`, `echo … > file`) runs
 //     without them, as it would for a reader who pastes the block first.
@@ -32,6 +39,14 @@ export function expectEqual(actual, expected, what) {
 }
 const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
 const escape = (text) => text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * What a try block's argument may say besides files: `reference` (a command reference, run after
+ * the walkthrough and its checks, in its folder), `clone` (run in a clone of this repository).
+ */
+export const KEYWORDS = ['reference', 'clone'];
+/** The sandbox's default address and a Redis's, which the documents use. */
+const SANDBOX = 'http://127.0.0.1:8787';
+const REDIS = 'redis://127.0.0.1:6379';
 /** A document's address of a server on this machine: `http://127.0.0.1:3000`, `http://localhost:5173`. */
 const LOCAL_URL = /(https?:\/\/(?:127\.0\.0\.1|localhost)):(\d+)/;
 
@@ -75,6 +90,15 @@ export function createRunner({ base, userEnv }) {
     background.push(child);
     let output = '';
     return new Promise((resolvePromise, reject) => {
+      // Nothing to wait for (a stream that prints only when something happens): running after a second.
+      if (!ready) {
+        const alive = setTimeout(() => resolvePromise(['']), 1000);
+        child.once('exit', (code) => (clearTimeout(alive), reject(new Error(`${command} ${args.join(' ')} exited (${code}) at once:\n${output}`))));
+        const keep = (chunk) => void (output += String(chunk));
+        child.stdout.on('data', keep);
+        child.stderr.on('data', keep);
+        return;
+      }
       const timer = setTimeout(
         () => reject(new Error(`${command} ${args.join(' ')}: nothing matching ${ready} within ${timeout / 1000} s:\n${output.slice(-2000)}`)),
         timeout,
@@ -161,7 +185,7 @@ export function documentBlocks(root, documents, read) {
 export function namedFiles(argument) {
   return (argument ?? '')
     .split(/\s+/)
-    .filter(Boolean)
+    .filter((name) => name && !KEYWORDS.includes(name))
     .map((name) => {
       const [from, to] = name.split('=');
       const stack = /^examples\/quick-starts\/[\w-]+\/(.+)$/.exec(from);
@@ -176,13 +200,27 @@ export function namedFiles(argument) {
  * `scaffolds`: `{ 'npx words before the folder': { project, check(folder) } }`: the command runs as
  * written, `check` looks at what it made, then the folder is replaced by the pinned `project`.
  */
-export function createShell({ runner, tgz, pins, shown, scaffolds = {} }) {
+export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis }) {
   const env = {};
   const serverEnv = {};
   const urls = new Map();
   const real = (text) => [...urls].reduce((t, [said, actual]) => t.replaceAll(said, actual), text);
   let cwd;
   let pending = [];
+
+  /** The demos `npm run demo` started, by the address each printed. */
+  const demos = [];
+
+  /** A second `channel-sandbox start`: the running sandbox serves, if it pushes where the line says. */
+  async function sameSandbox(args) {
+    const said = args[args.indexOf('--webhook-url') + 1];
+    if (!args.includes('--webhook-url')) return;
+    const stats = await (await fetch(urls.get(SANDBOX) + '/__sandbox/stats')).json();
+    if (stats.webhookUrl !== said)
+      fail(
+        `\`channel-sandbox start --webhook-url ${said}\`: the running sandbox pushes to ${stats.webhookUrl ?? 'nothing'}; start the documents' first sandbox with that URL`,
+      );
+  }
 
   function writePending() {
     for (const { from, to } of pending.splice(0)) {
@@ -244,28 +282,52 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {} }) {
     }
     if (program === 'npm' && ['install', 'i'].includes(args[0])) return npmInstall(args.slice(1), own);
     if (program === 'npm' && ['init', 'pkg'].includes(args[0])) return void (await runner.run('npm', args, { cwd, env: { ...env, ...own } }));
+    if (program === 'npm' && args[0] === 'run' && args[1] === 'demo') {
+      const port = own.PORT ?? String(await freePort());
+      const [, url] = await runner.start('npm', args, {
+        cwd,
+        env: { ...env, ...own, PORT: port },
+        ready: /channel-sdk demo ready: open (http:\/\/\S+)/,
+        timeout: 300_000,
+      });
+      return void demos.push(url);
+    }
+    if (program === 'npm' && (args[0] === 'test' || args[0] === 'run'))
+      return void (await runner.run('npm', args, { cwd, env: { ...env, ...own }, timeout: 900_000 }));
+    if (program === 'curl') {
+      if (args.includes('-N') || args.some((a) => /^-\w*N/.test(a)))
+        return void (await runner.start('curl', args, { cwd, env: { ...env, ...own }, ready: /: channel-sandbox/ }));
+      return void (await runner.run('curl', ['--fail-with-body', ...args], { cwd, env: { ...env, ...own } }));
+    }
     if (program !== 'npx')
       fail(`this stage does not know how to run \`${words.join(' ')}\`: teach it (test/readme/reader-shell.mjs), or write the line differently`);
     const npx = args;
-    const noInstall = { npm_config_yes: 'false' };
-    if (inBackground && args[0] === 'channel-sandbox' && args[1] === 'start') {
+    // The sandbox the documents' default address means, for the CLI's own default too.
+    const noInstall = { npm_config_yes: 'false', ...(urls.has(SANDBOX) ? { CHANNEL_SANDBOX_URL: urls.get(SANDBOX) } : {}) };
+    const sandboxCommand = args[0] === 'channel-sandbox' ? (args[1] === undefined || args[1].startsWith('-') ? 'start' : args[1]) : undefined;
+    if (sandboxCommand === 'start' && urls.has(SANDBOX)) return sameSandbox(args);
+    if (sandboxCommand === 'start') {
       const [ready] = await runner.start('npx', [...npx, '--port', '0', '--json'], {
         cwd,
         env: { ...env, ...own, ...noInstall },
         ready: /^\{"event":"ready".*\}$/m,
       });
-      urls.set('http://127.0.0.1:8787', JSON.parse(ready).url); // its default address, which the documents use
+      urls.set(SANDBOX, JSON.parse(ready).url); // its default address, which the documents use
       return;
     }
+    if (sandboxCommand === 'listen' || sandboxCommand === 'events')
+      return void (await runner.start('npx', npx, { cwd, env: { ...env, ...own, ...noInstall }, ready: sandboxCommand === 'listen' ? /^Ready: /m : null }));
     if (inBackground) {
       const address = LOCAL_URL.exec(prints ?? '');
       if (!address) fail(`\`${words.join(' ')} &\`: say where it listens (# prints: … http://127.0.0.1:PORT)`);
-      const port = String(await freePort());
+      const port = urls
+        .get('http://127.0.0.1:' + address[2])
+        .split(':')
+        .at(-1); // reserved when the line was read
       const given = npx.map((arg) => (arg === address[2] ? port : arg));
       const extra = given.includes(port) ? {} : { PORT: port };
       const ready = new RegExp(escape(prints).replace(escape(address[0]), escape(address[1]) + ':' + port));
       await runner.start('npx', given, { cwd, env: { ...env, ...own, ...extra, ...serverEnv, ...noInstall }, ready, timeout: 120_000 });
-      for (const host of ['http://127.0.0.1', 'http://localhost']) urls.set(`${host}:${address[2]}`, `${host}:${port}`);
       return;
     }
     const stdout = await runner.run('npx', npx, { cwd, env: { ...env, ...own, ...noInstall }, timeout: 900_000 });
@@ -275,6 +337,16 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {} }) {
 
   /** Runs one line: commands joined by &&, maybe ending in & (background). */
   async function line(text) {
+    // An address means the same free port wherever it appears, before its server starts too.
+    for (const [, , port] of text.matchAll(new RegExp(LOCAL_URL, 'g'))) {
+      if (port === SANDBOX.split(':').at(-1) || urls.has('http://127.0.0.1:' + port)) continue;
+      const got = String(await freePort());
+      for (const host of ['http://127.0.0.1', 'http://localhost']) urls.set(`${host}:${port}`, `${host}:${got}`);
+    }
+    if (text.includes(REDIS) && !urls.has(REDIS)) {
+      if (!redis) fail(`a document names ${REDIS}: this stage starts no redis-server here`);
+      urls.set(REDIS, await redis());
+    }
     const { words, comment } = parseLine(text);
     if (!words.length) return;
     const inBackground = words.at(-1) === '&';
@@ -295,6 +367,7 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {} }) {
     env,
     urls,
     real,
+    demos,
     /** Variables for the servers only (what the stand-ins read). */
     serverEnv,
     get cwd() {
