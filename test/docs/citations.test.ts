@@ -63,13 +63,13 @@ export function missingCitations(document: string, text: string, reader = reader
 }
 
 test('the check sees a citation of a file the repository lacks, and passes those it has', () => {
-  expect(missingCitations('docs/guide/x.md', 'Callbacks as the hosts give them (shared/notes/miniprogram-hosts.md), see test/helpers/hosts.ts')).toEqual([
+  expect(missingCitations('docs/guide/testing.md', 'Callbacks as the hosts give them (shared/notes/miniprogram-hosts.md), see test/helpers/hosts.ts')).toEqual([
     'shared/notes/miniprogram-hosts.md',
   ]);
-  expect(missingCitations('docs/guide/x.md', 'the projects `test/consumers/uniapp` and `test/consumers/nothing-here`')).toEqual([
+  expect(missingCitations('docs/guide/testing.md', 'the projects `test/consumers/uniapp` and `test/consumers/nothing-here`')).toEqual([
     'test/consumers/nothing-here',
   ]);
-  expect(missingCitations('docs/guide/x.md', '[quick starts](quick-starts.md), `src/channel.js`, `pages/orders/orders.js`, `dist/index.js`')).toEqual([]);
+  expect(missingCitations('docs/guide/testing.md', '[quick starts](quick-starts.md), `src/channel.js`, `pages/orders/orders.js`, `dist/index.js`')).toEqual([]);
 });
 
 test('no document cites a file the repository lacks', () => {
