@@ -119,6 +119,7 @@ describe("passThrough: the host's own rules over real HTTP", () => {
     [slow, slowUrl] = await listen((req, res) => {
       req.on('close', () => closed.push(req.url ?? ''));
       if (req.url?.startsWith('/slow')) return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 300);
+      if (req.url === '/cut') return void (res.writeHead(200, { 'content-length': '100' }).write('{"partial":'), setTimeout(() => res.destroy(), 20));
       if (req.url === '/missing') return void res.writeHead(404, { 'content-type': 'application/json', 'x-trace-id': 'abc' }).end('{"error":"none"}');
       res
         .writeHead(200, { 'content-type': 'application/json', 'retry-after': '1' })
@@ -184,6 +185,13 @@ describe("passThrough: the host's own rules over real HTTP", () => {
       result: { errMsg: 'request:fail ECONNREFUSED (passThrough: GET http://127.0.0.1:1)', errno: 600001 },
     });
     expect(host.calls.at(-1)).toMatchObject({ failure: 'network' });
+  });
+
+  test('a body cut mid-way fails as an interrupted call; allowedOrigins still refuses an origin passed through', async () => {
+    const host = createMockHost({ passThrough: [slowUrl], allowedOrigins: ['https://channel.example.com'] });
+    expect(await call(host, { url: slowUrl + '/echo' })).toEqual({ via: 'fail', result: { errMsg: 'request:fail url not in domain list', errno: 600002 } });
+    const open = createMockHost({ passThrough: [slowUrl] });
+    expect(await call(open, { url: slowUrl + '/cut' })).toEqual({ via: 'fail', result: { errMsg: 'request:fail interrupted', errno: 600003 } });
   });
 
   test('passThrough takes origins only, said with an example', () => {
