@@ -377,6 +377,6 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
   test("--help prints the commands; a command's --help its options", async () => {
     const [all, push] = await Promise.all([run(['--help']), run(['push', '--help'])]);
     expect(all.stdout).toContain('channel-sandbox listen --forward-to URL');
-    expect(push.stdout).toMatch(/^channel-sandbox push \[--order SO20240601001\] \[--tamper\] \[--to URL\]/);
+    expect(push.stdout).toMatch(/^channel-sandbox push \[--order SO20240601001\] \[--fresh\] \[--tamper\] \[--to URL\]/);
   });
 });
