@@ -10,7 +10,7 @@ import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
 import { createDeadlines } from '../../src/transports/fetch-native.js';
-import { sized, wallClock } from '../helpers/tier.js';
+import { FULL, sized } from '../helpers/tier.js';
 
 const start = fakeServices();
 // The storm's calls: full-size in the integration tier, which runs this file again (test/helpers/tier.ts).
@@ -234,7 +234,7 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect((await response.arrayBuffer()).byteLength).toBe(4096);
   });
 
-  wallClock(
+  test.runIf(FULL)(
     'the attempts’ timeouts share one timer: slow calls time out in the order they started, fast ones between them succeed, and it re-arms after firing',
     async () => {
       const service = await start();
