@@ -155,7 +155,9 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         const method =
           error.method ||
           String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
-        events.emit('error', { requestId, method, url: error.url || String(path), error });
+        // A refused URL as the caller gave it (a Request's or hostRequest's `url`), without its userinfo.
+        const url = error.url || String(Object(path).url || path).replace(/\/\/.*@/, '//');
+        events.emit('error', { requestId, method, url, error });
       }
       throw error;
     } finally {

@@ -95,6 +95,20 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(service.hits).toHaveLength(0);
   });
 
+  test('#42 item 7: the error event of a refused URL carries no password (request(), client.fetch with a string and a URL object)', async () => {
+    const service = await start();
+    const client = createClient({ baseUrl: service.url + '/api', tokenProvider: providerFor(service) });
+    const port = new URL(service.url).port;
+    const events: ClientEvents['error'][] = [];
+    client.on('error', (event) => events.push(event));
+    const url = `http://user:s3cret-pw@127.0.0.1:${port}/api/x`;
+    const errors = await Promise.all([client.get(url), client.fetch(url), client.fetch(new URL(url))].map((p) => p.catch((e: unknown) => e)));
+    expect(errors.every((e) => e instanceof ConfigError)).toBe(true);
+    expect(events.map((e) => e.url)).toEqual([0, 1, 2].map(() => `http://127.0.0.1:${port}/api/x`));
+    expect(collectStrings([events, errors]).filter((text) => text.includes('s3cret'))).toEqual([]);
+    expect(service.hits).toHaveLength(0);
+  });
+
   test('one forced refresh for a storm of 200 (GET, POST bodies, Requests) on an expired token; every body intact', async () => {
     const service = await start();
     const provider = providerFor(service, 5);

@@ -156,6 +156,18 @@ describe('client.hostRequest: wx.request semantics', () => {
     expect(service.hits).toHaveLength(0);
     await expect(client.hostRequest(null as unknown as HostRequestCall)).rejects.toBeInstanceOf(ConfigError);
   });
+
+  test('#42 item 7: the error event of a refused URL names it without its password (hostRequest, request())', async () => {
+    const { client, host } = await setup();
+    const events: Array<{ url: string }> = [];
+    client.on('error', (event) => events.push(event));
+    const url = service.url.replace('//', '//user:s3cret-pw@') + '/x';
+    const errors = await Promise.all([client.hostRequest({ url }), client.get(url)].map((p) => p.catch((e: unknown) => e)));
+    expect(errors.every((e) => e instanceof ConfigError)).toBe(true);
+    expect(events.map((e) => e.url)).toEqual([service.url + '/x', service.url + '/x']);
+    expect(JSON.stringify(events) + errors.map(String).join()).not.toContain('s3cret');
+    expect(host.calls).toHaveLength(0);
+  });
 });
 
 describe('client.hostRequest: the engine underneath', () => {
