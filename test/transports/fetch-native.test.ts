@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { AbortError, ConfigError, createClient, isChannelError, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
+import { AbortError, ConfigError, createClient, isChannelError, isRetryable, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
 import type { ClientEvents } from '../../src/core/events.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
@@ -459,6 +459,23 @@ describe('client.fetch: abort and clearToken() at every await', () => {
       });
     }
   }
+
+  test('#42 item 4: AbortSignal.timeout() on the wire or while the token is awaited: a TimeoutError (TIMEOUT, its DOMException the cause), retryable', async () => {
+    const service = await start();
+    const { client } = clientOf(service, { tokenProvider: async () => (await new Promise((r) => setTimeout(r, 300)), service.issue()) });
+    const errors = await Promise.all(
+      [client.fetch('/first', { signal: AbortSignal.timeout(50) }), client.fetch('/slow/3000', { signal: AbortSignal.timeout(500) })].map((p) =>
+        p.catch((e: unknown) => e),
+      ),
+    );
+    expect(errors.map((e) => [e instanceof TimeoutError, (e as TimeoutError).code, ((e as TimeoutError).cause as Error).name, isRetryable(e)])).toEqual([
+      [true, 'TIMEOUT', 'TimeoutError', true],
+      [true, 'TIMEOUT', 'TimeoutError', true],
+    ]);
+    // The first was never sent: it timed out waiting for the token.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(service.hits.map((h) => h.path)).not.toContain('/first');
+  });
 
   test('the caller’s AbortSignal still stops the body it reads after the Response resolved, as with fetch', async () => {
     const service = await start();

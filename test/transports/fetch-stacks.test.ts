@@ -8,7 +8,7 @@ import { FetchError } from 'ofetch';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { readmeBlocks, syncExamples } from '../../scripts/readme.mjs';
-import { createClient, isRetryable } from '../../src/index.js';
+import { createClient, isRetryable, type TimeoutError } from '../../src/index.js';
 import { createAxios } from '../../examples/stacks/axios-fetch.js';
 import { createGraphQL } from '../../examples/stacks/graphql-request.js';
 import { createApiFetch } from '../../examples/stacks/ofetch.js';
@@ -81,6 +81,19 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
     expect(error).toBeInstanceOf(FetchError);
     expect((error as FetchError).status).toBe(401);
     expect(isRetryable(error)).toBe(false);
+  });
+
+  test('#42 item 4: ofetch’s `timeout` through client.fetch is a timeout: FetchError over the SDK’s TimeoutError, which isRetryable calls worth another try', async () => {
+    const service = await start();
+    const { client } = await expired(service);
+    const $fetch = createApiFetch(client, service.url);
+    const error = (await $fetch('/slow/3000', { timeout: 100, retry: 0 }).catch((e: unknown) => e)) as FetchError;
+    expect(error).toBeInstanceOf(FetchError);
+    expect([(error.cause as TimeoutError).code, ((error.cause as TimeoutError).cause as Error).name, isRetryable(error)]).toEqual([
+      'TIMEOUT',
+      'TimeoutError',
+      true,
+    ]);
   });
 
   test("axios (adapter: 'fetch', env: { fetch: client.fetch }): GET and JSON POST through axios's fetch adapter", async () => {
