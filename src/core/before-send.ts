@@ -15,7 +15,7 @@ export interface Outgoing {
 
 /**
  * Runs `beforeSend` for attempt number `attempt` of `call`, on a fresh copy of the call's headers
- * (never holding the token) and its own body, and checks what it left: header names and values as
+ * (never holding the token) and of its body, and checks what it left: header names and values as
  * the `headers` option is checked (Authorization refused in any case). A synchronous hook answers
  * at once; an asynchronous one is raced against the call's signal. Anything it throws becomes a
  * ConfigError, its message redacted: the attempt is not sent.
@@ -25,7 +25,7 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
     method: call.method,
     url: call.url,
     headers: Object.assign({}, call.headers),
-    body: call.body,
+    body: copyOf(call.body, 0),
     attempt,
     requestId: call.requestId,
   };
@@ -55,4 +55,26 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
         describeValue(returned),
     );
   return raceRequest(Promise.resolve(returned).then(undefined, threw), call.stop, call.context).then(read);
+}
+
+/**
+ * A copy of a call's body for the hook to change in place: the next attempt starts from the call's
+ * own, and the caller's object never changes. Plain objects and arrays (a host request's data)
+ * deeply, bytes, and bodies of entries (FormData, URLSearchParams); strings, Blobs and the rest
+ * are sent as they are.
+ */
+function copyOf(body: unknown, depth: number): unknown {
+  const b = body as Record<string, unknown> & { slice?: (start: number) => unknown; append?: unknown; forEach(f: (v: unknown, k: unknown) => void): void };
+  if (!b || typeof b !== 'object' || depth > 32) return body;
+  if (b instanceof ArrayBuffer || ArrayBuffer.isView(b)) return b.slice ? b.slice(0) : b;
+  if (b.append && b.forEach) {
+    const copy = new (b.constructor as new () => { append(k: unknown, v: unknown): void })();
+    b.forEach((v, k) => copy.append(k, v));
+    return copy;
+  }
+  const proto = Object.getPrototypeOf(b);
+  if (!Array.isArray(b) && proto && proto !== Object.prototype) return b;
+  const copy: Record<string, unknown> = Array.isArray(b) ? ([] as never) : {};
+  for (const key of Object.keys(b)) copy[key] = copyOf(b[key], depth + 1);
+  return copy;
 }
