@@ -80,6 +80,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   function fence(): void {
     live.forEach((stop) => stop.cancel(cleared));
     live.clear();
+    if (platform.fence) platform.fence();
   }
 
   const telemetry = createClientTelemetry(config.telemetry, redact.text, platform.scope);

@@ -490,6 +490,93 @@ describe('client.fetch: abort and clearToken() at every await', () => {
   });
 });
 
+describe('#42 item 1: the fence reaches a body still arriving', () => {
+  /** Reads `reader` until it fails or `ms` pass: the chunks that arrived, and how it ended. */
+  async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number) {
+    let chunks = 0;
+    const until = Date.now() + ms;
+    try {
+      while (Date.now() < until) {
+        const { done } = await reader.read();
+        if (done) return { chunks, ended: 'done' };
+        chunks++;
+      }
+      return { chunks, ended: 'still streaming' };
+    } catch (error) {
+      return { chunks, ended: error as Error & { code?: string } };
+    }
+  }
+
+  const fences = {
+    'clearToken()': async (client: ReturnType<typeof createClient>) => client.clearToken(),
+    // Another user: noticed by the next call, which fences what the previous user had under way.
+    'a new tokenStore key()': async (client: ReturnType<typeof createClient>, store: { user: string }) => {
+      store.user = 'bob';
+      await client.fetch('/bob-first');
+    },
+  };
+  for (const [by, fence] of Object.entries(fences)) {
+    for (const call of ['client.fetch', 'download({ raw: true })'] as const) {
+      test(`${by} after ${call} resolved: the body's next read fails with the fence's AbortError, no more chunks`, async () => {
+        const service = await start();
+        const store = { user: 'alice' };
+        const client = createClient({
+          baseUrl: service.url,
+          tokenProvider: providerFor(service),
+          tokenStore: { get: () => null, set() {}, remove() {}, key: () => store.user },
+        });
+        // 1 KiB every 10 ms for about 10 s: a stream of server-sent events, a large download.
+        const path = '/slow-download/1048576/10';
+        const response = call === 'client.fetch' ? await client.fetch(path) : await client.download(path, { raw: true });
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        expect((await drain(reader, 60)).chunks).toBeGreaterThan(0);
+        await fence(client, store);
+        const after = await drain(reader, 220);
+        expect({ chunks: after.chunks, name: (after.ended as Error).name, code: (after.ended as { code?: string }).code }).toEqual({
+          chunks: 0,
+          name: 'AbortError',
+          code: 'ABORTED',
+        });
+        expect((after.ended as Error).message).toMatch(/clearToken\(\) ran/);
+      });
+    }
+  }
+
+  test('a body read to its end, or one nobody reads, is not held by the fence; a fence with none open is quiet', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const bodies = await Promise.all(Array.from({ length: 5 }, () => client.fetch('/download/4096').then((r) => r.arrayBuffer())));
+    expect(bodies.map((b) => b.byteLength)).toEqual(Array(5).fill(4096));
+    client.clearToken();
+    client.clearToken();
+    expect((await client.fetch('/after')).status).toBe(200);
+  });
+});
+
+describe('#42 item 5: without AbortSignal.any, the caller’s signal still stops the body', () => {
+  const any = AbortSignal.any;
+  beforeEach(() => void Reflect.deleteProperty(AbortSignal, 'any'));
+  afterEach(() => void (AbortSignal.any = any));
+
+  test('abort() after client.fetch resolved: the next read fails with the signal’s reason, no more chunks; other calls unaffected', async () => {
+    expect(AbortSignal.any).toBeUndefined();
+    const service = await start();
+    const { client } = clientOf(service);
+    const controller = new AbortController();
+    const response = await client.fetch('/slow-download/1048576/10', { signal: controller.signal });
+    const other = await client.fetch('/slow-download/8192/10');
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    controller.abort(new Error('left the page'));
+    const next = await reader.read().then(
+      () => 'a chunk',
+      (e: unknown) => (e as Error).message,
+    );
+    expect(next).toBe('left the page');
+    expect((await other.arrayBuffer()).byteLength).toBe(8192);
+  });
+});
+
 async function listen(server: Server) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
