@@ -139,6 +139,36 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         expect(service.hits.map((h) => [h.path, h.token])).toEqual([['/b', provided[1]]]);
       });
 
+      for (const [kind, make] of signals) {
+        test(`#42 item 2: ${kind}: a call given the signal of a call clearToken() ended (a stack's retry) fails at once, unsent, no provider call; other signals unaffected`, async () => {
+          const service = await fake();
+          const { state, tokenProvider } = session(service);
+          const client = createClient({ baseUrl: service.url, tokenProvider, retry: { delay: () => 60_000 } });
+          const done = make();
+          await client.get('/before', { signal: done.signal });
+          const retried = make();
+          const first = client.get('/flaky/5', { signal: retried.signal }).catch((e: unknown) => e);
+          await vi.waitFor(() => expect(service.hits.filter((h) => h.path === '/flaky/5')).toHaveLength(1));
+          client.clearToken();
+          expect(await first).toBeInstanceOf(AbortError);
+          // The stack retries at once, while Alice's session is still alive at her backend.
+          const again = (await client.get('/flaky/5', { signal: retried.signal }).catch((e: unknown) => e)) as AbortError;
+          expect([again instanceof AbortError, again.code, /give each new call its own signal/.test(again.message)]).toEqual([true, 'ABORTED', true]);
+          expect(state.calls).toEqual(['alice']);
+          state.user = 'bob';
+          // A signal of a call that had ended before the clear, and a new one, are as good as ever.
+          await client.get('/whoami', { signal: done.signal });
+          await client.get('/whoami', { signal: make().signal });
+          expect(state.calls).toEqual(['alice', 'bob']);
+          expect(service.hits.map((h) => [h.path, userOf(service, h.token)])).toEqual([
+            ['/before', 'alice'],
+            ['/flaky/5', 'alice'],
+            ['/whoami', 'bob'],
+            ['/whoami', 'bob'],
+          ]);
+        });
+      }
+
       test('a forced refresh in flight across clearToken() installs nothing', async () => {
         const service = await fake();
         const { state, tokenProvider } = session(service);
