@@ -2,6 +2,7 @@ import { Stop } from '../../core/cancel.js';
 import type { NativeCalls, NativeOptions } from '../../core/platform.js';
 import type { ChannelError } from '../../errors/ChannelError.js';
 import { describeValue, fail } from '../../shared/check.js';
+import { isolated } from '../../shared/report.js';
 import type { HostHeaders, HostResult } from './host-api.js';
 import { statusOf } from './host-response.js';
 
@@ -96,16 +97,18 @@ export const hostRequestCalls: NativeCalls = {
       const success = fn(o.success);
       const failed = fn(o.fail);
       const complete = fn(o.complete);
-      // With callbacks the promise is handled here (no unhandled rejection); without, the caller awaits it.
+      // With callbacks the promise is handled here (no unhandled rejection); without, the caller
+      // awaits it. Each callback on its own, as the host runs them: one that throws (an uncaught
+      // error) still lets complete run.
       if (success || failed || complete)
         task.then(
           (result) => {
-            if (success) success(result);
-            if (complete) complete(result);
+            if (success) isolated(() => success(result));
+            if (complete) isolated(() => complete(result));
           },
           (error: HostRequestError) => {
-            if (failed) failed(error);
-            if (complete) complete(error);
+            if (failed) isolated(() => failed(error));
+            if (complete) isolated(() => complete(error));
             if (!failed && !complete) throw error;
           },
         );

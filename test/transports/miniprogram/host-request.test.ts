@@ -14,6 +14,7 @@ import {
 import { providerFor } from '../../conformance/suite.js';
 import { startFakeService, type FakeService } from '../../helpers/fake-service.js';
 import { createHost, type HostKind, type HostQuirks } from '../../helpers/hosts.js';
+import { captureTimerThrows } from '../../helpers/uncaught.js';
 
 let service: FakeService;
 afterEach(async () => {
@@ -135,6 +136,42 @@ describe('client.hostRequest: wx.request semantics', () => {
     expect(error.errMsg).toBe('request:fail abort');
     expect(host.aborted).toBe(1);
     expect(isRetryable(error)).toBe(false);
+  });
+
+  test('#42 item 8: a success (or fail) that throws: complete still runs, the throw surfaces as an uncaught error, no unhandled rejection', async () => {
+    const { client } = await setup();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const completed: string[] = [];
+    try {
+      const uncaught = await captureTimerThrows(async (wait) => {
+        for (const [url, callback] of [
+          ['/ok', 'success'],
+          ['https://evil.example/x', 'fail'],
+        ] as const) {
+          // complete, or 500 ms without it.
+          await Promise.race([
+            new Promise<void>((resolve) => {
+              client.hostRequest({
+                url,
+                [callback]: () => {
+                  throw new Error(callback + ' threw');
+                },
+                complete: () => (completed.push(url), resolve()),
+              });
+            }),
+            wait(500),
+          ]);
+        }
+        await wait(20);
+      });
+      expect(completed).toEqual(['/ok', 'https://evil.example/x']);
+      expect(uncaught.map((e) => (e as Error).message)).toEqual(['success threw', 'fail threw']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   test('refused before anything is sent, through fail: another origin, a path above baseUrl, Authorization in any case, a wrong type', async () => {
