@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors/ConfigError.js';
+import { TimeoutError } from '../errors/TimeoutError.js';
 import { describeValue, fail } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
 import type { Call } from './call.js';
@@ -17,8 +18,9 @@ export interface Outgoing {
  * Runs `beforeSend` for attempt number `attempt` of `call`, on a fresh copy of the call's headers
  * (never holding the token) and of its body, and checks what it left: header names and values as
  * the `headers` option is checked (Authorization refused in any case). A synchronous hook answers
- * at once; an asynchronous one is raced against the call's signal. Anything it throws becomes a
- * ConfigError, its message redacted: the attempt is not sent.
+ * at once; an asynchronous one is raced against the call's signal and its timeout (a
+ * TimeoutError). Anything it throws becomes a ConfigError, its message redacted: the attempt is
+ * not sent.
  */
 export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, redact: Redactor): Outgoing | Promise<Outgoing> {
   const view: SendAttempt = {
@@ -54,7 +56,21 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
       'beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body in place, and return nothing (or a promise of nothing); got ' +
         describeValue(returned),
     );
-  return raceRequest(Promise.resolve(returned).then(undefined, threw), call.stop, call.context).then(read);
+  // Bounded by the call's timeout: a hook that never settles must not hold the call forever.
+  let timer = 0 as unknown as ReturnType<typeof setTimeout>;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new TimeoutError('beforeSend did not settle within ' + call.timeout + ' ms (timeout); make sure it always resolves or rejects', call.context)),
+      call.timeout,
+    );
+  });
+  const settled = (error?: unknown) => {
+    clearTimeout(timer);
+    if (error) throw error;
+    return read();
+  };
+  return raceRequest(Promise.race([Promise.resolve(returned).then(undefined, threw), late]), call.stop, call.context).then(() => settled(), settled);
 }
 
 /**

@@ -2,7 +2,7 @@
 // beforeSend (issue #32): a per-attempt hook on both entries. It runs again on every replay and
 // retry, sees the attempt as sent (URL, headers, body), and can neither read nor set Authorization.
 import { describe, expect, test } from 'vitest';
-import { AbortError, ConfigError, createClient, type ClientOptions, type SendAttempt } from '../../src/index.js';
+import { AbortError, ConfigError, createClient, TimeoutError, type ClientOptions, type SendAttempt } from '../../src/index.js';
 import { createClient as createMiniProgramClient } from '../../src/miniprogram.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
@@ -188,6 +188,40 @@ describe('what beforeSend does wrong', () => {
     expect(await fenced).toBeInstanceOf(AbortError);
     expect(service.hits.map((h) => h.path)).not.toContain('/aborted');
     expect(service.hits.map((h) => h.path)).not.toContain('/fenced');
+  });
+});
+
+describe('#42 item 8: a hung beforeSend is bounded by timeout', () => {
+  test('an async hook that never settles fails the call with a TimeoutError after `timeout` (request(), client.fetch, a per-call timeout), nothing sent', async () => {
+    const service = await start();
+    const { client } = clientOf(service, (attempt) => (attempt.url.endsWith('/warm') ? undefined : new Promise<void>(() => {})), { timeout: 150 });
+    await client.get('/warm');
+    const errors = await Promise.all(
+      [client.get('/a'), client.fetch('/b', { method: 'POST', body: 'x' }), client.post('/c', { json: {}, timeout: 50 })].map((p) =>
+        p.catch((e: unknown) => e),
+      ),
+    );
+    expect(errors.map((e) => [e instanceof TimeoutError, /beforeSend did not settle within (150|50) ms/.test((e as Error).message)])).toEqual([
+      [true, true],
+      [true, true],
+      [true, true],
+    ]);
+    expect(service.hits.map((h) => h.path)).toEqual(['/warm']);
+  });
+
+  test('the mini-program entry: a hostRequest whose hook hangs fails with "request:fail timeout"', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    const client = createMiniProgramClient({
+      baseUrl: service.url,
+      tokenProvider: providerFor(service),
+      request: host.request,
+      timeout: 100,
+      beforeSend: () => new Promise<void>(() => {}),
+    });
+    const error = (await client.hostRequest({ url: '/x' }).catch((e: unknown) => e)) as Error & { errMsg: string };
+    expect([error.name, error.errMsg]).toEqual(['TimeoutError', 'request:fail timeout']);
+    expect(host.calls).toHaveLength(0);
   });
 });
 
