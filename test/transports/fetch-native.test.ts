@@ -192,6 +192,37 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     }
   });
 
+  test('#42 item 8: a same-origin redirect out of baseUrl keeps Authorization, as fetch does (documented); redirect: "error" keeps the token from it, for client.fetch and the client’s own calls', async () => {
+    const seen: Array<[string, string | undefined]> = [];
+    const service = await start();
+    const server = await listen(
+      createServer((req, res) => {
+        seen.push([req.url ?? '', req.headers.authorization]);
+        if (req.url?.startsWith('/api/')) return void res.writeHead(302, { location: '/other-app/landing' }).end();
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0,"data":"elsewhere"}');
+      }),
+    );
+    try {
+      const client = createClient({ baseUrl: server.url + '/api', tokenProvider: providerFor(service) });
+      expect(await (await client.fetch('/go')).json()).toEqual({ code: 0, data: 'elsewhere' });
+      expect(seen).toEqual([
+        ['/api/go', 'Bearer ' + service.issued[0]],
+        ['/other-app/landing', 'Bearer ' + service.issued[0]],
+      ]);
+      seen.length = 0;
+      await expect(client.fetch('/go', { redirect: 'error' })).rejects.toBeInstanceOf(NetworkError);
+      const own = createClient({ baseUrl: server.url + '/api', tokenProvider: providerFor(service), ky: { redirect: 'error' }, retry: 0 });
+      await expect(own.get('/go')).rejects.toBeInstanceOf(NetworkError);
+      // Sent with the token to baseUrl, refused there: the landing page outside it was never asked.
+      expect(seen.map(([path, auth]) => [path, !!auth?.startsWith('Bearer ')])).toEqual([
+        ['/api/go', true],
+        ['/api/go', true],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('stale 401: a 401 on a token already replaced is replayed with the new one, no provider call', async () => {
     const service = await start({ strictRotation: true });
     const { client, provider } = clientOf(service);
