@@ -138,6 +138,35 @@ describe('client.hostRequest: wx.request semantics', () => {
     expect(isRetryable(error)).toBe(false);
   });
 
+  test('#42 item 8: the task’s onHeadersReceived and onChunkReceived (enableChunked) forward the answer’s, never a replayed 401’s, and nothing after clearToken() or off', async () => {
+    const { client, provider } = await setup();
+    await client.hostRequest({ url: '/warm' });
+    service.expireAll();
+    const headers: Array<number | undefined> = [];
+    let bytes = 0;
+    const task = client.hostRequest({ url: '/download/8192', enableChunked: true, responseType: 'arraybuffer' });
+    task.onHeadersReceived((h) => headers.push(h.statusCode));
+    task.onChunkReceived(({ data }) => void (bytes += data.byteLength));
+    expect((await task).statusCode).toBe(200);
+    expect(provider.forced()).toBe(1);
+    // The 401's headers and body went unheard: the replay's are the answer.
+    expect([headers, bytes]).toEqual([[200], 8192]);
+    // A listener removed hears nothing more; clearToken() while chunks arrive: none after it.
+    const slow = client.hostRequest({ url: '/slow-download/1048576/10', enableChunked: true, responseType: 'arraybuffer' });
+    const heard = { on: 0, off: 0, afterClear: 0 };
+    let cleared = false;
+    const removed = () => void heard.off++;
+    slow.onChunkReceived(removed);
+    slow.onChunkReceived(() => void (cleared ? heard.afterClear++ : heard.on++));
+    slow.offChunkReceived(removed);
+    while (heard.on < 3) await new Promise((r) => setTimeout(r, 10));
+    client.clearToken();
+    cleared = true;
+    const error = (await slow.catch((e: unknown) => e)) as HostRequestError;
+    await new Promise((r) => setTimeout(r, 100));
+    expect([error.errMsg, heard.off, heard.afterClear]).toEqual(['request:fail abort', 0, 0]);
+  });
+
   test('#42 item 8: a success (or fail) that throws: complete still runs, the throw surfaces as an uncaught error, no unhandled rejection', async () => {
     const { client } = await setup();
     const unhandled: unknown[] = [];
