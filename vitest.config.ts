@@ -25,6 +25,7 @@ const fromSource = {
   alias: [
     { find: /^channel-sdk$/, replacement: source('index.ts') },
     { find: /^channel-sdk\/miniprogram$/, replacement: source('miniprogram.ts') },
+    { find: /^channel-sdk\/telemetry$/, replacement: source('telemetry.ts') },
   ],
 };
 
