@@ -11,8 +11,9 @@ import { raceSignal, sleep, type SignalLike } from '../shared/signal.js';
 export const cleared = { clearToken: true };
 
 /**
- * The AbortError for a request whose signal fired (a TimeoutError when its reason is one). Built without stack frames: its stack
- * would only show the abort machinery, and one signal may cancel thousands of requests at once.
+ * The AbortError for a request whose signal fired (a TimeoutError when its reason is one). Built
+ * without stack frames: its stack would only show the abort machinery, and one signal may cancel
+ * thousands of requests at once.
  */
 export function abortError(signal: SignalLike, context: ErrorContext): AbortError | TimeoutError {
   return withoutStack(() => {

@@ -54,8 +54,9 @@ function discard(this: TransportResponse): void {
  * option) as it is, no ky. Resolves with the Response whatever its status, its body unread (a
  * response the core drops, such as the 401 before the replay, is cancelled). `timeout` bounds
  * an attempt up to the response headers; the caller's own AbortSignal (`passOn.signal`) also
- * stops the body it reads afterwards, as with fetch, and so does the client's fence (`bodies`). Per attempt: one controller, one deadline, one
- * listener on the call's signal; a signal combined with the caller's only when there is one.
+ * stops the body it reads afterwards, as with fetch, and so does the client's fence (`bodies`).
+ * Per attempt: one controller, one deadline, one listener on the call's signal; a signal combined
+ * with the caller's only when there is one.
  */
 export function createNativeFetch(own?: typeof fetch, bodies?: OpenBodies): Transport {
   const after = createDeadlines();
