@@ -13,40 +13,47 @@ export interface OpenBodies {
   fence(): void;
 }
 
+/** A body held: the stream (weakly), how to end it, and how to stop following the caller's signal. */
+interface Open {
+  body: WeakRef<ReadableStream>;
+  end(reason: unknown): void;
+  off?: () => void;
+}
+
 /**
  * The bodies of `client.fetch`'s Responses and of raw downloads, which their callers read after
  * the call resolved (server-sent events, a large file): the client's fence must reach them, not
- * only the calls under way. Held weakly, by the body stream, which whoever reads it holds: a body
- * read to its end or dropped is forgotten with it, and a long session holds nothing per request.
+ * only the calls under way. Each is held weakly, by its body stream, which whoever reads it holds:
+ * a body read to its end or dropped is forgotten with it. The list is swept of those whenever it
+ * has doubled (constant time per response), so a long session holds nothing per request.
  */
 export function createOpenBodies(): OpenBodies {
-  const open = new Set<WeakRef<ReadableStream>>();
-  // Each body's end: aborts its connection (the stream then fails with the reason).
-  const ends = new WeakMap<ReadableStream, (reason: unknown) => void>();
-  const gone = new FinalizationRegistry<() => void>((forget) => forget());
+  let open: Open[] = [];
+  let limit = 64;
+  const gone = (entry: Open) => !entry.body.deref() && (entry.off && entry.off(), true);
   return {
     hold(response, controller, context, given) {
       const body = response.body;
       if (!body) return;
-      const ref = new WeakRef(body);
-      open.add(ref);
-      ends.set(body, (reason) => controller.abort(reason === cleared ? abortError({ reason } as SignalLike, context) : reason));
-      const follow = given && !AbortSignal.any ? () => end(ref, given.reason) : undefined;
-      if (follow) (given as AbortSignal).addEventListener('abort', follow);
-      gone.register(body, () => {
-        open.delete(ref);
-        if (follow) (given as AbortSignal).removeEventListener('abort', follow);
-      });
+      const entry: Open = {
+        body: new WeakRef(body),
+        // Aborting the connection fails the stream's next read with the reason.
+        end: (reason) => controller.abort(reason === cleared ? abortError({ reason } as SignalLike, context) : reason),
+      };
+      if (given && !AbortSignal.any) {
+        const follow = () => entry.body.deref() && entry.end(given.reason);
+        given.addEventListener('abort', follow);
+        entry.off = () => given.removeEventListener('abort', follow);
+      }
+      if (open.push(entry) > limit) {
+        open = open.filter((e) => !gone(e));
+        limit = 2 * open.length + 64;
+      }
     },
     fence() {
-      open.forEach((ref) => end(ref, cleared));
-      open.clear();
+      const ended = open;
+      open = [];
+      ended.forEach((entry) => gone(entry) || (entry.end(cleared), entry.off && entry.off()));
     },
   };
-
-  function end(ref: WeakRef<ReadableStream>, reason: unknown): void {
-    const body = ref.deref();
-    const stop = body && ends.get(body);
-    if (stop) stop(reason);
-  }
 }

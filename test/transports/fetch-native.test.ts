@@ -3,6 +3,8 @@
 // the token engine underneath, and each adversarial order named.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { AbortError, ConfigError, createClient, isChannelError, isRetryable, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
 import type { ClientEvents } from '../../src/core/events.js';
@@ -588,6 +590,26 @@ describe('#42 item 5: without AbortSignal.any, the caller’s signal still stops
   const any = AbortSignal.any;
   beforeEach(() => void Reflect.deleteProperty(AbortSignal, 'any'));
   afterEach(() => void (AbortSignal.any = any));
+
+  test('a signal shared by many calls: the bodies read and dropped are forgotten, and their listeners on it with them', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const controller = new AbortController();
+    let listening = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (listening++, add(...args))) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listening--, remove(...args))) as typeof remove;
+    v8.setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 100; i++) await (await client.fetch('/a', { signal: controller.signal })).arrayBuffer();
+      gc();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // 400 calls: without forgetting, 400 listeners (and 400 bodies held).
+    expect(listening).toBeLessThan(200);
+  });
 
   test('abort() after client.fetch resolved: the next read fails with the signal’s reason, no more chunks; other calls unaffected', async () => {
     expect(AbortSignal.any).toBeUndefined();
