@@ -177,7 +177,10 @@ describe('#42 item 2: a stack that retries what clearToken() fenced', () => {
       tokenProvider: async () => (calls.push([state.user, state.cleared]), service.issue(state.user)),
     });
     await (await client.fetch('/warm')).arrayBuffer();
-    /** clearToken() once `path` is on the wire (its first attempt sent 30 ms ago); then Bob signs in and makes his first request. */
+    /** Attempts the client sent after the clear, by path: what a stack's retry got onto the wire. */
+    const afterClear: string[] = [];
+    client.on('request', ({ url }) => void (state.cleared && afterClear.push(url.slice(service.url.length))));
+    /** clearToken() once `path` is on the wire (its first attempt sent 30 ms ago: the service holds it 1 s); then Bob signs in and makes his first request. */
     const logoutDuring = async (path: string, send: () => Promise<unknown>) => {
       const sent = new Promise<void>((resolve) => client.on('request', ({ url }) => void (url.endsWith(path) && setTimeout(resolve, 30))));
       const pending = send();
@@ -193,48 +196,45 @@ describe('#42 item 2: a stack that retries what clearToken() fenced', () => {
       expect(bob.status).toBe(200);
       return outcome;
     };
-    return { service, client, calls, logoutDuring };
+    return { service, client, calls, afterClear, logoutDuring };
   }
 
   /** Nothing of Alice's was sent again after the clear, no provider call answered for her after it, and Bob's first request carried a token asked for him. */
-  function fenced(service: FakeService, calls: Array<[string, boolean]>, path: string) {
-    expect(service.hits.filter((h) => h.path.startsWith(path)).length).toBe(1);
+  function fenced(service: FakeService, calls: Array<[string, boolean]>, afterClear: string[]) {
+    expect(afterClear).toEqual(['/bob-first']);
     expect(calls.filter(([user, after]) => user === 'alice' && after)).toEqual([]);
     expect(calls.at(-1)).toEqual(['bob', true]);
     expect(userOf(service.hits.find((h) => h.path === '/bob-first')?.token)).toBe('bob');
   }
 
   test('ofetch as the README’s recipe, with `timeout` and `retry`: its retry (same signal) is refused unsent; Bob’s first request carries his own token', async () => {
-    const { service, client, calls, logoutDuring } = await session();
+    const { service, client, calls, afterClear, logoutDuring } = await session();
     const $fetch = createApiFetch(client, service.url);
-    // /slow/200 is held on the wire when the clear comes; ofetch's timeout makes it retry an AbortError.
-    const error = await logoutDuring('/slow/200', () => $fetch('/slow/200', { timeout: 5000, retry: 2, retryDelay: 0 }));
+    // /slow/1000 is held on the wire when the clear comes; ofetch's timeout makes it retry an AbortError.
+    const error = await logoutDuring('/slow/1000', () => $fetch('/slow/1000', { timeout: 5000, retry: 2, retryDelay: 0 }));
     expect(error).toBeInstanceOf(FetchError);
     expect((((error as FetchError).cause as Error & { code: string }) ?? {}).code).toBe('ABORTED');
-    await new Promise((r) => setTimeout(r, 250));
-    fenced(service, calls, '/slow/200');
+    fenced(service, calls, afterClear);
   });
 
   test('TanStack Query with its default retry (3 tries, any error): the retries (same signal) are refused unsent; Bob’s first request carries his own token', async () => {
-    const { service, client, calls, logoutDuring } = await session();
+    const { service, client, calls, afterClear, logoutDuring } = await session();
     // retry: 3 is its default in a browser (none on a server, as here).
     const queries = new QueryClient({ defaultOptions: { queries: { retry: 3, retryDelay: 1 } } });
     const queryFn = channelQuery<Echo>(client);
-    const error = await logoutDuring('/slow/150', () => queries.fetchQuery({ queryKey: ['/slow/150'], queryFn }));
+    const error = await logoutDuring('/slow/1000', () => queries.fetchQuery({ queryKey: ['/slow/1000'], queryFn }));
     expect((error as Error & { code: string }).code).toBe('ABORTED');
-    await new Promise((r) => setTimeout(r, 200));
-    fenced(service, calls, '/slow/150');
+    fenced(service, calls, afterClear);
     queries.clear();
   });
 
   test('axios with a retry of its own (an interceptor re-sending error.config, as axios-retry does): with isRetryable as its condition nothing is re-sent', async () => {
-    const { service, client, calls, logoutDuring } = await session();
+    const { service, client, calls, afterClear, logoutDuring } = await session();
     const api = createAxios(client, service.url);
     api.interceptors.response.use(undefined, (error: { config: object }) => (isRetryable(error) ? api.request(error.config) : Promise.reject(error)));
-    const error = await logoutDuring('/slow/120', () => api.get('/slow/120'));
+    const error = await logoutDuring('/slow/1000', () => api.get('/slow/1000'));
     expect(isAxiosError(error) && error.code).toBe('ABORTED');
-    await new Promise((r) => setTimeout(r, 150));
-    fenced(service, calls, '/slow/120');
+    fenced(service, calls, afterClear);
   });
 });
 
