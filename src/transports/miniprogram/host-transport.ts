@@ -5,8 +5,6 @@ import type { SignalLike, Transport, TransportRequest, TransportResponse } from 
 import { isChannelError } from '../../errors/ChannelError.js';
 import { messageOf } from '../../shared/message.js';
 import type { HostDownloadFile, HostRequest, HostRequestOptions, HostResult, HostTask, HostUploadFile } from './host-api.js';
-// Last, so that bundlers place them after the modules above: of the orders tried, this one gives
-// the smallest WeChat bundle (gzip).
 import { statusOf, toError, toResponse } from './host-response.js';
 import { fileOptions, progressOf, toDownload } from './host-files.js';
 import { limiter } from './concurrency-queue.js';
