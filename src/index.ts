@@ -11,6 +11,7 @@ import { createFetchTransport, type KyPassThrough } from './transports/fetch.js'
 import { readFetchArguments } from './transports/fetch-arguments.js';
 import { createNativeFetch } from './transports/fetch-native.js';
 import { lazyShare } from './tokens/lazy-share.js';
+import { pageSignals } from './transports/page-signals.js';
 
 /** Options of the browser/fetch `createClient`. */
 export interface ClientOptions extends CoreClientOptions {
@@ -96,6 +97,7 @@ export function createClient(options: ClientOptions): Client {
   }
   const overKy = createFetchTransport({ fetch, ky });
   const native = createNativeFetch(fetch);
+  const signals = pageSignals();
   return createCoreClient(
     options,
     {
@@ -120,6 +122,8 @@ export function createClient(options: ClientOptions): Client {
         },
       },
       native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },
+      // The tab's visibility, where there is one (not in Node).
+      visibility: signals.visibility,
     },
     ['fetch', 'ky', 'crossTab'],
   ) as Client;

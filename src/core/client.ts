@@ -10,6 +10,7 @@ import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
 import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
+import { createAppState } from './app-state.js';
 import { createClientTelemetry } from './telemetry-client.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
@@ -102,6 +103,8 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
+  // The app's life, followed from the first use on: a token that ended while it was hidden is refreshed on show.
+  const app = createAppState(platform, events, () => tokens.warm());
   // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
   const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact, config.beforeSend, telemetry), live);
 
@@ -122,6 +125,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
    */
   async function run<T>(path: string, o: object | undefined, kind: CallKind, helper?: string): Promise<T> {
     const requestId = ++requests;
+    if (app) app.start();
     // A user switch noticed here ends the requests of the previous user, not this one.
     tokens.sync();
     const stop = new Stop();
@@ -178,7 +182,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     put: withMethod('PUT'),
     patch: withMethod('PATCH'),
     delete: withMethod('DELETE'),
-    getToken: async (o) => (await (o && o.forceRefresh ? tokens.refresh('manual') : tokens.get())).token,
+    getToken: async (o) => {
+      if (app) app.start();
+      return (await (o && o.forceRefresh ? tokens.refresh('manual') : tokens.get())).token;
+    },
     clearToken() {
       tokens.clear();
       fence();

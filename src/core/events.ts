@@ -44,6 +44,8 @@ export type ClientEvents = {
   'auth:failed': RequestRef & { error: UnauthorizedError };
   /** A request failed, whatever the error (also after `auth:failed`, and for a bad option). */
   error: RequestRef & { error: ChannelError };
+  /** The app was shown or hidden (a host's onAppShow/onAppHide, a tab's visibilitychange), as a client in use sees it. */
+  app: { visible: boolean };
 };
 
 /** The emitter a client uses: a listener that throws affects no other listener and no request. */

@@ -33,6 +33,17 @@ export interface Platform {
   scope?: object;
   /** The entry's call shaped as its stack's own function (client.fetch, client.hostRequest). */
   native?: NativeCalls;
+  /** The app shown or hidden (a host's onAppShow/onAppHide, a page's visibilitychange); absent where unknown. */
+  visibility?: AppSignal;
+}
+
+/** One of the platform's signals about the app's life (app-state.ts follows them). */
+export interface AppSignal {
+  /**
+   * Starts listening, once per client, at its first use: `report(true)` when the app is shown,
+   * `report(false)` when hidden; also reports the current state when the platform can tell.
+   */
+  watch(report: (on: boolean) => void): void;
 }
 
 /** What a native call's arguments say, read by the entry (the core checks each value as for request()). */

@@ -16,21 +16,24 @@ export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(executablePath);
 export const whyNoChromium = `no Chromium at ${executablePath}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`;
 
-/** The flags this machine needs (closed network, root, no GPU), and a fresh profile per launch. */
+/** The flags this machine needs: closed network, root, no GPU. */
+export const chromiumFlags = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+];
+
+/** Chromium with {@link chromiumFlags} and a fresh profile per launch. */
 export async function launchChromium(viewport = { width: 1400, height: 1000 }): Promise<{ context: BrowserContext; page: Page; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'channel-sdk-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-quic',
-    ],
+    args: chromiumFlags,
     viewport,
   });
   const page = context.pages()[0] ?? (await context.newPage());
