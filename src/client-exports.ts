@@ -6,6 +6,7 @@ export type {
   CoreClientOptions,
   FileCallOptions,
   MethodOptions,
+  OfflineOptions,
   Progress,
   RequestOptions,
   RetryOptions,

@@ -122,8 +122,9 @@ export function createClient(options: ClientOptions): Client {
         },
       },
       native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },
-      // The tab's visibility, where there is one (not in Node).
+      // The tab's visibility and navigator.onLine, where there are (not in Node).
       visibility: signals.visibility,
+      network: signals.network,
     },
     ['fetch', 'ky', 'crossTab'],
   ) as Client;

@@ -147,8 +147,9 @@ export function createClient(options: MiniProgramClientOptions): Client {
       },
       hostOptions: hostOptionsFor(host.name, o.hostOptions),
       native: hostRequestCalls,
-      // Its onAppShow/onAppHide, found on the host of its request().
+      // Its onAppShow/onAppHide and network functions, found on the host of its request().
       visibility: signals.visibility,
+      network: signals.network,
     },
     HOST_METHODS.concat('concurrency', 'hostOptions'),
   ) as Client;

@@ -18,6 +18,8 @@ const client = [
   'MethodOptions (type)',
   'SearchParams (type)',
   'RetryOptions (type)',
+  // What calls do offline (issue #45).
+  'OfflineOptions (type)',
   'FileCallOptions (type)',
   'UploadFields (type)',
   'UploadOptions (type)',

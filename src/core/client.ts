@@ -11,6 +11,7 @@ import { onAbort } from '../shared/signal.js';
 import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
 import { createAppState } from './app-state.js';
+import { createPacing } from './pacing.js';
 import { createClientTelemetry } from './telemetry-client.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
@@ -103,10 +104,17 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
-  // The app's life, followed from the first use on: a token that ended while it was hidden is refreshed on show.
-  const app = createAppState(platform, events, () => tokens.warm());
+  // The app's life and the network, followed from the first use on.
+  const pacing = createPacing(
+    createAppState(platform, events, () => tokens.warm()),
+    events,
+    now,
+  );
   // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
-  const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact, config.beforeSend, telemetry), live);
+  const { attempts, dedupeGet } = createGetDedupe(
+    createAttempts({ transport, now, tokens, events, redact, beforeSend: config.beforeSend, telemetry, pacing }),
+    live,
+  );
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
@@ -125,7 +133,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
    */
   async function run<T>(path: string, o: object | undefined, kind: CallKind, helper?: string): Promise<T> {
     const requestId = ++requests;
-    if (app) app.start();
+    pacing.start();
     // A user switch noticed here ends the requests of the previous user, not this one.
     tokens.sync();
     const stop = new Stop();
@@ -183,7 +191,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     patch: withMethod('PATCH'),
     delete: withMethod('DELETE'),
     getToken: async (o) => {
-      if (app) app.start();
+      pacing.start();
       return (await (o && o.forceRefresh ? tokens.refresh('manual') : tokens.get())).token;
     },
     clearToken() {

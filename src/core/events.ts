@@ -38,14 +38,21 @@ export type ClientEvents = {
   response: RequestInfo & { status: number; durationMs: number };
   /** An attempt got HTTP 401. */
   unauthorized: RequestInfo & { tokenVersion: number };
-  /** Another attempt follows: after a 401 (`unauthorized`) or a transient failure. */
-  retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status'; status?: number; delayMs: number };
+  /**
+   * Another attempt follows: after a 401 (`unauthorized`), a transient failure, or one that failed
+   * while the host reported no network (`offline`), sent again once the network is back.
+   */
+  retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status' | 'offline'; status?: number; delayMs: number };
   /** The replay after a forced refresh got 401 too; the request fails with `error`. */
   'auth:failed': RequestRef & { error: UnauthorizedError };
   /** A request failed, whatever the error (also after `auth:failed`, and for a bad option). */
   error: RequestRef & { error: ChannelError };
+  /** A call waits for the network (`online`) before it is sent. */
+  wait: RequestRef & { until: 'online' };
   /** The app was shown or hidden (a host's onAppShow/onAppHide, a tab's visibilitychange), as a client in use sees it. */
   app: { visible: boolean };
+  /** The network came or went (a host's onNetworkStatusChange, a page's online/offline), as a client in use sees it. */
+  network: { online: boolean };
 };
 
 /** The emitter a client uses: a listener that throws affects no other listener and no request. */

@@ -4,6 +4,7 @@ import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 import { checkTelemetry, type TelemetryOptions } from '../shared/telemetry.js';
+import { offlineOptions } from './pacing.js';
 
 export interface ResolvedOptions {
   base: string;
@@ -18,6 +19,7 @@ export interface ResolvedOptions {
   dedupeGets: boolean;
   beforeSend?: BeforeSend;
   telemetry?: TelemetryOptions;
+  offline: { wait: number; methods: string[] };
 }
 
 const coreKeys = [
@@ -33,6 +35,7 @@ const coreKeys = [
   'dedupeGets',
   'beforeSend',
   'telemetry',
+  'offline',
 ];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
@@ -59,6 +62,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
     fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describeValue(refreshLeeway));
   }
+  const retry = retryPolicy(options.retry);
   return {
     base: normalizeBaseUrl(options.baseUrl),
     tokenProvider: options.tokenProvider,
@@ -67,7 +71,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     refreshLeeway,
     // The service answers JSON; without this ky would ask for text/* (its .text() default).
     headers: Object.assign({ accept: 'application/json' }, normalizeHeaders(options.headers, 'headers')),
-    retry: retryPolicy(options.retry),
+    retry,
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
     tokenStore,
     dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describeValue(dedupeGets)),
@@ -76,6 +80,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
         ? beforeSend
         : fail('beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body; got ' + describeValue(beforeSend)),
     telemetry: checkTelemetry(options.telemetry),
+    offline: offlineOptions(options.offline, retry.methods),
   };
 }
 

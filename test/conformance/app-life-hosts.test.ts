@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { createClient } from '../../src/miniprogram.js';
 import { createHost, type HostKind } from '../helpers/hosts.js';
-import { appLifeSuite, heldProvider, hostLifeSuite, type LifeFactory } from './app-life.js';
+import { appLifeSuite, eventually, heldProvider, hostLifeSuite, type LifeFactory } from './app-life.js';
 import { fakeServices } from './suite.js';
 
 const kinds: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
@@ -40,6 +40,20 @@ for (const kind of kinds) {
 describe('hosts without the app-life functions behave as today', () => {
   const start = fakeServices();
 
+  test('WeChat before 2.1.2 (no onAppShow, no onNetworkStatusChange): a GET failing offline is retried as before, then NetworkError', async () => {
+    const service = await start();
+    const host = createHost('wx', { noLifecycle: true });
+    (globalThis as Record<string, unknown>).wx = host;
+    const provider = heldProvider(service);
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider, request: host.request, retry: { delay: () => 1 } });
+    await client.get('/first');
+    host.setNetwork({ isConnected: false });
+    await expect(client.get('/offline')).rejects.toMatchObject({ code: 'NETWORK_ERROR', offline: false });
+    // One attempt and the two retries of the default policy, each failing on the dead network.
+    expect(host.calls).toHaveLength(4);
+    expect(host.life.listeners()).toEqual({ show: 0, hide: 0, network: 0 });
+  });
+
   test('a request() that belongs to no installed host: no signals, no listeners', async () => {
     const service = await start();
     const host = createHost('wx');
@@ -59,5 +73,21 @@ describe('hosts without the app-life functions behave as today', () => {
     (globalThis as Record<string, unknown>).wx = host;
     const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: host.request });
     await expect(client.get('/first')).resolves.toMatchObject({ path: '/first' });
+  });
+
+  test('getNetworkType answering "none" at the start: the first GET waits for the network', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    (globalThis as Record<string, unknown>).wx = host;
+    host.setNetwork({ isConnected: false });
+    const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: host.request });
+    const waits: unknown[] = [];
+    client.on('wait', (w) => void waits.push(w));
+    // The first call starts the client's listening; getNetworkType answers on a later turn, the
+    // host fails that first attempt offline, and the GET waits for the network instead of retrying.
+    const call = client.get('/first');
+    await eventually(() => waits.length === 1, 'the wait');
+    host.setNetwork({ isConnected: true });
+    await expect(call).resolves.toMatchObject({ path: '/first' });
   });
 });

@@ -9,7 +9,8 @@
 import { describe, expect, test } from 'vitest';
 import type { Client } from '../../src/core/client.js';
 import type { ClientEvents } from '../../src/core/events.js';
-import type { CoreClientOptions, TokenProviderContext } from '../../src/core/types.js';
+import type { CoreClientOptions, TokenProviderContext, TokenStore } from '../../src/core/types.js';
+import { isChannelError, type NetworkError } from '../../src/errors/index.js';
 import { createClock, type FakeService } from '../helpers/fake-service.js';
 import { fakeServices } from './suite.js';
 
@@ -86,7 +87,7 @@ function worlds(factory: LifeFactory) {
   return { start, used };
 }
 
-/** Item 1 of issue #45 and its interleavings, on every world. */
+/** Items 1 and 2 of issue #45 and their interleavings, on every world. */
 export function appLifeSuite(name: string, factory: LifeFactory): void {
   describe(`the app's life and the network: ${name}`, () => {
     const { start, used } = worlds(factory);
@@ -194,10 +195,202 @@ export function appLifeSuite(name: string, factory: LifeFactory): void {
         expect(world.listeners()).toBeGreaterThan(0);
       });
     });
+
+    describe('2. offline', () => {
+      test('a GET waits for the network: nothing sent, the provider not asked; back online it goes once and resolves', async () => {
+        const { clock, provider, world, client } = await used();
+        const waits = recorder(client, 'wait');
+        const network = recorder(client, 'network');
+        world.setNetwork(false);
+        await eventually(() => network.length === 1, 'the network event');
+        clock.advance(601_000); // the token ended too: still nobody is asked offline
+        const before = world.sent();
+        const call = client.get('/offline');
+        await eventually(() => waits.length === 1, 'the wait event');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(before);
+        expect(provider.calls).toHaveLength(1);
+        expect(waits[0]).toMatchObject({ method: 'GET', until: 'online' });
+        world.setNetwork(true);
+        await expect(call).resolves.toMatchObject({ path: '/offline' });
+        expect(world.sent()).toBe(before + 1);
+        expect(provider.calls).toHaveLength(2);
+        expect(network.map((n) => n.online)).toEqual([false, true]);
+      });
+
+      test('a POST fails at once with NetworkError (offline: true) and is not sent', async () => {
+        const { world, client } = await used();
+        world.setNetwork(false);
+        const before = world.sent();
+        const error = (await client.post('/write', { json: { a: 1 } }).catch((e: unknown) => e)) as NetworkError;
+        expect(isChannelError(error) && error.code).toBe('NETWORK_ERROR');
+        expect(error.offline).toBe(true);
+        expect(error.message).toMatch(/offline/);
+        expect(world.sent()).toBe(before);
+      });
+
+      test('the call chooses: offline: { wait: 0 } fails a GET at once; offline: { wait } has a POST wait', async () => {
+        const { world, client } = await used();
+        world.setNetwork(false);
+        const error = (await client.get('/now', { offline: { wait: 0 } }).catch((e: unknown) => e)) as NetworkError;
+        expect(error.offline).toBe(true);
+        const post = client.post('/later', { json: { b: 2 }, offline: { wait: 10_000 } });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        world.setNetwork(true);
+        await expect(post).resolves.toMatchObject({ path: '/later' });
+      });
+
+      test('past offline.wait the call fails with NetworkError (offline: true), never sent', async () => {
+        const { world, service, provider } = await used();
+        const client = world.add({ baseUrl: service.url, tokenProvider: provider, offline: { wait: 30 } });
+        await client.get('/in-use');
+        world.setNetwork(false);
+        const before = world.sent();
+        const error = (await client.get('/never').catch((e: unknown) => e)) as NetworkError;
+        expect(error.offline).toBe(true);
+        expect(error.message).toContain('offline.wait (30 ms)');
+        expect(world.sent()).toBe(before);
+      });
+
+      test("the caller's signal ends a call waiting for the network: AbortError, never sent", async () => {
+        const { world, client } = await used();
+        world.setNetwork(false);
+        const controller = new AbortController();
+        const before = world.sent();
+        const call = client.get('/abort', { signal: controller.signal });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        controller.abort('page closed');
+        await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
+        world.setNetwork(true);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(before);
+      });
+
+      test('clearToken() while a call waits for the network: AbortError, never sent, nobody asked', async () => {
+        const { world, client, provider } = await used();
+        world.setNetwork(false);
+        const before = world.sent();
+        const call = client.get('/fenced');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        client.clearToken();
+        await expect(call).rejects.toMatchObject({ code: 'ABORTED', message: expect.stringContaining('clearToken()') });
+        world.setNetwork(true);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(before);
+        expect(provider.calls).toHaveLength(1);
+      });
+
+      test('a user switch (tokenStore key) while a call waits: fenced, never sent with the previous token', async () => {
+        const clock = createClock(Date.now());
+        const service = await start({ ttl: 600, clock });
+        const provider = heldProvider(service);
+        let user = 'alice';
+        let saved: unknown = null;
+        const store: TokenStore = { key: () => user, get: () => saved as never, set: (v) => void (saved = v), remove: () => void (saved = null) };
+        const world = factory({ baseUrl: service.url, tokenProvider: provider, now: clock.now, tokenStore: store, ...quick });
+        await world.client.get('/first');
+        world.setNetwork(false);
+        const before = world.sent();
+        const call = world.client.get('/switched');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        user = 'bob';
+        // Another call notices the switch (as any call would): the waiting one is fenced.
+        const next = world.client.get('/bob');
+        await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
+        expect(world.sent()).toBe(before);
+        world.setNetwork(true);
+        await next;
+        expect(service.hits.filter((h) => h.path === '/switched')).toHaveLength(0);
+        expect(service.hits.at(-1)).toMatchObject({ path: '/bob', token: service.issued[1] });
+      });
+
+      test('online/offline flapping fast: every waiting GET is sent exactly once and resolves', async () => {
+        const { world, client, service } = await used();
+        world.setNetwork(false);
+        const before = world.sent();
+        const calls = Array.from({ length: 5 }, (_, i) => client.get('/flap/' + i));
+        for (let i = 0; i < 10; i++) {
+          world.setNetwork(true);
+          world.setNetwork(false);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        // It ended offline: nothing went in the moments it was up.
+        expect(world.sent()).toBe(before);
+        world.setNetwork(true);
+        await Promise.all(calls);
+        for (let i = 0; i < 5; i++) expect(service.hits.filter((h) => h.path === '/flap/' + i)).toHaveLength(1);
+      });
+
+      test('offline during the provider call: the token comes, the call waits before its send', async () => {
+        const { clock, world, client, provider, service } = await used();
+        provider.state.hold = true;
+        clock.advance(601_000);
+        const call = client.get('/during-provider');
+        await eventually(() => provider.calls.length === 2, 'the provider call');
+        world.setNetwork(false);
+        const before = world.sent();
+        provider.release();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(before);
+        expect(service.hits.filter((h) => h.path === '/during-provider')).toHaveLength(0);
+        world.setNetwork(true);
+        await expect(call).resolves.toMatchObject({ path: '/during-provider' });
+      });
+
+      test('a provider that fails offline: the GET waits and asks again once online; a POST fails with NetworkError (offline)', async () => {
+        const { clock, world, client, provider } = await used();
+        provider.state.hold = true;
+        clock.advance(601_000);
+        const get = client.get('/provider-offline');
+        await eventually(() => provider.calls.length === 2, 'the provider call');
+        world.setNetwork(false);
+        provider.state.fail = true;
+        provider.release();
+        const post = client.post('/provider-offline-write', { json: {} }).catch((e: unknown) => e);
+        expect(((await post) as NetworkError).offline).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        provider.state.fail = false;
+        provider.state.hold = false;
+        world.setNetwork(true);
+        await expect(get).resolves.toMatchObject({ path: '/provider-offline' });
+        expect(provider.calls).toHaveLength(3);
+      });
+
+      test('offline during the backoff sleep: the retry waits for the network', async () => {
+        const { world, client, service } = await used({ retry: { delay: () => 50 } });
+        const retries = recorder(client, 'retry');
+        const call = client.get('/flaky/1');
+        await eventually(() => retries.length === 1, 'the retry announced');
+        world.setNetwork(false);
+        const before = world.sent();
+        await new Promise((resolve) => setTimeout(resolve, 80));
+        expect(world.sent()).toBe(before);
+        expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(1);
+        world.setNetwork(true);
+        await expect(call).resolves.toMatchObject({ path: '/flaky/1' });
+      });
+
+      test('offline after a 401: the forced refresh waits for the network, then the replay goes', async () => {
+        const { world, client, service, provider } = await used();
+        const unauthorized = recorder(client, 'unauthorized');
+        client.on('unauthorized', () => world.setNetwork(false));
+        service.expireAll();
+        const call = client.get('/replayed');
+        await eventually(() => unauthorized.length === 1, 'the 401');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(provider.calls).toHaveLength(1);
+        world.setNetwork(true);
+        await expect(call).resolves.toMatchObject({ path: '/replayed' });
+        expect(provider.calls.map((c) => c.forceRefresh)).toEqual([false, true]);
+      });
+    });
   });
 }
 
-/** What only a mini-program host does: it calls request() in the caller's turn. */
+/**
+ * What only a mini-program host does: it calls request() in the caller's turn, and fails what is
+ * in flight when the network goes.
+ */
 export function hostLifeSuite(name: string, factory: LifeFactory): void {
   describe(`the app's life on a mini-program host: ${name}`, () => {
     const { used } = worlds(factory);
@@ -214,6 +407,20 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       const call = client.get('/after-show');
       expect(world.sent()).toBe(before + 1);
       await call;
+    });
+
+    test('a network failure while the host reports offline is offline, not a retry: with retry: 0 the GET goes again once online', async () => {
+      const { world, client, service } = await used();
+      const retries = recorder(client, 'retry');
+      const call = client.get('/slow/200', { retry: 0 });
+      await eventually(() => world.sent() === 2, 'the GET in flight');
+      // The network goes: the host cuts what is in flight ("network change, cancel all task").
+      world.setNetwork(false);
+      await eventually(() => retries.length === 1, 'the resend announced');
+      expect(retries[0].reason).toBe('offline');
+      world.setNetwork(true);
+      await expect(call).resolves.toMatchObject({ path: '/slow/200' });
+      expect(service.hits.filter((h) => h.path === '/slow/200')).toHaveLength(1);
     });
   });
 }

@@ -1,14 +1,17 @@
 /**
- * The app's life (issue #45) on the browser entry in real Chromium, built from the package by name
- * as a user's bundler would: a real `visibilitychange` (the tab's window minimised and restored
- * over the bare DevTools protocol: playwright keeps its pages visible): the token that ended while
- * the tab was hidden is refreshed on show, before any call, and with crossTab one refresh serves
- * every tab.
+ * The app's life and the network (issue #45) on the browser entry in real Chromium, built from
+ * the package by name as a user's bundler would:
+ * - offline through the browser itself (playwright's `context.setOffline`: navigator.onLine and
+ *   the online/offline events are the browser's own): nothing sent, the provider not asked, a GET
+ *   waits and goes once back online, a write fails at once with NetworkError (`offline: true`);
+ * - a real `visibilitychange` (the tab's window minimised and restored over the bare DevTools
+ *   protocol: playwright keeps its pages visible): the token that ended while the tab was hidden
+ *   is refreshed on show, before any call, and with crossTab one refresh serves every tab.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { launchPipeChromium, type PipeBrowser, type PipeTab } from '../helpers/cdp-pipe.js';
-import { hasChromium, listen, serveBundledPage } from '../helpers/chromium.js';
+import { hasChromium, listen, openBundledPage, serveBundledPage } from '../helpers/chromium.js';
 import { makeJwt } from '../helpers/fake-service.js';
 
 /** The service and the partner's token route on one server, CORS open; it records every call. */
@@ -64,6 +67,91 @@ window.make = (api, options = {}) => {
   return client;
 };
 `;
+
+describe.runIf(hasChromium)('the browser entry in Chromium: offline through the browser', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let browser: Awaited<ReturnType<typeof openBundledPage>>;
+
+  beforeAll(async () => {
+    api = await startApi();
+    browser = await openBundledPage(pageSource, 'make');
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    api?.server.closeAllConnections();
+    api?.server.close();
+  });
+
+  type Win = Window & {
+    make(api: string, o?: object): { get(p: string, o?: object): Promise<unknown>; post(p: string, o?: object): Promise<unknown> };
+    skew: number;
+    seen: string[][];
+    c: ReturnType<Win['make']>;
+    pending: Promise<unknown>;
+  };
+
+  test('offline: a GET waits (nothing sent, no provider call), goes once back online; a POST fails at once with offline: true', async () => {
+    const { page, context } = browser;
+    await page.evaluate(async (base) => {
+      const w = window as unknown as Win;
+      w.c = w.make(base);
+      await w.c.get('/first');
+    }, api.url);
+    expect(api.issued).toHaveLength(1);
+    await context.setOffline(true);
+    const before = api.hits.length;
+    // The token ends too: still, nobody is asked offline.
+    await page.evaluate(() => {
+      const w = window as unknown as Win;
+      w.skew = 601_000;
+      w.pending = w.c.get('/offline');
+    });
+    const post = await page.evaluate(async () => {
+      const w = window as unknown as Win;
+      try {
+        await w.c.post('/write', { json: { a: 1 } });
+        return 'resolved';
+      } catch (e) {
+        const error = e as { name: string; offline: boolean; message: string };
+        return { name: error.name, offline: error.offline, message: error.message };
+      }
+    });
+    expect(post).toMatchObject({ name: 'NetworkError', offline: true, message: expect.stringContaining('offline') });
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type]) => type === 'wait'));
+    expect(api.hits.length).toBe(before);
+    expect(api.issued).toHaveLength(1);
+    await context.setOffline(false);
+    expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/offline' });
+    // Back online: one provider call for the ended token, then the GET, once.
+    expect(api.issued).toHaveLength(2);
+    expect(api.hits.filter((h) => h.path === '/offline')).toEqual([{ path: '/offline', token: api.issued[1] }]);
+    const seen = await page.evaluate(() => (window as unknown as Win).seen.map(([type, payload]) => type + ' ' + payload));
+    expect(seen).toEqual(expect.arrayContaining(['network {"online":false}', 'network {"online":true}']));
+  });
+
+  test('a GET in flight when the browser goes offline is sent again once it is back, and resolves', async () => {
+    const { page, context } = browser;
+    await page.evaluate(() => {
+      const w = window as unknown as Win;
+      w.skew = 0;
+      w.seen.length = 0;
+      // The browser does not fail a request in flight when it goes offline: its timeout does.
+      w.pending = w.c.get('/hold', { timeout: 500 });
+    });
+    await expect.poll(() => api.held.length).toBe(1);
+    await context.setOffline(true);
+    // The attempt times out offline: the client does not retry it, it waits for the network.
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type]) => type === 'wait'));
+    const retries = await page.evaluate(() => (window as unknown as Win).seen.filter(([type]) => type === 'retry').map(([, e]) => JSON.parse(e).reason));
+    expect(retries).toEqual(['offline']);
+    api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: 'late' } })));
+    await context.setOffline(false);
+    await expect.poll(() => api.held.length).toBe(1);
+    api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: '/hold' } })));
+    expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/hold' });
+  });
+});
 
 describe.runIf(hasChromium)('the browser entry in Chromium: a real visibilitychange', () => {
   let api: Awaited<ReturnType<typeof startApi>>;

@@ -82,13 +82,19 @@ export async function serveBundledPage(source: string): Promise<{ server: Server
 }
 
 /** Chromium on a page of `names` (servePackagePage), loaded; close() ends both. */
-export async function openPackagePage(names: string[]): Promise<{ page: Page; close(): Promise<void> }> {
-  const site = await servePackagePage(names);
+export async function openPackagePage(names: string[]): Promise<{ page: Page; context: BrowserContext; close(): Promise<void> }> {
+  return openBundledPage(`import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`, names[0]);
+}
+
+/** Chromium on a page running `source` (serveBundledPage), loaded once `ready` names a function on window; close() ends both. */
+export async function openBundledPage(source: string, ready: string): Promise<{ page: Page; context: BrowserContext; close(): Promise<void> }> {
+  const site = await serveBundledPage(source);
   const browser = await launchChromium();
   await browser.page.goto(site.url);
-  await browser.page.waitForFunction((name) => typeof (window as unknown as Record<string, unknown>)[name] === 'function', names[0]);
+  await browser.page.waitForFunction((name) => typeof (window as unknown as Record<string, unknown>)[name] === 'function', ready);
   return {
     page: browser.page,
+    context: browser.context,
     close: async () => {
       await browser.close();
       site.server.close();
