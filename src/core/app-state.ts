@@ -11,6 +11,10 @@ export interface AppState {
   /** As last reported; true until the platform says otherwise. */
   visible: boolean;
   online: boolean;
+  /** Counts the hides seen: an attempt during which it changed was in flight while the app was hidden. */
+  hides: number;
+  /** The host fails the requests of a hidden app (mini-programs). */
+  readonly interrupts: boolean;
   /** Called at every report of either signal (the calls waiting re-check then). */
   readonly waiters: Set<() => void>;
 }
@@ -33,6 +37,8 @@ export function createAppState(platform: Pick<Platform, 'visibility' | 'network'
     },
     visible: true,
     online: true,
+    hides: 0,
+    interrupts: !!(visibility && visibility.interrupts),
     waiters: new Set(),
   };
 
@@ -40,8 +46,10 @@ export function createAppState(platform: Pick<Platform, 'visibility' | 'network'
     const was = app[what];
     app[what] = on;
     if (was !== on) {
-      if (what === 'visible') events.emit('app', { visible: on });
-      else events.emit('network', { online: on });
+      if (what === 'visible') {
+        if (!on) app.hides++;
+        events.emit('app', { visible: on });
+      } else events.emit('network', { online: on });
     }
     // Every show (the launch's too) and every report of a network: a token that ended while the
     // app was away is refreshed now, before the first call after it needs one.

@@ -81,7 +81,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
       pacing.token(call, () => (telemetry ? telemetry.within(parent, () => token(get, stop, context)) : token(get, stop, context)));
     // Offline, nothing is sent and the provider is not asked: the call waits for the network, or
     // fails. Each wait is checked again as it ends: the network may have gone again meanwhile.
-    for (let offline = pacing.gate(call); offline; offline = pacing.gate(call)) await offline;
+    for (let offline = pacing.gate(call, false); offline; offline = pacing.gate(call, false)) await offline;
     const first = ask(tokens.get);
     let held = 'then' in first ? await first : first;
     let retries = 0;
@@ -92,9 +92,10 @@ export function createAttempts(options: AttemptsOptions): Attempts {
     let resend: string | undefined;
     for (;;) {
       attempt++;
-      // Before every send: the network (it may have gone during the token's wait). A token that
-      // ended during the wait is replaced.
-      for (let wait = pacing.gate(call); wait; wait = pacing.gate(call)) {
+      // Before every send: the network (it may have gone during the token's wait), and the app's
+      // return before a retry where the host cuts a hidden app's requests. A token that ended
+      // during the wait is replaced.
+      for (let wait = pacing.gate(call, attempt > 1); wait; wait = pacing.gate(call, attempt > 1)) {
         await wait;
         held = await ask(tokens.get);
       }
@@ -112,6 +113,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
         if (stop.aborted) throw abortError(stop, context);
       }
       const startedAt = now();
+      const mark = pacing.mark();
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       let end: ((status?: number, error?: string) => void) | undefined;
@@ -142,9 +144,9 @@ export function createAttempts(options: AttemptsOptions): Attempts {
         failure = failure as ChannelError;
         // Only a lost or late response is transient; an abort or a host's configuration error is not.
         const transient = failure.code === 'NETWORK_ERROR' || failure.code === 'TIMEOUT';
-        // Lost offline: sent again once the network is back (the gate above waits), not a retry.
-        // A write is not: it throws here.
-        const lost = transient ? pacing.lost(call, failure) : undefined;
+        // Lost offline, or cut while the app was hidden: sent again once the network or the app
+        // is back (the gate above waits), not a retry. A write is not: it throws here.
+        const lost = transient ? pacing.lost(call, failure, mark) : undefined;
         if (lost) {
           note('retry', call, attempt, { reason: lost, delayMs: 0 });
           resend = lost;
@@ -180,7 +182,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
           rejectedToken = held.token;
           const used = held.version;
           // The forced refresh is not asked for offline either.
-          for (let down = pacing.gate(call); down; down = pacing.gate(call)) await down;
+          for (let down = pacing.gate(call, true); down; down = pacing.gate(call, true)) await down;
           held = await ask(() => tokens.afterUnauthorized(used));
           note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
           resend = 'unauthorized';

@@ -39,16 +39,17 @@ export type ClientEvents = {
   /** An attempt got HTTP 401. */
   unauthorized: RequestInfo & { tokenVersion: number };
   /**
-   * Another attempt follows: after a 401 (`unauthorized`), a transient failure, or one that failed
-   * while the host reported no network (`offline`), sent again once the network is back.
+   * Another attempt follows: after a 401 (`unauthorized`), a transient failure, or one the app's
+   * life caused (`offline`: it failed while the host reported no network; `interrupted`: the host
+   * cut it while the app was hidden), sent again once the network or the app is back.
    */
-  retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status' | 'offline'; status?: number; delayMs: number };
+  retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status' | 'offline' | 'interrupted'; status?: number; delayMs: number };
   /** The replay after a forced refresh got 401 too; the request fails with `error`. */
   'auth:failed': RequestRef & { error: UnauthorizedError };
   /** A request failed, whatever the error (also after `auth:failed`, and for a bad option). */
   error: RequestRef & { error: ChannelError };
-  /** A call waits for the network (`online`) before it is sent. */
-  wait: RequestRef & { until: 'online' };
+  /** A call waits before it is sent: for the network (`online`), or for the app's return after the host interrupted it (`shown`). */
+  wait: RequestRef & { until: 'online' | 'shown' };
   /** The app was shown or hidden (a host's onAppShow/onAppHide, a tab's visibilitychange), as a client in use sees it. */
   app: { visible: boolean };
   /** The network came or went (a host's onNetworkStatusChange, a page's online/offline), as a client in use sees it. */

@@ -1,5 +1,6 @@
-// When a call's attempts may go (issue #45): not while the host reports no network. The attempt
-// loop (attempts.ts) asks at each step.
+// When a call's attempts may go (issue #45): not while the host reports no network, and a retry
+// not while the host would interrupt it (a hidden mini-program). The attempt loop (attempts.ts)
+// asks at each step.
 import { isChannelError, type ChannelError } from '../errors/ChannelError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
@@ -9,6 +10,7 @@ import type { Events } from './events.js';
 import { abortError } from './request-abort.js';
 import type { HeldToken } from './token-types.js';
 import type { OfflineOptions } from './pacing-types.js';
+
 /** The `offline` option checked, with its defaults (the methods default to `retryMethods`). */
 export function offlineOptions(value: unknown, retryMethods: string[]): { wait: number; methods: string[] } {
   const o = checkOffline(value, ['wait', 'methods']);
@@ -40,16 +42,20 @@ export interface Pacing {
   start(): void;
   /**
    * Before a token is asked for or an attempt sent: undefined when the call may go on at once,
-   * else the wait for the network, which rejects with NetworkError (`offline`) past the limit or
-   * AbortError. Throws (a NetworkError with `offline`) for a call that may not wait.
+   * else the wait (for the network; for the app's return before a retry, where the host would
+   * cut it), which rejects with NetworkError (`offline`) past the limit or AbortError. Throws
+   * (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
    */
-  gate(call: Call): Promise<void> | undefined;
+  gate(call: Call, again: boolean): Promise<void> | undefined;
+  /** The mark an attempt takes as it leaves, for {@link lost}. */
+  mark(): number;
   /**
-   * A transient failure without a response: `offline` (the host reported no network) for a call
-   * to send again once the network is back (not a retry: no retry limit spent), undefined for an
-   * ordinary failure; throws the failure for a call that may not be sent again (a write).
+   * A transient failure without a response: `offline` (the host reported no network) or
+   * `interrupted` (the app was hidden meanwhile, where that cuts requests) for a call to send
+   * again once the network or the app is back (not a retry: no retry limit spent), undefined
+   * for an ordinary failure; throws the failure for a call that may not be sent again (a write).
    */
-  lost(call: Call, failure: ChannelError): 'offline' | undefined;
+  lost(call: Call, failure: ChannelError, mark: number): 'offline' | 'interrupted' | undefined;
   /**
    * A token asked for on behalf of `call`: a provider that failed while the host reported no
    * network is asked again once it is back (the call waits as for a send), or the call fails
@@ -60,6 +66,12 @@ export interface Pacing {
 
 /** The pacing of a client over its app state (none without signals). */
 export function createPacing(app: AppState | undefined, events: Events, now: () => number): Pacing {
+  /** What holds `call` now: the network, or (for a call that waits, before a retry) the app's return. */
+  function blocked(call: Call, again: boolean): 'online' | 'shown' | undefined {
+    const state = app as AppState;
+    return !state.online ? 'online' : again && state.interrupts && !state.visible && call.offlineWait > 0 ? 'shown' : undefined;
+  }
+
   function offline(call: Call, waited: boolean, cause?: unknown): NetworkError {
     const { method, url } = call.context;
     return new NetworkError(
@@ -73,10 +85,10 @@ export function createPacing(app: AppState | undefined, events: Events, now: () 
     );
   }
 
-  function wait(call: Call): Promise<void> {
+  function wait(call: Call, again: boolean, until: 'online' | 'shown'): Promise<void> {
     const state = app as AppState;
     const { stop, context } = call;
-    if (events.heard('wait')) events.emit('wait', { requestId: call.requestId, method: call.method, url: call.url, until: 'online' });
+    if (events.heard('wait')) events.emit('wait', { requestId: call.requestId, method: call.method, url: call.url, until });
     return new Promise<void>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const end = (settle: () => void) => {
@@ -88,8 +100,10 @@ export function createPacing(app: AppState | undefined, events: Events, now: () 
       const abort = () => end(() => reject(abortError(stop, context)));
       const expire = () => end(() => reject(offline(call, true)));
       function check(): void {
-        if (state.online) return end(resolve);
-        if (timer === undefined) {
+        const still = blocked(call, again);
+        if (!still) return end(resolve);
+        // The limit is on the network only: the app's return is waited for as long as the signal allows.
+        if (still === 'online' && timer === undefined) {
           if (call.waitedSince === undefined) call.waitedSince = now();
           const left = call.waitedSince + call.offlineWait - now();
           if (left <= 0) return expire();
@@ -105,10 +119,12 @@ export function createPacing(app: AppState | undefined, events: Events, now: () 
     });
   }
 
-  function gate(call: Call): Promise<void> | undefined {
-    if (!app || app.online) return undefined;
+  function gate(call: Call, again: boolean): Promise<void> | undefined {
+    if (!app) return undefined;
+    const until = blocked(call, again);
+    if (!until) return undefined;
     if (!call.offlineWait) throw offline(call, false);
-    return wait(call);
+    return wait(call, again, until);
   }
 
   function token(call: Call, ask: () => HeldToken | Promise<HeldToken>): HeldToken | Promise<HeldToken> {
@@ -118,20 +134,23 @@ export function createPacing(app: AppState | undefined, events: Events, now: () 
       // A provider's own request fails offline too: that is the network's doing, not the provider's.
       if (app.online || !(isChannelError(error) && error.code === 'TOKEN_PROVIDER_ERROR')) throw error;
       if (!call.offlineWait) throw offline(call, false, error);
-      return Promise.resolve(gate(call)).then(() => token(call, ask));
+      return Promise.resolve(gate(call, false)).then(() => token(call, ask));
     });
   }
 
   return {
     start: () => void (app && app.start()),
     gate,
-    lost(call, failure) {
-      if (!app || app.online) return undefined;
-      if (failure.code === 'NETWORK_ERROR') (failure as unknown as { offline: boolean }).offline = true;
+    mark: () => (app ? app.hides : 0),
+    lost(call, failure, mark) {
+      if (!app) return undefined;
+      const off = !app.online;
+      if (!off && !(app.interrupts && (app.hides !== mark || !app.visible))) return undefined;
+      if (off && failure.code === 'NETWORK_ERROR') (failure as unknown as { offline: boolean }).offline = true;
       // Sent again only when that cannot do a thing twice: an idempotent call of the SDK's own (a
       // native call's stack retries by its own rules) that may wait.
       if (!(call.offlineWait > 0 && call.kind !== 'native' && call.policy.methods.indexOf(call.method) >= 0)) throw failure;
-      return 'offline';
+      return off ? 'offline' : 'interrupted';
     },
     token,
   };

@@ -34,7 +34,10 @@ export interface Platform {
   /** The entry's call shaped as its stack's own function (client.fetch, client.hostRequest). */
   native?: NativeCalls;
   /** The app shown or hidden (a host's onAppShow/onAppHide, a page's visibilitychange); absent where unknown. */
-  visibility?: AppSignal;
+  visibility?: AppSignal & {
+    /** The host fails the requests of a hidden app (mini-programs: WeChat's `request:fail interrupted`). */
+    interrupts?: boolean;
+  };
   /** The network up or down (a host's onNetworkStatusChange and getNetworkType, a page's online/offline); absent where unknown. */
   network?: AppSignal;
 }

@@ -388,8 +388,9 @@ export function appLifeSuite(name: string, factory: LifeFactory): void {
 }
 
 /**
- * What only a mini-program host does: it calls request() in the caller's turn, and fails what is
- * in flight when the network goes.
+ * What only a mini-program host does: it calls request() in the caller's turn, fails what is in
+ * flight when the network goes, and cuts a hidden app's requests (`request:fail interrupted`,
+ * item 3 of issue #45).
  */
 export function hostLifeSuite(name: string, factory: LifeFactory): void {
   describe(`the app's life on a mini-program host: ${name}`, () => {
@@ -421,6 +422,78 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       world.setNetwork(true);
       await expect(call).resolves.toMatchObject({ path: '/slow/200' });
       expect(service.hits.filter((h) => h.path === '/slow/200')).toHaveLength(1);
+    });
+
+    describe('3. interrupted in the background', () => {
+      test('a GET the host cut while hidden is not retried while hidden; sent once more on show, it resolves', async () => {
+        const { world, client, service } = await used();
+        const retries = recorder(client, 'retry');
+        const call = client.get('/slow/100');
+        await eventually(() => world.sent() === 2, 'the GET in flight');
+        world.hide();
+        world.interrupt!();
+        await eventually(() => retries.length === 1, 'the resend announced');
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(world.sent()).toBe(2);
+        expect(retries[0].reason).toBe('interrupted');
+        world.show();
+        await expect(call).resolves.toMatchObject({ path: '/slow/100' });
+        expect(world.sent()).toBe(3);
+        expect(service.hits.filter((h) => h.path === '/slow/100' && h.status === 200)).toHaveLength(1);
+      });
+
+      test('the failure delivered on show (the JS thread was suspended): sent once more, resolves', async () => {
+        const { world, client } = await used({ retry: 0 });
+        const call = client.get('/slow/100');
+        await eventually(() => world.sent() === 2, 'the GET in flight');
+        world.hide();
+        world.interrupt!({ onShow: true });
+        world.show();
+        await expect(call).resolves.toMatchObject({ path: '/slow/100' });
+        expect(world.sent()).toBe(3);
+      });
+
+      test('an interrupted write is never sent again: NetworkError', async () => {
+        const { world, client } = await used();
+        const call = client.post('/slow/100', { json: { once: true } }).catch((e: unknown) => e);
+        await eventually(() => world.sent() === 2, 'the POST in flight');
+        world.hide();
+        world.interrupt!();
+        world.show();
+        const error = (await call) as NetworkError;
+        expect(error.code).toBe('NETWORK_ERROR');
+        expect(error.errMsg).toMatch(/interrupted/);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(2);
+      });
+
+      test('hidden during the backoff sleep: the retry waits for show', async () => {
+        const { world, client, service } = await used({ retry: { delay: () => 30 } });
+        const retries = recorder(client, 'retry');
+        const call = client.get('/flaky/1');
+        await eventually(() => retries.length === 1, 'the retry announced');
+        world.hide();
+        await new Promise((resolve) => setTimeout(resolve, 80));
+        expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(1);
+        world.show();
+        await expect(call).resolves.toMatchObject({ path: '/flaky/1' });
+      });
+
+      test('two clients on one host: both GETs cut while hidden go again on show', async () => {
+        const { world, client, service, clock } = await used();
+        const second = world.add({ baseUrl: service.url, tokenProvider: heldProvider(service), now: clock.now, ...quick });
+        await second.get('/second');
+        const sentBefore = world.sent();
+        const calls = [client.get('/slow/200'), second.get('/slow/250')];
+        await eventually(() => world.sent() === sentBefore + 2, 'both in flight');
+        world.hide();
+        world.interrupt!();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(sentBefore + 2);
+        world.show();
+        await Promise.all(calls);
+        expect(world.sent()).toBe(sentBefore + 4);
+      });
     });
   });
 }

@@ -19,7 +19,11 @@ export function hostSignals(host: Record<string, unknown> | undefined): Pick<Pla
   const getType = fn('getNetworkType');
   const signals: Pick<Platform, 'visibility' | 'network'> = {};
   if (onShow && onHide) {
-    signals.visibility = { watch: (report) => quietly(() => (onShow(() => report(true)), onHide(() => report(false)))) };
+    // A hidden app's requests are cut (WeChat: `request:fail interrupted` 5 s after the hide).
+    signals.visibility = {
+      interrupts: true,
+      watch: (report) => quietly(() => (onShow(() => report(true)), onHide(() => report(false)))),
+    };
   }
   if (onNetwork) {
     const network: AppSignal = {
