@@ -9,6 +9,7 @@ export type {
   OfflineOptions,
   Progress,
   RequestOptions,
+  RetryBudgetOptions,
   RetryOptions,
   SearchParams,
   SignalLike,

@@ -28,7 +28,7 @@ export interface AttemptsOptions {
   redact: Redactor;
   beforeSend?: BeforeSend;
   telemetry?: ClientTelemetry;
-  /** When attempts may go: the app's life and the network. */
+  /** When attempts may go: the app's life, the network, the retry budget. */
   pacing: Pacing;
 }
 
@@ -154,8 +154,12 @@ export function createAttempts(options: AttemptsOptions): Attempts {
         }
         if (!transient || !retryable || retries >= policy.limit) throw failure;
         reason = failure.code === 'TIMEOUT' ? 'timeout' : 'network';
+        if (!pacing.retry(call, attempt, reason, undefined, false)) throw failure;
       } else {
         status = response.status;
+        const failed = policy.statusCodes.indexOf(status) >= 0;
+        // An answer, a 401 too: the retry budget refills.
+        if (!failed) pacing.answered();
         // Its payload only for a listener (a call per response otherwise costs time in bench:fetch).
         if (events.heard('response')) note('response', call, attempt, { status, durationMs: now() - startedAt });
         if (status === 401) {
@@ -189,10 +193,12 @@ export function createAttempts(options: AttemptsOptions): Attempts {
           if (telemetry) telemetry.replay();
           continue;
         }
-        const transient = retryable && retries < policy.limit && policy.statusCodes.indexOf(status) >= 0;
+        const transient = retryable && retries < policy.limit && failed;
         if (transient) after = retryAfterMs(response.headers.get('retry-after'), now());
-        // A Retry-After beyond maxRetryAfter ends the retries: the error is returned at once.
-        if (!transient || (after !== undefined && after > policy.maxRetryAfter)) return response;
+        // A Retry-After beyond maxRetryAfter ends the retries: the error is returned at once. One
+        // within it wins over the retry budget: the server said when it can take the request.
+        if (!transient || (after !== undefined && after > policy.maxRetryAfter) || !pacing.retry(call, attempt, 'status', status, after !== undefined))
+          return response;
         if (response.discard) response.discard();
         reason = 'status';
       }

@@ -12,6 +12,7 @@ import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
 import { createAppState } from './app-state.js';
 import { createPacing } from './pacing.js';
+import { createRetryBudget } from './retry-budget.js';
 import { createClientTelemetry } from './telemetry-client.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
@@ -104,9 +105,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
-  // The app's life and the network, followed from the first use on.
+  // The app's life and the network (followed from the first use on), and the retry budget.
   const pacing = createPacing(
     createAppState(platform, events, () => tokens.warm()),
+    createRetryBudget(config.retryBudget),
     events,
     now,
   );

@@ -48,6 +48,8 @@ export type ClientEvents = {
   'auth:failed': RequestRef & { error: UnauthorizedError };
   /** A request failed, whatever the error (also after `auth:failed`, and for a bad option). */
   error: RequestRef & { error: ChannelError };
+  /** A transient failure was not retried: the client's retry budget is spent (`retryBudget`); the call fails with it. */
+  'retry:refused': RequestInfo & { reason: 'network' | 'timeout' | 'status'; status?: number };
   /** A call waits before it is sent: for the network (`online`), or for the app's return after the host interrupted it (`shown`). */
   wait: RequestRef & { until: 'online' | 'shown' };
   /** The app was shown or hidden (a host's onAppShow/onAppHide, a tab's visibilitychange), as a client in use sees it. */

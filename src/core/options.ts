@@ -1,10 +1,12 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
+import type { RetryBudgetOptions } from './pacing-types.js';
 import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 import { checkTelemetry, type TelemetryOptions } from '../shared/telemetry.js';
 import { offlineOptions } from './pacing.js';
+import { retryBudgetOptions } from './retry-budget.js';
 
 export interface ResolvedOptions {
   base: string;
@@ -20,6 +22,7 @@ export interface ResolvedOptions {
   beforeSend?: BeforeSend;
   telemetry?: TelemetryOptions;
   offline: { wait: number; methods: string[] };
+  retryBudget: Required<RetryBudgetOptions> | false;
 }
 
 const coreKeys = [
@@ -36,6 +39,7 @@ const coreKeys = [
   'beforeSend',
   'telemetry',
   'offline',
+  'retryBudget',
 ];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
@@ -81,6 +85,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
         : fail('beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body; got ' + describeValue(beforeSend)),
     telemetry: checkTelemetry(options.telemetry),
     offline: offlineOptions(options.offline, retry.methods),
+    retryBudget: retryBudgetOptions(options.retryBudget),
   };
 }
 

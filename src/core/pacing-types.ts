@@ -1,5 +1,5 @@
-// The options of the app's life and the network (issue #45): what calls do offline. Their checks
-// are pacing.ts's; types.ts re-exports them.
+// The options of the app's life and the network (issue #45): what calls do offline, and the retry
+// budget. Their checks are pacing.ts's and retry-budget.ts's; types.ts re-exports them.
 
 /**
  * What calls do while the host (or the browser) reports no network: nothing is sent and
@@ -18,4 +18,23 @@ export interface OfflineOptions {
    * `NetworkError` whose `offline` is true. @default the `retry` methods: GET, HEAD, PUT, DELETE, OPTIONS
    */
   methods?: string[];
+}
+
+/**
+ * The retry budget of a client: retries of transient failures draw on one balance that answers
+ * refill (gRPC's retry throttling, Envoy's retry budgets), so that an outage sees at most `max`
+ * retries more than the calls themselves. The replay after a 401 never draws on it; a
+ * `Retry-After` (up to `retry.maxRetryAfter`) is honoured even from a spent budget.
+ */
+export interface RetryBudgetOptions {
+  /**
+   * Retries the client may spend with no answer in between: the budget starts full and never
+   * holds more. During an outage this is all the extra load the client adds. @default 10
+   */
+  max?: number;
+  /**
+   * What each answer that is not a transient failure (a status outside `retry.statusCodes`)
+   * puts back: `0.1` buys one retry per 10 answers. @default 0.1
+   */
+  ratio?: number;
 }

@@ -1,6 +1,6 @@
-// When a call's attempts may go (issue #45): not while the host reports no network, and a retry
-// not while the host would interrupt it (a hidden mini-program). The attempt loop (attempts.ts)
-// asks at each step.
+// When a call's attempts may go (issue #45): not while the host reports no network, a retry not
+// while the host would interrupt it (a hidden mini-program), and a retry of a transient failure
+// only while the client's retry budget lasts. The attempt loop (attempts.ts) asks at each step.
 import { isChannelError, type ChannelError } from '../errors/ChannelError.js';
 import { NetworkError } from '../errors/NetworkError.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
@@ -8,6 +8,7 @@ import type { AppState } from './app-state.js';
 import type { Call } from './call.js';
 import type { Events } from './events.js';
 import { abortError } from './request-abort.js';
+import type { RetryBudget } from './retry-budget.js';
 import type { HeldToken } from './token-types.js';
 import type { OfflineOptions } from './pacing-types.js';
 
@@ -52,7 +53,7 @@ export interface Pacing {
   /**
    * A transient failure without a response: `offline` (the host reported no network) or
    * `interrupted` (the app was hidden meanwhile, where that cuts requests) for a call to send
-   * again once the network or the app is back (not a retry: no retry limit spent), undefined
+   * again once the network or the app is back (not a retry: no limit or budget spent), undefined
    * for an ordinary failure; throws the failure for a call that may not be sent again (a write).
    */
   lost(call: Call, failure: ChannelError, mark: number): 'offline' | 'interrupted' | undefined;
@@ -62,10 +63,14 @@ export interface Pacing {
    * with NetworkError (`offline`).
    */
   token(call: Call, ask: () => HeldToken | Promise<HeldToken>): HeldToken | Promise<HeldToken>;
+  /** Whether a transient failure is retried (the budget; `told`: Retry-After); emits `retry:refused` when not. */
+  retry(call: Call, attempt: number, reason: 'network' | 'timeout' | 'status', status: number | undefined, told: boolean): boolean;
+  /** An answer that was not a transient failure: the budget refills. */
+  answered(): void;
 }
 
-/** The pacing of a client over its app state (none without signals). */
-export function createPacing(app: AppState | undefined, events: Events, now: () => number): Pacing {
+/** The pacing of a client: its app state (none without signals) and its retry budget (none with `retryBudget: false`). */
+export function createPacing(app: AppState | undefined, budget: RetryBudget | undefined, events: Events, now: () => number): Pacing {
   /** What holds `call` now: the network, or (for a call that waits, before a retry) the app's return. */
   function blocked(call: Call, again: boolean): 'online' | 'shown' | undefined {
     const state = app as AppState;
@@ -153,5 +158,12 @@ export function createPacing(app: AppState | undefined, events: Events, now: () 
       return off ? 'offline' : 'interrupted';
     },
     token,
+    retry(call, attempt, reason, status, told) {
+      if (!budget || budget.take(told)) return true;
+      if (events.heard('retry:refused'))
+        events.emit('retry:refused', { requestId: call.requestId, method: call.method, url: call.url, attempt, reason, status });
+      return false;
+    },
+    answered: () => void (budget && budget.earn()),
   };
 }

@@ -3,10 +3,10 @@ import type { TelemetryOptions } from '../shared/telemetry.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { TokenStore } from './token-store-types.js';
-import type { OfflineOptions } from './pacing-types.js';
+import type { OfflineOptions, RetryBudgetOptions } from './pacing-types.js';
 
 export type { StoredToken, TokenStore } from './token-store-types.js';
-export type { OfflineOptions } from './pacing-types.js';
+export type { OfflineOptions, RetryBudgetOptions } from './pacing-types.js';
 
 export type { SignalLike };
 
@@ -275,6 +275,8 @@ export interface CoreClientOptions {
   telemetry?: TelemetryOptions;
   /** What calls do while the host reports no network (see {@link OfflineOptions}). @default { wait: 30000 } */
   offline?: OfflineOptions;
+  /** The client's retry budget (see {@link RetryBudgetOptions}); `false`: none. @default { max: 10, ratio: 0.1 } */
+  retryBudget?: RetryBudgetOptions | false;
 }
 
 /**
