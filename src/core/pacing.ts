@@ -118,6 +118,8 @@ export function createPacing(app: AppState | undefined, budget: RetryBudget | un
           }, left);
         }
       }
+      // Fenced or aborted already (between the step that settled and this one): no wait at all.
+      if (stop.aborted) return abort();
       stop.addEventListener('abort', abort);
       state.waiters.add(check);
       check();

@@ -467,6 +467,36 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
         expect(world.sent()).toBe(2);
       });
 
+      test('hidden after a 401: the forced refresh waits for show, then the replay goes', async () => {
+        const { world, client, service, provider } = await used();
+        const unauthorized = recorder(client, 'unauthorized');
+        client.on('unauthorized', () => world.hide());
+        service.expireAll();
+        const call = client.get('/replayed-hidden');
+        await eventually(() => unauthorized.length === 1, 'the 401');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(provider.calls).toHaveLength(1);
+        world.show();
+        await expect(call).resolves.toMatchObject({ path: '/replayed-hidden' });
+        expect(provider.calls.map((c) => c.forceRefresh)).toEqual([false, true]);
+      });
+
+      test('clearToken() while a cut GET waits for show: AbortError, never sent again', async () => {
+        const { world, client } = await used();
+        const waits = recorder(client, 'wait');
+        const call = client.get('/slow/100');
+        await eventually(() => world.sent() === 2, 'the GET in flight');
+        world.hide();
+        world.interrupt!();
+        await eventually(() => waits.length === 1, 'the wait for show');
+        expect(waits[0].until).toBe('shown');
+        client.clearToken();
+        await expect(call).rejects.toMatchObject({ code: 'ABORTED', message: expect.stringContaining('clearToken()') });
+        world.show();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(world.sent()).toBe(2);
+      });
+
       test('hidden during the backoff sleep: the retry waits for show', async () => {
         const { world, client, service } = await used({ retry: { delay: () => 30 } });
         const retries = recorder(client, 'retry');
