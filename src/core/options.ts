@@ -4,7 +4,7 @@ import type { RetryBudgetOptions } from './pacing-types.js';
 import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
-import { checkTelemetry, type TelemetryOptions } from '../shared/telemetry.js';
+import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
 import { offlineOptions } from './pacing.js';
 import { retryBudgetOptions } from './retry-budget.js';
 
@@ -20,7 +20,7 @@ export interface ResolvedOptions {
   tokenStore?: TokenStore;
   dedupeGets: boolean;
   beforeSend?: BeforeSend;
-  telemetry?: TelemetryOptions;
+  telemetry?: ClientTelemetryPlugin;
   offline: { wait: number; methods: string[] };
   retryBudget: Required<RetryBudgetOptions> | false;
 }
@@ -51,7 +51,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (typeof options.tokenProvider !== 'function') {
     fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describeValue(options.tokenProvider));
   }
-  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false, beforeSend } = options;
+  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false, beforeSend, telemetry } = options;
   if (
     tokenStore !== undefined &&
     !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))
@@ -83,7 +83,11 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
       beforeSend === undefined || typeof beforeSend === 'function'
         ? beforeSend
         : fail('beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body; got ' + describeValue(beforeSend)),
-    telemetry: checkTelemetry(options.telemetry),
+    // The plug-in, not its options: a plain { tracer, meter } (the option's shape before the plug-in) names the import.
+    telemetry:
+      telemetry === undefined || (telemetry && typeof telemetry.attach === 'function')
+        ? telemetry
+        : fail("telemetry must be clientTelemetry({ tracer, meter }), imported from 'channel-sdk/telemetry'; got " + describeValue(telemetry)),
     offline: offlineOptions(options.offline, retry.methods),
     retryBudget: retryBudgetOptions(options.retryBudget),
   };
