@@ -1,6 +1,7 @@
 // The app's life and the network (issue #45) on the browser entry, under happy-dom: the page's
 // visibilitychange and navigator.onLine with the online/offline events, driven by the test (real
 // Chromium: test/e2e/app-life.test.ts).
+import { expect, test, vi } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { appLifeSuite } from './app-life.js';
 
@@ -49,4 +50,15 @@ appLifeSuite('browser entry (page signals)', (options) => {
     sent: () => sent,
     listeners: () => added - from,
   };
+});
+
+test('a client never used starts no timer and adds no listener to the page', () => {
+  vi.useFakeTimers();
+  const from = added;
+  try {
+    createClient({ baseUrl: 'https://channel.example.com', tokenProvider: () => 'a.b.c' });
+    expect({ timers: vi.getTimerCount(), listeners: added - from }).toEqual({ timers: 0, listeners: 0 });
+  } finally {
+    vi.useRealTimers();
+  }
 });
