@@ -28,8 +28,11 @@ const KB = 1024;
 // (docs/maintainers/size.md itemises it); the budgets sit 2% above what ships with it.
 // #44 made the client's telemetry a plug-in (channel-sdk/telemetry): the client bundles lost about
 // 0.97 KB each; the plug-in is budgeted on its own, and what it adds beside createClient is reported.
-const BROWSER_ALL_IN = 25.74 * KB;
-const MINIPROGRAM_ALL_IN = 18.4 * KB;
+// #45 (the app's life and the network: pre-warm on show, offline, interrupted in the background, the
+// retry budget) adds +1.80 KB browser, +1.97 KB WeChat (docs/maintainers/size.md itemises each item);
+// the budgets sit 2% above what ships with it.
+const BROWSER_ALL_IN = 27.34 * KB;
+const MINIPROGRAM_ALL_IN = 19.96 * KB;
 const TELEMETRY_PLUGIN = 2.08 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).

@@ -12,6 +12,7 @@ import { readFetchArguments } from './transports/fetch-arguments.js';
 import { createNativeFetch } from './transports/fetch-native.js';
 import { createOpenBodies } from './transports/open-bodies.js';
 import { lazyShare } from './tokens/lazy-share.js';
+import { pageSignals } from './transports/page-signals.js';
 
 /** Options of the browser/fetch `createClient`. */
 export interface ClientOptions extends CoreClientOptions {
@@ -101,6 +102,7 @@ export function createClient(options: ClientOptions): Client {
   const bodies = createOpenBodies();
   const overKy = createFetchTransport({ fetch, ky, bodies });
   const native = createNativeFetch(fetch, bodies);
+  const signals = pageSignals();
   return createCoreClient(
     options,
     {
@@ -126,6 +128,9 @@ export function createClient(options: ClientOptions): Client {
         },
       },
       native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },
+      // The tab's visibility and navigator.onLine, where there are (not in Node).
+      visibility: signals.visibility,
+      network: signals.network,
     },
     ['fetch', 'ky', 'crossTab'],
   ) as Client;

@@ -11,6 +11,7 @@ import { HOST_METHODS, resolveHostFunctions } from './transports/miniprogram/hos
 import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/miniprogram/host-api.js';
 import { createMiniProgramTransport } from './transports/miniprogram/host-transport.js';
 import { hostRequestCalls, type HostRequestCall, type HostRequestTask } from './transports/miniprogram/host-request.js';
+import { hostSignals } from './transports/miniprogram/host-signals.js';
 
 /** Options of the host's own functions, passed as they are; see README "Host options". */
 export type HostOptions = Record<string, unknown>;
@@ -117,6 +118,7 @@ export function createClient(options: MiniProgramClientOptions): Client {
   const host = resolveHostFunctions(o);
   const { concurrency = 10 } = o;
   if (!(concurrency >= 1 && concurrency % 1 === 0)) fail('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
+  const signals = hostSignals(host.host);
   return createCoreClient(
     o,
     {
@@ -145,6 +147,9 @@ export function createClient(options: MiniProgramClientOptions): Client {
       },
       hostOptions: hostOptionsFor(host.name, o.hostOptions),
       native: hostRequestCalls,
+      // Its onAppShow/onAppHide and network functions, found on the host of its request().
+      visibility: signals.visibility,
+      network: signals.network,
     },
     HOST_METHODS.concat('concurrency', 'hostOptions'),
   ) as Client;

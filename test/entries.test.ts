@@ -18,6 +18,9 @@ const client = [
   'MethodOptions (type)',
   'SearchParams (type)',
   'RetryOptions (type)',
+  // What calls do offline, and the retry budget (issue #45).
+  'OfflineOptions (type)',
+  'RetryBudgetOptions (type)',
   'FileCallOptions (type)',
   'UploadFields (type)',
   'UploadOptions (type)',

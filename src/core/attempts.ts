@@ -11,6 +11,7 @@ import type { SignalLike, Transport, TransportRequest, TransportResponse } from 
 import { runBeforeSend, type Outgoing } from './before-send.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { ClientTelemetry } from './telemetry-hooks.js';
+import type { Pacing } from './pacing.js';
 
 /** What the transport is sent for one attempt, with the token it carries. */
 type Attempt = TransportRequest & { held: HeldToken };
@@ -18,16 +19,22 @@ type Attempt = TransportRequest & { held: HeldToken };
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
 
+/** What the attempt loop of a client works over. */
+export interface AttemptsOptions {
+  transport: Transport;
+  now: () => number;
+  tokens: TokenManager;
+  events: Events;
+  redact: Redactor;
+  beforeSend?: BeforeSend;
+  telemetry?: ClientTelemetry;
+  /** When attempts may go: the app's life, the network, the retry budget. */
+  pacing: Pacing;
+}
+
 /** The attempt loop of a client, over its transport, token manager, events and redactor, with its `beforeSend`. */
-export function createAttempts(
-  transport: Transport,
-  now: () => number,
-  tokens: TokenManager,
-  events: Events,
-  redact: Redactor,
-  beforeSend?: BeforeSend,
-  telemetry?: ClientTelemetry,
-): Attempts {
+export function createAttempts(options: AttemptsOptions): Attempts {
+  const { transport, now, tokens, events, redact, beforeSend, telemetry, pacing } = options;
   /** Emits a request event of `call`'s attempt number `attempt`. No payload is built for nobody. */
   function note<K extends 'request' | 'response' | 'unauthorized' | 'retry'>(
     type: K,
@@ -71,7 +78,10 @@ export function createAttempts(
     // The context active as the call starts stays its spans' parent, across the awaits below.
     const parent = telemetry && telemetry.active();
     const ask = (get: () => HeldToken | Promise<HeldToken>) =>
-      telemetry ? telemetry.within(parent, () => token(get, stop, context)) : token(get, stop, context);
+      pacing.token(call, () => (telemetry ? telemetry.within(parent, () => token(get, stop, context)) : token(get, stop, context)));
+    // Offline, nothing is sent and the provider is not asked: the call waits for the network, or
+    // fails. Each wait is checked again as it ends: the network may have gone again meanwhile.
+    for (let offline = pacing.gate(call, false); offline; offline = pacing.gate(call, false)) await offline;
     const first = ask(tokens.get);
     let held = 'then' in first ? await first : first;
     let retries = 0;
@@ -82,6 +92,13 @@ export function createAttempts(
     let resend: string | undefined;
     for (;;) {
       attempt++;
+      // Before every send: the network (it may have gone during the token's wait), and the app's
+      // return before a retry where the host cuts a hidden app's requests. A token that ended
+      // during the wait is replaced.
+      for (let wait = pacing.gate(call, attempt > 1); wait; wait = pacing.gate(call, attempt > 1)) {
+        await wait;
+        held = await ask(tokens.get);
+      }
       note('request', call, attempt);
       // Another user since the token was taken ends this request (it fences it).
       tokens.sync();
@@ -96,6 +113,7 @@ export function createAttempts(
         if (stop.aborted) throw abortError(stop, context);
       }
       const startedAt = now();
+      const mark = pacing.mark();
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       let end: ((status?: number, error?: string) => void) | undefined;
@@ -121,14 +139,27 @@ export function createAttempts(
       }
       let reason: 'network' | 'timeout' | 'status';
       let status: number | undefined;
-      let wait: number | undefined;
+      let after: number | undefined;
       if (!response) {
         failure = failure as ChannelError;
         // Only a lost or late response is transient; an abort or a host's configuration error is not.
-        if ((failure.code !== 'NETWORK_ERROR' && failure.code !== 'TIMEOUT') || !retryable || retries >= policy.limit) throw failure;
+        const transient = failure.code === 'NETWORK_ERROR' || failure.code === 'TIMEOUT';
+        // Lost offline, or cut while the app was hidden: sent again once the network or the app
+        // is back (the gate above waits), not a retry. A write is not: it throws here.
+        const lost = transient ? pacing.lost(call, failure, mark) : undefined;
+        if (lost) {
+          note('retry', call, attempt, { reason: lost, delayMs: 0 });
+          resend = lost;
+          continue;
+        }
+        if (!transient || !retryable || retries >= policy.limit) throw failure;
         reason = failure.code === 'TIMEOUT' ? 'timeout' : 'network';
+        if (!pacing.retry(call, attempt, reason, undefined, false)) throw failure;
       } else {
         status = response.status;
+        const failed = policy.statusCodes.indexOf(status) >= 0;
+        // An answer, a 401 too: the retry budget refills.
+        if (!failed) pacing.answered();
         // Its payload only for a listener (a call per response otherwise costs time in bench:fetch).
         if (events.heard('response')) note('response', call, attempt, { status, durationMs: now() - startedAt });
         if (status === 401) {
@@ -154,22 +185,26 @@ export function createAttempts(
           replayed = true;
           rejectedToken = held.token;
           const used = held.version;
+          // The forced refresh is not asked for offline either.
+          for (let down = pacing.gate(call, true); down; down = pacing.gate(call, true)) await down;
           held = await ask(() => tokens.afterUnauthorized(used));
           note('retry', call, attempt, { reason: 'unauthorized', delayMs: 0 });
           resend = 'unauthorized';
           if (telemetry) telemetry.replay();
           continue;
         }
-        const transient = retryable && retries < policy.limit && policy.statusCodes.indexOf(status) >= 0;
-        if (transient) wait = retryAfterMs(response.headers.get('retry-after'), now());
-        // A Retry-After beyond maxRetryAfter ends the retries: the error is returned at once.
-        if (!transient || (wait !== undefined && wait > policy.maxRetryAfter)) return response;
+        const transient = retryable && retries < policy.limit && failed;
+        if (transient) after = retryAfterMs(response.headers.get('retry-after'), now());
+        // A Retry-After beyond maxRetryAfter ends the retries: the error is returned at once. One
+        // within it wins over the retry budget: the server said when it can take the request.
+        if (!transient || (after !== undefined && after > policy.maxRetryAfter) || !pacing.retry(call, attempt, 'status', status, after !== undefined))
+          return response;
         if (response.discard) response.discard();
         reason = 'status';
       }
       retries++;
       resend = reason;
-      const delayMs = wait === undefined ? delayOf(policy, retries) : wait;
+      const delayMs = after === undefined ? delayOf(policy, retries) : after;
       note('retry', call, attempt, { reason, status, delayMs });
       await sleepRequest(delayMs, stop, context);
     }

@@ -8,12 +8,13 @@ import type { Call, CallInput } from './call.js';
 import { monotonic } from './progress.js';
 import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
 import { buildUrl } from './build-url.js';
+import { callOfflineWait } from './pacing.js';
 
-const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry'];
+const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry', 'offline'];
 // Habits from axios, fetch and got, so that a wrong key is a ConfigError that names the right one.
 const requestHints = { data: 'json', params: 'searchParams', query: 'searchParams', qs: 'searchParams', canceltoken: 'signal', timeoutms: 'timeout' };
 // Options every file call takes; upload and download add their own, and the entry its own (FileSource).
-const fileKeys = ['headers', 'searchParams', 'signal', 'timeout', 'onProgress'];
+const fileKeys = ['headers', 'searchParams', 'signal', 'timeout', 'onProgress', 'offline'];
 // Those habits, and the hosts' uploadFile's and axios/ky's for files (near misses such as
 // `header` and `progress` need none: checkKeys finds those by spelling).
 const fileHints = Object.assign({}, requestHints, {
@@ -100,6 +101,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       fail('schema must be a Standard Schema (zod 4, valibot, arktype...); got ' + describeValue(schema));
     }
     const given = signalOf(o.signal);
+    const ownWait = callOfflineWait(o.offline);
     const { onProgress } = o;
     if (onProgress !== undefined && typeof onProgress !== 'function')
       fail('onProgress must be a function ({ percent, transferredBytes, totalBytes }) => void; got ' + describeValue(onProgress));
@@ -117,6 +119,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       // A native call's stack retries by its own rules (isRetryable): the SDK adds only the replay after a 401.
       policy: n ? once : o.retry === undefined ? config.retry : retryPolicy(o.retry as RequestOptions['retry'], config.retry),
       file,
+      offlineWait: ownWait !== undefined ? ownWait : config.offline.methods.indexOf(method) >= 0 ? config.offline.wait : 0,
       hostOptions: platform.hostOptions && platform.hostOptions(n ? 'request' : kind, o.hostOptions),
       passOn: o.passOn as Record<string, unknown> | undefined,
       requestId: input.requestId,

@@ -42,6 +42,8 @@ export interface Call {
   /** Milliseconds each attempt may take. */
   readonly timeout: number;
   readonly policy: RetryPolicy;
+  /** Milliseconds the call may wait for the network before it is sent (`offline`); 0: it fails at once. */
+  readonly offlineWait: number;
   /** A file call's file: what to send, or where to write. */
   readonly file?: FileSpec;
   readonly hostOptions?: Record<string, unknown>;
@@ -60,4 +62,6 @@ export interface Call {
   readonly dropOnAbort: boolean;
   /** The caller's `onProgress` as the caller sees it (progress.ts); the transport reports to `report`. */
   readonly progress?: Monotonic;
+  /** Local ms at which the call first waited for the network: `offlineWait` counts from there (pacing.ts). */
+  waitedSince?: number;
 }

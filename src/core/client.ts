@@ -11,6 +11,9 @@ import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
 import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
+import { createAppState } from './app-state.js';
+import { createPacing } from './pacing.js';
+import { createRetryBudget } from './retry-budget.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, SignalLike, TransportResponse, UploadFields } from './types.js';
 import { createAttempts } from './attempts.js';
@@ -104,8 +107,18 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     onError: (reason, error) => events.emit('token:error', { reason, error }),
   });
   const prepare = createCallPreparer(config, platform);
+  // The app's life and the network (followed from the first use on), and the retry budget.
+  const pacing = createPacing(
+    createAppState(platform, events, () => tokens.warm()),
+    createRetryBudget(config.retryBudget),
+    events,
+    now,
+  );
   // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
-  const { attempts, dedupeGet } = createGetDedupe(createAttempts(transport, now, tokens, events, redact, config.beforeSend, telemetry), live);
+  const { attempts, dedupeGet } = createGetDedupe(
+    createAttempts({ transport, now, tokens, events, redact, beforeSend: config.beforeSend, telemetry, pacing }),
+    live,
+  );
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
@@ -124,6 +137,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
    */
   async function run<T>(path: string, o: object | undefined, kind: CallKind, helper?: string): Promise<T> {
     const requestId = ++requests;
+    pacing.start();
     // A user switch noticed here ends the requests of the previous user, not this one.
     tokens.sync();
     const stop = new Stop();
@@ -186,7 +200,10 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     put: withMethod('PUT'),
     patch: withMethod('PATCH'),
     delete: withMethod('DELETE'),
-    getToken: async (o) => (await (o && o.forceRefresh ? tokens.refresh('manual') : tokens.get())).token,
+    getToken: async (o) => {
+      pacing.start();
+      return (await (o && o.forceRefresh ? tokens.refresh('manual') : tokens.get())).token;
+    },
     clearToken() {
       tokens.clear();
       fence();

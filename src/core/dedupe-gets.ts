@@ -67,5 +67,5 @@ export function dedupeKeyOf(call: Call, o: Record<string, unknown>): string | un
   const names = Object.keys(call.headers).sort();
   // Everything the transport is sent besides the token: `raw` changes what it reads (the bytes of
   // responseType 'arraybuffer'), so callers that differ in it never share a reading.
-  return JSON.stringify([call.url, names.map((n) => [n, call.headers[n]]), call.timeout, retry, call.hostOptions, call.raw]);
+  return JSON.stringify([call.url, names.map((n) => [n, call.headers[n]]), call.timeout, retry, call.hostOptions, call.raw, call.offlineWait]);
 }

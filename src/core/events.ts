@@ -39,12 +39,24 @@ export type ClientEvents = {
   response: RequestInfo & { status: number; durationMs: number };
   /** An attempt got HTTP 401. */
   unauthorized: RequestInfo & { tokenVersion: number };
-  /** Another attempt follows: after a 401 (`unauthorized`) or a transient failure. */
-  retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status'; status?: number; delayMs: number };
+  /**
+   * Another attempt follows: after a 401 (`unauthorized`), a transient failure, or one the app's
+   * life caused (`offline`: it failed while the host reported no network; `interrupted`: the host
+   * cut it while the app was hidden), sent again once the network or the app is back.
+   */
+  retry: RequestInfo & { reason: 'unauthorized' | 'network' | 'timeout' | 'status' | 'offline' | 'interrupted'; status?: number; delayMs: number };
   /** The replay after a forced refresh got 401 too; the request fails with `error`. */
   'auth:failed': RequestRef & { error: UnauthorizedError };
   /** A request failed, whatever the error (also after `auth:failed`, and for a bad option). */
   error: RequestRef & { error: ChannelError };
+  /** A transient failure was not retried: the client's retry budget is spent (`retryBudget`); the call fails with it. */
+  'retry:refused': RequestInfo & { reason: 'network' | 'timeout' | 'status'; status?: number };
+  /** A call waits before it is sent: for the network (`online`), or for the app's return after the host interrupted it (`shown`). */
+  wait: RequestRef & { until: 'online' | 'shown' };
+  /** The app was shown or hidden (a host's onAppShow/onAppHide, a tab's visibilitychange), as a client in use sees it. */
+  app: { visible: boolean };
+  /** The network came or went (a host's onNetworkStatusChange, a page's online/offline), as a client in use sees it. */
+  network: { online: boolean };
 };
 
 /** The emitter a client uses: a listener that throws affects no other listener and no request. */

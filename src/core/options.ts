@@ -1,9 +1,12 @@
 import { retryPolicy, type RetryPolicy } from './retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
+import type { RetryBudgetOptions } from './pacing-types.js';
 import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
+import { offlineOptions } from './pacing.js';
+import { retryBudgetOptions } from './retry-budget.js';
 
 export interface ResolvedOptions {
   base: string;
@@ -18,6 +21,8 @@ export interface ResolvedOptions {
   dedupeGets: boolean;
   beforeSend?: BeforeSend;
   telemetry?: ClientTelemetryPlugin;
+  offline: { wait: number; methods: string[] };
+  retryBudget: Required<RetryBudgetOptions> | false;
 }
 
 const coreKeys = [
@@ -33,6 +38,8 @@ const coreKeys = [
   'dedupeGets',
   'beforeSend',
   'telemetry',
+  'offline',
+  'retryBudget',
 ];
 
 /** Checks every option of `createClient` and fills in the defaults (the only place they live). */
@@ -59,6 +66,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (!(typeof refreshLeeway === 'number' && refreshLeeway >= 0 && refreshLeeway < Infinity)) {
     fail('refreshLeeway must be a number of seconds >= 0 (0 = refresh only on 401); got ' + describeValue(refreshLeeway));
   }
+  const retry = retryPolicy(options.retry);
   return {
     base: normalizeBaseUrl(options.baseUrl),
     tokenProvider: options.tokenProvider,
@@ -67,7 +75,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
     refreshLeeway,
     // The service answers JSON; without this ky would ask for text/* (its .text() default).
     headers: Object.assign({ accept: 'application/json' }, normalizeHeaders(options.headers, 'headers')),
-    retry: retryPolicy(options.retry),
+    retry,
     now: typeof now === 'function' ? now : fail('now must be a function returning epoch milliseconds'),
     tokenStore,
     dedupeGets: typeof dedupeGets === 'boolean' ? dedupeGets : fail('dedupeGets must be true or false; got ' + describeValue(dedupeGets)),
@@ -80,6 +88,8 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
       telemetry === undefined || (telemetry && typeof telemetry.attach === 'function')
         ? telemetry
         : fail("telemetry must be clientTelemetry({ tracer, meter }), imported from 'channel-sdk/telemetry'; got " + describeValue(telemetry)),
+    offline: offlineOptions(options.offline, retry.methods),
+    retryBudget: retryBudgetOptions(options.retryBudget),
   };
 }
 

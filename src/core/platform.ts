@@ -35,6 +35,23 @@ export interface Platform {
   scope?: object;
   /** The entry's call shaped as its stack's own function (client.fetch, client.hostRequest). */
   native?: NativeCalls;
+  /** The app shown or hidden (a host's onAppShow/onAppHide, a page's visibilitychange); absent where unknown. */
+  visibility?: AppSignal & {
+    /** The host fails the requests of a hidden app (mini-programs: WeChat's `request:fail interrupted`). */
+    interrupts?: boolean;
+  };
+  /** The network up or down (a host's onNetworkStatusChange and getNetworkType, a page's online/offline); absent where unknown. */
+  network?: AppSignal;
+}
+
+/** One of the platform's signals about the app's life or the network (app-state.ts follows them). */
+export interface AppSignal {
+  /**
+   * Starts listening, once per client, at its first use: `report(true)` when the app is shown or
+   * the network is up, `report(false)` when hidden or down; also reports the current state when
+   * the platform can tell (at once, or later: a host's getNetworkType answers asynchronously).
+   */
+  watch(report: (on: boolean) => void): void;
 }
 
 /** What a native call's arguments say, read by the entry (the core checks each value as for request()). */

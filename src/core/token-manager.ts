@@ -80,5 +80,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     observe(headers, sentAt, doneAt) {
       if (clock.observe(headers, sentAt, doneAt) && state.held) timeToken(state.held, false, clock, refreshLeeway);
     },
+    warm() {
+      sync();
+      // Only a token held: after a logout (or before the first call) nothing is asked for.
+      if (state.held && now() >= state.held.refreshAt) {
+        const got = this.get();
+        // Its failure is the token:error event's, and the next call's to retry.
+        if ('then' in got) got.then(undefined, () => {});
+      }
+    },
   };
 }

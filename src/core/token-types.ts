@@ -98,6 +98,11 @@ export interface TokenManager {
   sync(): void;
   /** A response's headers (its `Date`), with the local times its request was sent and answered. */
   observe(headers: DateSource, sentAt: number, doneAt: number): void;
+  /**
+   * The app came back (shown, online): a held token that has ended or is within refreshLeeway
+   * is refreshed now, shared with the calls that come meanwhile; otherwise nothing happens.
+   */
+  warm(): void;
 }
 
 /** The provider call under way, shared by whoever asks meanwhile. */

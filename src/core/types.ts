@@ -3,8 +3,10 @@ import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { TokenStore } from './token-store-types.js';
+import type { OfflineOptions, RetryBudgetOptions } from './pacing-types.js';
 
 export type { StoredToken, TokenStore } from './token-store-types.js';
+export type { OfflineOptions, RetryBudgetOptions } from './pacing-types.js';
 
 export type { SignalLike };
 
@@ -186,6 +188,8 @@ export interface RequestOptions<T = unknown> {
   timeout?: number;
   /** Overrides the client's `retry` for this request. */
   retry?: number | RetryOptions;
+  /** While offline, wait up to `wait` ms for the network (`0`: fail at once), whatever the method; overrides the client's `offline`. */
+  offline?: Pick<OfflineOptions, 'wait'>;
 }
 
 /** Options every file call takes, on both entries. */
@@ -203,6 +207,8 @@ export interface FileCallOptions {
    * decreases (a replay after a 401 does not send it back to 0) and is 1 when the call resolves.
    */
   onProgress?: (progress: Progress) => void;
+  /** While offline, wait up to `wait` ms for the network before sending (`0`: fail at once); overrides the client's `offline`. */
+  offline?: Pick<OfflineOptions, 'wait'>;
 }
 
 /** What `upload` takes besides the file itself, on both entries. */
@@ -270,6 +276,10 @@ export interface CoreClientOptions {
    * createClient({ baseUrl, tokenProvider, telemetry: clientTelemetry({ tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }) });
    */
   telemetry?: ClientTelemetryPlugin;
+  /** What calls do while the host reports no network (see {@link OfflineOptions}). @default { wait: 30000 } */
+  offline?: OfflineOptions;
+  /** The client's retry budget (see {@link RetryBudgetOptions}); `false`: none. @default { max: 10, ratio: 0.1 } */
+  retryBudget?: RetryBudgetOptions | false;
 }
 
 /**

@@ -24,8 +24,9 @@ const tmp = mkdtempSync(join(tmpdir(), 'channel-sdk-consumers-'));
 const KB = 1024;
 // 2 MB until #20, #22, #25 (files, check, client isolation) added ~0.4 MB of ESM + CJS + maps;
 // 2.5 MiB until #34 (telemetry on the client, the exchange, the webhook handler and the inbox)
-// added ~0.12 MB (2.34 -> 2.46 MB unpacked, about 2,600 KiB on disk).
-const INSTALL_BUDGET = 2700 * KB;
+// added ~0.12 MB (2.34 -> 2.46 MB unpacked, about 2,600 KiB on disk); 2,700 KiB until #45 (the
+// app's life and the network) added ~0.13 MB (2.52 -> 2.65 MB unpacked, 2,696 -> 2,820 KiB on disk).
+const INSTALL_BUDGET = 2880 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram', 'channel-sdk/telemetry'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
@@ -140,7 +141,7 @@ try {
 
   // --- installs -----------------------------------------------------------------------------
   const npmProject = project('npm');
-  await check('plain `npm install <tgz>`: install weight ≤ 2.64 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
+  await check('plain `npm install <tgz>`: install weight ≤ 2.81 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
     await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: npmProject });
     const installed = readdirSync(join(npmProject, 'node_modules')).filter((name) => !name.startsWith('.'));
     expectEqual(installed, ['channel-sdk'], 'node_modules');

@@ -16,21 +16,24 @@ export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(executablePath);
 export const whyNoChromium = `no Chromium at ${executablePath}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`;
 
-/** The flags this machine needs (closed network, root, no GPU), and a fresh profile per launch. */
+/** The flags this machine needs: closed network, root, no GPU. */
+export const chromiumFlags = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+];
+
+/** Chromium with {@link chromiumFlags} and a fresh profile per launch. */
 export async function launchChromium(viewport = { width: 1400, height: 1000 }): Promise<{ context: BrowserContext; page: Page; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'channel-sdk-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-quic',
-    ],
+    args: chromiumFlags,
     viewport,
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -79,13 +82,19 @@ export async function serveBundledPage(source: string): Promise<{ server: Server
 }
 
 /** Chromium on a page of `names` (servePackagePage), loaded; close() ends both. */
-export async function openPackagePage(names: string[]): Promise<{ page: Page; close(): Promise<void> }> {
-  const site = await servePackagePage(names);
+export async function openPackagePage(names: string[]): Promise<{ page: Page; context: BrowserContext; close(): Promise<void> }> {
+  return openBundledPage(`import { ${names.join(', ')} } from 'channel-sdk'; Object.assign(window, { ${names.join(', ')} });`, names[0]);
+}
+
+/** Chromium on a page running `source` (serveBundledPage), loaded once `ready` names a function on window; close() ends both. */
+export async function openBundledPage(source: string, ready: string): Promise<{ page: Page; context: BrowserContext; close(): Promise<void> }> {
+  const site = await serveBundledPage(source);
   const browser = await launchChromium();
   await browser.page.goto(site.url);
-  await browser.page.waitForFunction((name) => typeof (window as unknown as Record<string, unknown>)[name] === 'function', names[0]);
+  await browser.page.waitForFunction((name) => typeof (window as unknown as Record<string, unknown>)[name] === 'function', ready);
   return {
     page: browser.page,
+    context: browser.context,
     close: async () => {
       await browser.close();
       site.server.close();

@@ -29,6 +29,7 @@ import {
   type MockHostKind,
   type WireAnswer,
 } from '../../src/testing/mock-host/host-answers.js';
+import { createHostLife, type HostLife, type HostLifeFunctions } from '../../src/testing/mock-host/host-life.js';
 
 export type HostKind = MockHostKind;
 
@@ -53,6 +54,8 @@ export interface HostQuirks {
   noDownloadStatus?: boolean;
   /** Bytes per write of an upload body (each write, once flushed, is one progress update). @default 64 KiB */
   uploadChunk?: number;
+  /** No onAppShow/onAppHide/onNetworkStatusChange/getNetworkType (WeChat before 2.1.2, plugins, Baidu's web build). */
+  noLifecycle?: boolean;
 }
 
 /** A progress update as a task's onProgressUpdate hands it (upload: sent bytes; download and Alipay: written). */
@@ -85,7 +88,28 @@ export interface EmulatedHost {
   interruptNext(): void;
   failNextWith(result: HostResult): void;
   aborted: number;
+  /** The app's life and the network (host-life.ts); the host's functions are on the host itself. */
+  life: HostLife;
+  /** The app goes to the background; calls in flight go on (see interruptInFlight). */
+  hide(): void;
+  /** The app comes back: failures held by interruptInFlight({ onShow: true }) are delivered, then onAppShow runs. */
+  show(): void;
+  /**
+   * The network comes or goes. When it goes, the calls in flight fail as WeChat fails them on a
+   * network change (after onNetworkStatusChange's listeners), and a request made while it is
+   * down fails as Android WeChat's do.
+   */
+  setNetwork(state: { isConnected: boolean }): void;
+  /**
+   * Fails every call in flight as the host does to a hidden app's (WeChat: `request:fail
+   * interrupted`, errno 600003). `onShow`: the failures are delivered only when the app is shown
+   * again, before its onAppShow listeners (the JS thread was suspended meanwhile).
+   */
+  interruptInFlight(options?: { onShow?: boolean }): void;
 }
+
+/** An emulated host with its app-life functions (absent with the noLifecycle quirk). */
+export type EmulatedHostWithLife = EmulatedHost & Partial<HostLifeFunctions>;
 
 // Where the emulated hosts keep their temp files (wxfile://tmp_... on a device), removed at exit.
 let filesRoot: string | undefined;
@@ -98,14 +122,44 @@ function tempFile(kind: HostKind): string {
   return join(filesRoot, kind + '_tmp_' + randomBytes(6).toString('hex'));
 }
 
-export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHost {
+export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHostWithLife {
   let active = 0;
+  const life = createHostLife(kind);
+  // Every call in flight, as the function that fails it.
+  const inFlight = new Set<(result: HostResult) => void>();
+  // Failures held back until the app is shown again (interruptInFlight({ onShow: true })).
+  let onShow: Array<() => void> = [];
   // Requests beyond the limit, in arrival order: each starts as a running one settles.
   const waiting: Array<() => void> = [];
   let injected: HostResult | undefined;
   const max = quirks.maxConcurrent ?? defaultMaxConcurrent(kind);
-  const host: EmulatedHost = {
+  const host: EmulatedHostWithLife = {
     kind,
+    life,
+    ...(quirks.noLifecycle ? {} : life.functions),
+    hide: () => life.hide(),
+    show: () =>
+      life.show(() => {
+        const held = onShow;
+        onShow = [];
+        held.forEach((deliver) => deliver());
+      }),
+    setNetwork: (state) => {
+      life.setNetwork(state);
+      if (state.isConnected) return;
+      for (const fail of inFlight) {
+        inFlight.delete(fail);
+        fail(hostFailure(kind, 'request', 'network', 'errcode:10011 cronet_error_code:0 error_msg:network change, cancel all task'));
+      }
+    },
+    interruptInFlight: (options = {}) => {
+      for (const fail of inFlight) {
+        inFlight.delete(fail);
+        const result = hostFailure(kind, 'request', 'interrupted');
+        if (options.onShow) onShow.push(() => fail(result));
+        else fail(result);
+      }
+    },
     calls: [],
     uploads: [],
     downloads: [],
@@ -137,6 +191,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       const deliver = (kindOf: 'success' | 'fail', result: HostResult) => {
         if (done) return;
         done = true;
+        inFlight.delete(cut);
         if (running) {
           active--;
           const next = waiting.shift();
@@ -145,6 +200,11 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
         callBack(options, quirks, kindOf, result, { errMsg: 'request:fail late duplicate', error: 12 }, { status: 200 });
       };
       const fail = (failure: HostFailure, detail?: string) => deliver('fail', hostFailure(kind, 'request', failure, detail));
+      const cut = (result: HostResult) => {
+        onAbort?.();
+        deliver('fail', result);
+      };
+      inFlight.add(cut);
 
       // WeChat's RequestTask events: the headers (with statusCode, as on a device) as they arrive,
       // and with enableChunked each chunk of the body as an ArrayBuffer; none after the task ended.
@@ -177,6 +237,8 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           injected = undefined;
           return deliver('fail', result);
         }
+        // Android WeChat's form of a request made offline (inferred: shared/notes/miniprogram-lifecycle.md).
+        if (!life.isConnected) return fail('network', '-106:net::ERR_INTERNET_DISCONNECTED');
         const origin = options.url.replace(/^(https?:\/\/[^/]+).*$/, '$1');
         if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) {
           return fail('domain');

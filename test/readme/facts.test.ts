@@ -217,4 +217,5 @@ test('the defaults of the Options table are the ones the option types document (
     retry: '`' + documented('retry') + '`',
   });
   expect(said('concurrency')).toBe('detected, `' + documented('concurrency') + '`');
+  expect(said('offline')).toBe('`' + documented('offline') + '`, `' + documented('retryBudget') + '`');
 });

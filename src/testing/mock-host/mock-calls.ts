@@ -43,6 +43,10 @@ export interface CallContext {
   files: ReturnType<typeof createFiles>;
   calls: MockCall[];
   stats: MockHostStats;
+  /** The calls in flight, each as the function that fails it (the app's life cuts them: host-life.ts). */
+  inFlight: Set<(failure: HostFailure, detail?: string) => void>;
+  /** Whether the network is up: a call made while it is down fails as Android WeChat's do. */
+  online(): boolean;
 }
 
 const ALIPAY_FILE_TYPES = ['image', 'video', 'audio'];
@@ -78,6 +82,7 @@ export function createCalls(c: CallContext) {
     const deliver = (outcome: 'success' | 'fail', result: HostResult) => {
       if (done) return;
       done = true;
+      c.inFlight.delete(fail);
       active[api]--;
       if (timer) clearTimeout(timer);
       settled.abort();
@@ -90,6 +95,7 @@ export function createCalls(c: CallContext) {
       if (!done) log.failure = failure;
       deliver('fail', hostFailure(kind, api, failure, detail));
     };
+    c.inFlight.add(fail);
     const task: Record<string, unknown> = { abort: () => fail('abort') };
     if (api !== 'request') {
       task.onProgressUpdate = (listener: (update: Record<string, number>) => void) => void listeners.push(listener);
@@ -99,6 +105,7 @@ export function createCalls(c: CallContext) {
     void Promise.resolve().then(async () => {
       if (done) return;
       if (active[api] > c.max) return fail('throttled');
+      if (!c.online()) return fail('network', '-106:net::ERR_INTERNET_DISCONNECTED');
       let parsed: URL;
       try {
         parsed = new URL(url);

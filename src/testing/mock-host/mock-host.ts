@@ -4,6 +4,8 @@ import { SANDBOX_CODES } from '../sandbox/sandbox-api.js';
 import { createServiceState } from '../sandbox/service-state.js';
 import { defaultMaxConcurrent, type WireAnswer } from './host-answers.js';
 import { createCalls, type Outgoing } from './mock-calls.js';
+import { createHostLife } from './host-life.js';
+import type { HostFailure } from './host-answers.js';
 import { createFiles } from './mock-files.js';
 import { routeTable, type RouteMatch } from './mock-routes.js';
 import { createStorage } from './mock-storage.js';
@@ -156,9 +158,28 @@ export function createMockHost(options: MockHostOptions = {}): MockHost {
 
   const files = createFiles(kind, filesMap);
   const storage = createStorage(kind, storageMap);
+  // The app's life and the network, and the calls in flight they cut.
+  const life = createHostLife(kind);
+  const inFlight = new Set<(failure: HostFailure, detail?: string) => void>();
+  const cut = (failure: HostFailure, detail?: string) => inFlight.forEach((cutOne) => cutOne(failure, detail));
   const host: MockHost = {
     kind,
-    ...createCalls({ kind, max, allowedOrigins: allowed, serve, files, calls, stats }),
+    ...createCalls({ kind, max, allowedOrigins: allowed, serve, files, calls, stats, inFlight, online: () => life.isConnected }),
+    ...life.functions,
+    hide: () => life.hide(),
+    show: () => life.show(),
+    setNetwork(state) {
+      life.setNetwork(state);
+      // What WeChat does to the calls running when the network changes.
+      if (!state.isConnected) cut('network', 'errcode:10011 cronet_error_code:0 error_msg:network change, cancel all task');
+    },
+    interrupt: () => cut('interrupted'),
+    get visible() {
+      return life.visible;
+    },
+    get isConnected() {
+      return life.isConnected;
+    },
     ...storage,
     getFileSystemManager: () => files.fs,
     install() {

@@ -1,5 +1,6 @@
 import type { FailNextOptions, SandboxEvent, TokenVerdict } from '../sandbox/types.js';
 import type { MockHostKind } from './host-answers.js';
+import type { HostLifeFunctions } from './host-life.js';
 
 export type { MockHostKind } from './host-answers.js';
 
@@ -148,8 +149,11 @@ export interface MockFileSystem {
   access(options: { path: string; success?(r: object): void; fail?(r: object): void; complete?(r: object): void }): void;
 }
 
-/** What {@link createMockHost} returns: the host's functions, and the controls of a test. */
-export interface MockHost {
+/**
+ * What {@link createMockHost} returns: the host's functions (its app-life and network functions
+ * too: onAppShow, onAppHide, onNetworkStatusChange, getNetworkType...), and the controls of a test.
+ */
+export interface MockHost extends HostLifeFunctions {
   readonly kind: MockHostKind;
   /** The host's `request()`: pass it as `request` to `createClient`, or install the host as the global. */
   request(options: object): unknown;
@@ -166,6 +170,25 @@ export interface MockHost {
   getFileSystemManager(): MockFileSystem;
   /** Sets `globalThis[kind]` (e.g. `wx`) to this host; returns the function that puts back what was there. */
   install(): () => void;
+
+  /** The app goes to the background: onAppHide's listeners run. Calls in flight go on until {@link interrupt}. */
+  hide(): void;
+  /** The app comes back to the foreground: onAppShow's listeners run (with the host's show payload). */
+  show(): void;
+  /**
+   * The network comes or goes: onNetworkStatusChange's listeners run with the host's payload,
+   * getNetworkType answers `none` (Alipay: `NOTREACHABLE`), the calls in flight fail as on a
+   * network change, and every call made while it is down fails (`request:fail -106:net::ERR_INTERNET_DISCONNECTED`).
+   */
+  setNetwork(state: { isConnected: boolean }): void;
+  /**
+   * Fails every call in flight as WeChat does to a hidden app's after 5 s: `request:fail
+   * interrupted` (errno 600003; Alipay: error 12).
+   */
+  interrupt(): void;
+  /** Whether the app is in the foreground (after hide(): false), and whether the network is up. */
+  readonly visible: boolean;
+  readonly isConnected: boolean;
 
   /** Every token issued so far now gets 401 from the service's routes; returns how many. */
   expireTokens(): number;

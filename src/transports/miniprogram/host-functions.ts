@@ -13,6 +13,8 @@ type Method = 'request' | 'uploadFile' | 'downloadFile';
 export interface HostFunctions {
   /** The host the functions belong to (`wx`, `my`, `tt`, `swan`, `qq`, `uni`, `Taro`), if known. */
   name: string | undefined;
+  /** That host's global object (where its onAppShow & co. are found), if known. */
+  host: Record<string, unknown> | undefined;
   request: HostRequest;
   uploadFile: () => HostUploadFile;
   downloadFile: () => HostDownloadFile;
@@ -64,6 +66,7 @@ export function resolveHostFunctions(options: { request?: unknown; uploadFile?: 
   };
   return {
     name,
+    host: found && found[1],
     request: fn('request')(),
     uploadFile: fn('uploadFile') as () => HostUploadFile,
     downloadFile: fn('downloadFile') as () => HostDownloadFile,

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { executablePath, hasChromium } from '../../helpers/chromium.js';
+import { chromiumFlags, executablePath, hasChromium } from '../../helpers/chromium.js';
 import { closers, sandboxWith } from '../helpers.js';
 
 describe.runIf(hasChromium)('a cross-site page and a DNS-rebinding page cannot drive the control API (Chromium)', { timeout: 60_000 }, () => {
@@ -24,15 +24,7 @@ describe.runIf(hasChromium)('a cross-site page and a DNS-rebinding page cannot d
     context = await chromium.launchPersistentContext(profile, {
       executablePath,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--host-resolver-rules=MAP evil.example 127.0.0.1, MAP rebind.example 127.0.0.1',
-      ],
+      args: [...chromiumFlags, '--host-resolver-rules=MAP evil.example 127.0.0.1, MAP rebind.example 127.0.0.1'],
     });
   }, 60_000);
   afterAll(async () => {

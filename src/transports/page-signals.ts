@@ -1,0 +1,29 @@
+// The app's life and the network in a browser (issue #45): the page's visibilitychange, and
+// navigator.onLine with the online/offline events (a worker's too). Elsewhere (Node, Deno, Bun)
+// there is neither, and the client behaves as it always did.
+import type { Platform } from '../core/platform.js';
+
+/** The page's visibility and network signals, each absent where the runtime lacks it. Adds no listener until a client watches. */
+export function pageSignals(): Pick<Platform, 'visibility' | 'network'> {
+  const signals: Pick<Platform, 'visibility' | 'network'> = {};
+  if (typeof document !== 'undefined' && typeof document.visibilityState === 'string' && typeof document.addEventListener === 'function') {
+    signals.visibility = {
+      watch(report) {
+        const read = () => report(document.visibilityState !== 'hidden');
+        document.addEventListener('visibilitychange', read);
+        read();
+      },
+    };
+  }
+  if (typeof navigator !== 'undefined' && typeof navigator.onLine === 'boolean' && typeof addEventListener === 'function') {
+    signals.network = {
+      watch(report) {
+        const read = () => report(navigator.onLine);
+        addEventListener('online', read);
+        addEventListener('offline', read);
+        read();
+      },
+    };
+  }
+  return signals;
+}

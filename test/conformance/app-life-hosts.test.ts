@@ -1,0 +1,93 @@
+// @vitest-environment node
+// The app's life and the network (issue #45) over every mini-program host emulation, each with
+// its own onAppShow/onAppHide, onNetworkStatusChange and getNetworkType payloads, installed as its
+// global (the client finds them on the host whose request() it was given).
+import { describe, expect, test } from 'vitest';
+import { createClient } from '../../src/miniprogram.js';
+import { createHost, type HostKind } from '../helpers/hosts.js';
+import { appLifeSuite, eventually, heldProvider, hostLifeSuite, type LifeFactory } from './app-life.js';
+import { fakeServices } from './suite.js';
+
+const kinds: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
+
+/** A client on an emulated `kind` host, installed as its global as the runtime has it. */
+const onHost =
+  (kind: HostKind): LifeFactory =>
+  (options) => {
+    const host = createHost(kind);
+    (globalThis as Record<string, unknown>)[kind] = host;
+    const make = (o: typeof options) => createClient({ ...o, request: host.request });
+    return {
+      client: make(options),
+      add: make,
+      hide: host.hide,
+      show: host.show,
+      setNetwork: (isConnected) => host.setNetwork({ isConnected }),
+      sent: () => host.calls.length,
+      listeners: () => {
+        const { show, hide, network } = host.life.listeners();
+        return show + hide + network;
+      },
+      interrupt: host.interruptInFlight,
+    };
+  };
+
+for (const kind of kinds) {
+  appLifeSuite(`mini-program over ${kind}`, onHost(kind));
+  hostLifeSuite(`mini-program over ${kind}`, onHost(kind));
+}
+
+describe('hosts without the app-life functions behave as today', () => {
+  const start = fakeServices();
+
+  test('WeChat before 2.1.2 (no onAppShow, no onNetworkStatusChange): a GET failing offline is retried as before, then NetworkError', async () => {
+    const service = await start();
+    const host = createHost('wx', { noLifecycle: true });
+    (globalThis as Record<string, unknown>).wx = host;
+    const provider = heldProvider(service);
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider, request: host.request, retry: { delay: () => 1 } });
+    await client.get('/first');
+    host.setNetwork({ isConnected: false });
+    await expect(client.get('/offline')).rejects.toMatchObject({ code: 'NETWORK_ERROR', offline: false });
+    // One attempt and the two retries of the default policy, each failing on the dead network.
+    expect(host.calls).toHaveLength(4);
+    expect(host.life.listeners()).toEqual({ show: 0, hide: 0, network: 0 });
+  });
+
+  test('a request() that belongs to no installed host: no signals, no listeners', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    delete (globalThis as Record<string, unknown>).wx;
+    const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: host.request });
+    await client.get('/first');
+    expect(host.life.listeners()).toEqual({ show: 0, hide: 0, network: 0 });
+  });
+
+  test('a host whose lifecycle functions throw (a plugin) gives no signal and fails no call', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    const throwing = () => {
+      throw new Error('onAppShow:fail not supported in plugins');
+    };
+    Object.assign(host, { onAppShow: throwing, onAppHide: throwing, onNetworkStatusChange: throwing, getNetworkType: throwing });
+    (globalThis as Record<string, unknown>).wx = host;
+    const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: host.request });
+    await expect(client.get('/first')).resolves.toMatchObject({ path: '/first' });
+  });
+
+  test('getNetworkType answering "none" at the start: the first GET waits for the network', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    (globalThis as Record<string, unknown>).wx = host;
+    host.setNetwork({ isConnected: false });
+    const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: host.request });
+    const waits: unknown[] = [];
+    client.on('wait', (w) => void waits.push(w));
+    // The first call starts the client's listening; getNetworkType answers on a later turn, the
+    // host fails that first attempt offline, and the GET waits for the network instead of retrying.
+    const call = client.get('/first');
+    await eventually(() => waits.length === 1, 'the wait');
+    host.setNetwork({ isConnected: true });
+    await expect(call).resolves.toMatchObject({ path: '/first' });
+  });
+});

@@ -1,0 +1,244 @@
+/**
+ * The app's life and the network (issue #45) on the browser entry in real Chromium, built from
+ * the package by name as a user's bundler would:
+ * - offline through the browser itself (playwright's `context.setOffline`: navigator.onLine and
+ *   the online/offline events are the browser's own): nothing sent, the provider not asked, a GET
+ *   waits and goes once back online, a write fails at once with NetworkError (`offline: true`);
+ * - a real `visibilitychange` (the tab's window minimised and restored over the bare DevTools
+ *   protocol: playwright keeps its pages visible): the token that ended while the tab was hidden
+ *   is refreshed on show, before any call, and with crossTab one refresh serves every tab.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { launchPipeChromium, type PipeBrowser, type PipeTab } from '../helpers/cdp-pipe.js';
+import { hasChromium, listen, openBundledPage, serveBundledPage } from '../helpers/chromium.js';
+import { makeJwt } from '../helpers/fake-service.js';
+
+/** The service and the partner's token route on one server, CORS open; it records every call. */
+async function startApi() {
+  const hits: Array<{ path: string; token?: string }> = [];
+  const issued: string[] = [];
+  const held: ServerResponse[] = [];
+  // Seconds each token lives; ms the service's clock (its Date header, its tokens' iat) runs ahead:
+  // the time that passes while a tab is hidden passes for the service too.
+  const life = { ttl: 600, skew: 0 };
+  const api = await listen((req: IncomingMessage, res: ServerResponse) => {
+    const cors = {
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'authorization, content-type',
+      'access-control-expose-headers': 'Date, Retry-After',
+    };
+    if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+    res.setHeader('date', new Date(Date.now() + life.skew).toUTCString());
+    const path = req.url ?? '/';
+    if (path.startsWith('/token')) {
+      const iat = Math.floor((Date.now() + life.skew) / 1000);
+      const token = makeJwt({ sub: 'u1', iat, exp: iat + life.ttl, jti: issued.length + 1 });
+      issued.push(token);
+      return void res.writeHead(200, { 'content-type': 'text/plain', ...cors }).end(token);
+    }
+    const token = req.headers.authorization?.slice(7);
+    hits.push({ path, token });
+    // Held until the test lets it go (a call in flight when the network goes).
+    if (path.startsWith('/hold')) return void held.push(res.writeHead(200, { 'content-type': 'application/json', ...cors }));
+    res.writeHead(200, { 'content-type': 'application/json', ...cors }).end(JSON.stringify({ code: 0, data: { path } }));
+  });
+  return { ...api, hits, issued, held, life };
+}
+
+/**
+ * The page: the browser entry's createClient on window, and `make(api, options)`, which builds a
+ * client whose tokenProvider asks the token route, whose clock runs `window.skew` ms ahead, and
+ * which records its events in `window.seen`.
+ */
+const pageSource = `
+import { createClient } from 'channel-sdk';
+window.skew = 0;
+window.seen = [];
+window.make = (api, options = {}) => {
+  const client = createClient({
+    baseUrl: api,
+    tokenProvider: async () => (await (await fetch(api + '/token')).text()),
+    now: () => Date.now() + window.skew,
+    retry: { delay: () => 10 },
+    ...options,
+  });
+  for (const type of ['wait', 'app', 'network', 'token', 'retry']) client.on(type, (e) => window.seen.push([type, JSON.stringify(e)]));
+  return client;
+};
+`;
+
+describe.runIf(hasChromium)('the browser entry in Chromium: offline through the browser', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let browser: Awaited<ReturnType<typeof openBundledPage>>;
+
+  beforeAll(async () => {
+    api = await startApi();
+    browser = await openBundledPage(pageSource, 'make');
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    api?.server.closeAllConnections();
+    api?.server.close();
+  });
+
+  type Win = Window & {
+    make(api: string, o?: object): { get(p: string, o?: object): Promise<unknown>; post(p: string, o?: object): Promise<unknown> };
+    skew: number;
+    seen: string[][];
+    c: ReturnType<Win['make']>;
+    pending: Promise<unknown>;
+  };
+
+  test('offline: a GET waits (nothing sent, no provider call), goes once back online; a POST fails at once with offline: true', async () => {
+    const { page, context } = browser;
+    await page.evaluate(async (base) => {
+      const w = window as unknown as Win;
+      w.c = w.make(base);
+      await w.c.get('/first');
+    }, api.url);
+    expect(api.issued).toHaveLength(1);
+    await context.setOffline(true);
+    const before = api.hits.length;
+    // The token ends too: still, nobody is asked offline.
+    await page.evaluate(() => {
+      const w = window as unknown as Win;
+      w.skew = 601_000;
+      w.pending = w.c.get('/offline');
+    });
+    const post = await page.evaluate(async () => {
+      const w = window as unknown as Win;
+      try {
+        await w.c.post('/write', { json: { a: 1 } });
+        return 'resolved';
+      } catch (e) {
+        const error = e as { name: string; offline: boolean; message: string };
+        return { name: error.name, offline: error.offline, message: error.message };
+      }
+    });
+    expect(post).toMatchObject({ name: 'NetworkError', offline: true, message: expect.stringContaining('offline') });
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type]) => type === 'wait'));
+    expect(api.hits.length).toBe(before);
+    expect(api.issued).toHaveLength(1);
+    await context.setOffline(false);
+    expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/offline' });
+    // Back online: one provider call for the ended token, then the GET, once.
+    expect(api.issued).toHaveLength(2);
+    expect(api.hits.filter((h) => h.path === '/offline')).toEqual([{ path: '/offline', token: api.issued[1] }]);
+    const seen = await page.evaluate(() => (window as unknown as Win).seen.map(([type, payload]) => type + ' ' + payload));
+    expect(seen).toEqual(expect.arrayContaining(['network {"online":false}', 'network {"online":true}']));
+  });
+
+  test('a GET in flight when the browser goes offline is sent again once it is back, and resolves', async () => {
+    const { page, context } = browser;
+    await page.evaluate(() => {
+      const w = window as unknown as Win;
+      w.skew = 0;
+      w.seen.length = 0;
+      // The browser does not fail a request in flight when it goes offline: its timeout does.
+      w.pending = w.c.get('/hold', { timeout: 500 });
+    });
+    await expect.poll(() => api.held.length).toBe(1);
+    await context.setOffline(true);
+    // The attempt times out offline: the client does not retry it, it waits for the network.
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type]) => type === 'wait'));
+    const retries = await page.evaluate(() => (window as unknown as Win).seen.filter(([type]) => type === 'retry').map(([, e]) => JSON.parse(e).reason));
+    expect(retries).toEqual(['offline']);
+    api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: 'late' } })));
+    await context.setOffline(false);
+    await expect.poll(() => api.held.length).toBe(1);
+    api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: '/hold' } })));
+    expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/hold' });
+  });
+});
+
+describe.runIf(hasChromium)('the browser entry in Chromium: a real visibilitychange', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let site: Awaited<ReturnType<typeof listen>>;
+  let chromium: PipeBrowser;
+
+  beforeAll(async () => {
+    api = await startApi();
+    site = await serveBundledPage(pageSource);
+    chromium = await launchPipeChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    api?.server.closeAllConnections();
+    api?.server.close();
+    site?.server.close();
+  });
+
+  /**
+   * A tab of the page whose client (`window.c`) made its first call; `crossTab`: with { key: 'u1' },
+   * and `joins`: a tab opened after another, whose client first takes the token that one holds.
+   */
+  async function tab(crossTab: boolean, joins = false): Promise<PipeTab> {
+    const t = await chromium.open(site.url);
+    await until(t, 'typeof window.make === "function"');
+    await t.evaluate(`(window.c = window.make(${JSON.stringify(api.url)}, ${crossTab ? "{ crossTab: { key: 'u1' } }" : '{}'}), true)`);
+    if (joins) await until(t, 'window.seen.some(([type]) => type === "token")');
+    await t.evaluate(`window.c.get('/first').then(() => true)`);
+    return t;
+  }
+
+  /** Polls `expression` in the tab until it is true. */
+  async function until(t: PipeTab, expression: string): Promise<void> {
+    for (let i = 0; i < 400; i++) {
+      if (await t.evaluate<boolean>(expression)) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('never true in the page: ' + expression);
+  }
+
+  test('the token that ended while the tab was hidden is refreshed on the visibilitychange, before any call', async () => {
+    api.issued.length = 0;
+    Object.assign(api.life, { ttl: 600, skew: 0 });
+    const t = await tab(false);
+    expect(api.issued).toHaveLength(1);
+    await t.setHidden(true);
+    await until(t, 'document.visibilityState === "hidden"');
+    // 601 s pass while the tab is hidden.
+    await t.evaluate('window.skew = 601000');
+    api.life.skew = 601_000;
+    await t.setHidden(false);
+    await until(t, 'document.visibilityState === "visible"');
+    // Refreshed on show, with no call made.
+    await until(t, 'window.seen.some(([type, e]) => type === "token" && JSON.parse(e).reason === "expired")');
+    expect(api.issued).toHaveLength(2);
+    const app = await t.evaluate<string[]>('window.seen.filter(([type]) => type === "app").map(([, e]) => e)');
+    expect(app).toEqual(['{"visible":false}', '{"visible":true}']);
+    const before = api.hits.length;
+    await t.evaluate('window.c.get("/after-show").then(() => true)');
+    expect(api.issued).toHaveLength(2);
+    expect(api.hits.slice(before)).toEqual([{ path: '/after-show', token: api.issued[1] }]);
+  });
+
+  test('crossTab with the pre-warm: two tabs shown again make one provider call between them', async () => {
+    api.issued.length = 0;
+    // Tabs share the device's clock, and refuse an announcement from more than a minute ahead of
+    // theirs: the tokens live 50 s, and both clocks move 55 s.
+    Object.assign(api.life, { ttl: 50, skew: 0 });
+    const [a, b] = [await tab(true), await tab(true, true)];
+    // One token for both tabs.
+    expect(api.issued).toHaveLength(1);
+    await Promise.all([a.setHidden(true), b.setHidden(true)]);
+    await until(a, 'document.visibilityState === "hidden"');
+    await until(b, 'document.visibilityState === "hidden"');
+    await Promise.all([a.evaluate('window.skew = 55000'), b.evaluate('window.skew = 55000')]);
+    api.life.skew = 55_000;
+    await Promise.all([a.setHidden(false), b.setHidden(false)]);
+    await until(a, 'window.seen.some(([type, e]) => type === "token" && JSON.parse(e).version > 1)');
+    await until(b, 'window.seen.some(([type, e]) => type === "token" && JSON.parse(e).version > 1)');
+    expect(api.issued).toHaveLength(2);
+    const reasons = async (t: PipeTab) => t.evaluate<string[]>('window.seen.filter(([type]) => type === "token").map(([, e]) => JSON.parse(e).reason)');
+    // One tab asked (the token had ended), the other took its token.
+    expect([...(await reasons(a)), ...(await reasons(b))].toSorted()).toEqual(['expired', 'initial', 'shared', 'shared']);
+    const before = api.hits.length;
+    await Promise.all([a.evaluate('window.c.get("/a").then(() => true)'), b.evaluate('window.c.get("/b").then(() => true)')]);
+    expect(api.issued).toHaveLength(2);
+    expect(api.hits.slice(before).map((h) => h.token)).toEqual([api.issued[1], api.issued[1]]);
+  });
+});
