@@ -100,7 +100,16 @@ export function inboxSettings(options: RedisInboxOptions | undefined) {
   const tag = prefix.includes('{') ? prefix + 'inbox' : '{' + prefix + 'inbox}';
   return {
     tag,
-    keys: { stream: tag + ':stream', dead: tag + ':dead', retry: tag + ':retry', parked: tag + ':parked', push: (key: string) => tag + ':push:' + key },
+    keys: {
+      stream: tag + ':stream',
+      dead: tag + ':dead',
+      retry: tag + ':retry',
+      parked: tag + ':parked',
+      age: tag + ':age',
+      workers: tag + ':workers',
+      paused: tag + ':paused',
+      push: (key: string) => tag + ':push:' + key,
+    },
     maxAttempts: whole(what, 'maxAttempts', o.maxAttempts, 10, 1, 1000, '10'),
     leaseMs,
     callbackTimeoutMs: whole(what, 'callbackTimeoutMs', o.callbackTimeoutMs, 60_000, 1, MAX_DELAY, '60000'),

@@ -54,6 +54,32 @@ describe.runIf(hasRedis)('the inbox when Redis misbehaves', () => {
       expect(runs).toEqual(['SO-frozen']);
     });
 
+    test('Redis stalled just past timeoutMs during a read: the pushes that read took run at once, not a lease later, and count no attempt (maxAttempts 1: no dead letter)', async () => {
+      const { redis, client } = await setUp(kind);
+      // The default lease: the pushes a lost read took would wait 30 s.
+      const inbox = createRedisInbox(client.client, { pollMs: 10, timeoutMs: 500, maxAttempts: 1, prefix: 'stall:' });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const orders = ['SO-stall-1', 'SO-stall-2', 'SO-stall-3', 'SO-stall-4'];
+      for (const order of orders) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      const runs: string[] = [];
+      const stages: string[] = [];
+      redis.pause();
+      // The worker's first read waits on the frozen Redis, past timeoutMs; Redis runs it once thawed.
+      const worker = inbox.process({
+        concurrency: 4,
+        onError: (_error, info) => void stages.push(info.stage),
+        onLogisticsUpdated: ({ logistics }, { attempt }) => void runs.push(logistics.order_no + '#' + attempt),
+      });
+      cleanup.push(() => worker.close());
+      await sleep(800);
+      redis.resume();
+      await until(() => runs.length === 4, 'the four pushes to run', 5000);
+      expect(runs.toSorted()).toEqual(orders.map((order) => order + '#1'));
+      expect(stages).toContain('redis');
+      expect(stages).not.toContain('dead-letter');
+      expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, deadLetters: 0 });
+    });
+
     test('Redis stopped: 503 at once, never 2xx; once it is back the redelivery is stored and runs; a worker waits it out', async () => {
       const { redis, client } = await setUp(kind, true);
       const inbox = createRedisInbox(client.client, { ...fast, prefix: 'stopped:' });
