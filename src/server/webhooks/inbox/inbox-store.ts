@@ -7,6 +7,7 @@ import type { InboxSettings } from './inbox-options.js';
 import { APPEND, DONE, FAIL, HEARTBEAT, LOST_BODY, READ, RELEASE, RENEW } from './inbox-scripts.js';
 import { DEAD_LETTERS, DISCARD, PAUSE, REPLAY, STATS } from './inbox-admin-scripts.js';
 import { fullRedis, memoryOf } from './inbox-memory.js';
+import { holdBody } from './held-bodies.js';
 
 /**
  * A push a worker took: run it (`go`); older than its order's newest and skipped (`stale`); or
@@ -50,9 +51,14 @@ export type InboxStore = ReturnType<typeof inboxStore>;
 export function inboxStore(commands: Commands, settings: InboxSettings) {
   const { tag, keys, ttlSeconds, leaseMs, timeoutMs } = settings;
   const ttl = String(ttlSeconds);
-  const call = (script: string, scriptKeys: string[], args: Array<string | Uint8Array>, what: string) =>
+  // `sent` learns of the command itself, which may outlive the timeout.
+  const call = (script: string, scriptKeys: string[], args: Array<string | Uint8Array>, what: string, sent?: (command: Promise<unknown>) => void) =>
     bounded(
-      () => commands.scriptKeys(script, scriptKeys, args),
+      () => {
+        const command = commands.scriptKeys(script, scriptKeys, args);
+        sent?.(command);
+        return command;
+      },
       timeoutMs,
       () => new Error('Redis did not answer the inbox ' + what + ' within ' + timeoutMs + ' ms'),
     );
@@ -61,7 +67,9 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
     async append(push: InboxPush): Promise<'stored' | 'duplicate'> {
       const args = [push.key, bodyBytes(push), push.orderNo ?? '', push.snapshotAt === undefined ? '' : String(push.snapshotAt), String(push.receivedAt), ttl];
       try {
-        return num(await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append')) === 1 ? 'stored' : 'duplicate';
+        // The client holds the body until Redis answers, past the timeout too: the handler counts it until then.
+        const stored = await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append', (command) => holdBody(push, command));
+        return num(stored) === 1 ? 'stored' : 'duplicate';
       } catch (error) {
         throw fullRedis(error);
       }

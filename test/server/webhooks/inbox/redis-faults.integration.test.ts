@@ -4,8 +4,10 @@
  * acknowledged only once it is stored, answers stay inside the service's 8-second window, and
  * nothing wedges.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createRedisInbox, createWebhookHandler, type InboxErrorInfo, type WebhookInbox } from '../../../../src/server-node.js';
+import { createRedisInbox, createWebhookHandler, signWebhookBody, toNodeHandler, type InboxErrorInfo, type WebhookInbox } from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
 import { clientKinds, type ConnectedClient } from '../../redis/clients.js';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
@@ -78,6 +80,48 @@ describe.runIf(hasRedis)('the inbox when Redis misbehaves', () => {
       expect(stages).toContain('redis');
       expect(stages).not.toContain('dead-letter');
       expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, deadLetters: 0 });
+    });
+
+    test('Redis frozen while pushes keep coming: the bodies the Redis client holds (appends Redis has not answered) count against maxBufferedBytes, so no more than it is ever held; once Redis thaws pushes are stored again', async () => {
+      const { redis, client } = await setUp(kind);
+      // The bodies the Redis client holds: sent in a command Redis has not answered (ioredis and
+      // node-redis keep each command, its arguments with it, until its reply).
+      let outstanding = 0;
+      let peak = 0;
+      const io = client.client as unknown as { eval(...args: unknown[]): Promise<unknown> };
+      const send = io.eval.bind(io);
+      io.eval = (...args) => {
+        // ioredis: eval(script, n, ...keys, ...args); node-redis: eval(script, { keys, arguments }).
+        const flat = args.flatMap((arg) => ((arg as { arguments?: unknown[] } | null)?.arguments ?? [arg]) as unknown[]);
+        const bytes = flat.reduce<number>((sum, arg) => sum + (arg instanceof Uint8Array ? arg.byteLength : 0), 0);
+        peak = Math.max(peak, (outstanding += bytes));
+        return send(...args).finally(() => (outstanding -= bytes));
+      };
+      const inbox = createRedisInbox(client.client, { ...fast, prefix: 'pinned:' });
+      const budget = 4 * 1024 * 1024;
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, inboxTimeoutMs: 200, maxBufferedBytes: budget, onError: () => {} });
+      const server = createServer(toNodeHandler(handler));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanup.push(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+      const url = 'http://127.0.0.1:' + (server.address() as AddressInfo).port + '/webhooks';
+      const push = async (order: string, bytes: number) => {
+        const body = bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00', ' ' + 'x'.repeat(bytes)));
+        const headers = { 'content-type': 'application/json', 'x-channel-webhook-signature': await signWebhookBody(body, webhookSecret) };
+        return (await fetch(url, { method: 'POST', body, headers }).catch(() => undefined))?.status;
+      };
+      redis.pause();
+      const statuses: Array<number | undefined> = [];
+      const started = Date.now();
+      for (let round = 0; Date.now() - started < 3000; round++)
+        statuses.push(...(await Promise.all(Array.from({ length: 6 }, (_, i) => push('SO-pinned-' + round + '-' + i, 512 * 1024)))));
+      // Far more than the budget was sent, none of it acknowledged...
+      expect(statuses.length * 512 * 1024).toBeGreaterThan(3 * budget);
+      expect(statuses.filter((status) => status !== undefined && status < 300)).toEqual([]);
+      // ...and never more than the budget held.
+      expect(peak).toBeLessThanOrEqual(budget);
+      redis.resume();
+      await until(() => outstanding === 0, 'Redis to answer the appends it held');
+      expect(await push('SO-after-thaw', 1000)).toBe(202);
     });
 
     test('Redis stopped: 503 at once, never 2xx; once it is back the redelivery is stored and runs; a worker waits it out', async () => {
