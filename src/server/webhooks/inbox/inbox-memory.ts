@@ -11,7 +11,8 @@ export function memoryOf(info: string): InboxMemory | undefined {
   return { usedBytes: Number(used), maxBytes: Number(field('maxmemory') ?? 0), policy };
 }
 
-const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1) + ' MiB';
+/** Bytes as MiB with one decimal. */
+export const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1) + ' MiB';
 
 /** Above this share of maxmemory a worker warns: past maxmemory the handler answers 503. */
 export const FULL_WARNING = 0.9;
