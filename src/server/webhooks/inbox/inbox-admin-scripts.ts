@@ -5,7 +5,8 @@ import { PRELUDE } from './inbox-scripts.js';
 /**
  * KEYS stream, retry, dead, age, workers; ARGV group, tag, workerWindowMs. { length, held,
  * retrying, dead, the first entry's id, the oldest age, now, workers seen within the window,
- * paused (0/1), INFO memory ('' when Redis refuses INFO) }.
+ * paused (0/1), INFO memory ('' when Redis refuses INFO) }. An age whose push was processed or
+ * put aside by a worker of an earlier version (which knows no age set) is dropped on the way.
  */
 export const STATS =
   PRELUDE +
@@ -13,7 +14,13 @@ export const STATS =
   "if type(p) == 'table' and not p.err then held = p[1] end " +
   'local at = now() ' +
   "local first = redis.call('xrange', KEYS[1], '-', '+', 'count', 1) " +
-  "local aged = redis.call('zrange', KEYS[4], 0, 0, 'withscores') " +
+  'local aged = {} ' +
+  'for i = 1, 100 do ' +
+  "  aged = redis.call('zrange', KEYS[4], 0, 0, 'withscores') " +
+  "  local mark = aged[1] and redis.call('get', ARGV[2] .. ':push:' .. aged[1]) " +
+  "  if mark ~= 'd' and mark ~= 'x' then break end " +
+  "  redis.call('zrem', KEYS[4], aged[1]) aged = {} " +
+  'end ' +
   "local info = redis.pcall('info', 'memory') if type(info) ~= 'string' then info = '' end " +
   "return { redis.call('xlen', KEYS[1]), held, redis.call('zcard', KEYS[2]), redis.call('xlen', KEYS[3]), " +
   "  first[1] and first[1][1] or '', aged[2] or '', tostring(at), redis.call('zcount', KEYS[5], at - tonumber(ARGV[3]), '+inf'), " +

@@ -6,14 +6,14 @@
 //   T:stream           the Redis Stream of pushes; consumer group "workers". Fields: k (dedupKey),
 //                      b (body), o (order_no or ''), t (snapshot time ms or ''), at (received ms),
 //                      n (failed attempts before this entry)
-//   T:retry, T:parked  pushes waiting for their next attempt: ZSET "<dedupKey> <order>" -> due ms,
-//                      HASH dedupKey -> fields (a member without " <order>" is read as the key alone)
+//   T:retry, T:parked  pushes waiting for their next attempt: ZSET dedupKey -> due ms, HASH dedupKey -> fields
 //   T:age              pushes taken out of the stream's order (retried, parked, replayed) until their
 //                      outcome: ZSET dedupKey -> received ms, for stats().oldestMs
 //   T:dead             dead letters: a stream, fields as above plus err and failed ('' b: Redis lost the body)
 //   T:workers          ZSET consumer -> the last time that worker was seen (every few seconds)
 //   T:paused           present while inbox.pause() holds every worker
-//   T:push:<k>         q queued (or running), d processed (EX ttl), x dead letter
+//   T:push:<k>         q queued (or running; q:<order> once parked, so that a push whose fields
+//                      Redis evicted can still be named), d processed (EX ttl), x dead letter
 //   T:order:<o>        the entry id running a push of order o (PX lease): one at a time per order
 //   T:latest:<o>       snapshot time of the newest push of order o processed (EX ttl)
 //
@@ -30,9 +30,11 @@ export const PRELUDE =
   "local function now() local t = redis.call('time') return t[1] * 1000 + math.floor(t[2] / 1000) end " +
   "local function unlock(T, o, id) if o ~= '' then local ok = T .. ':order:' .. o if redis.call('get', ok) == id then redis.call('del', ok) end end end " +
   "local function mine(S, g, c, id) local p = redis.pcall('xpending', S, g, id, id, 1) return type(p) == 'table' and not p.err and p[1] ~= nil and p[1][2] == c end " +
-  // Parks a push for its next attempt at `due`: its fields in P, its schedule in R, its age in A.
-  "local function park(R, P, A, k, b, o, t, at, n, due) redis.call('hset', P, k, cjson.encode({ b = b, o = o, t = t, at = at, n = n })) " +
-  "  redis.call('zadd', R, due, k .. ' ' .. o) redis.call('zadd', A, 'nx', tonumber(at) or due, k) end ";
+  // Parks a push for its next attempt at `due`: its fields in P, its schedule in R, its age in A, its
+  // order in its mark (the formats of R and P stay those of earlier versions: workers of both run at once in a deploy).
+  "local function park(T, R, P, A, k, b, o, t, at, n, due) redis.call('hset', P, k, cjson.encode({ b = b, o = o, t = t, at = at, n = n })) " +
+  "  redis.call('zadd', R, due, k) redis.call('zadd', A, 'nx', tonumber(at) or due, k) " +
+  "  if o ~= '' then redis.call('set', T .. ':push:' .. k, 'q:' .. o, 'xx', 'keepttl') end end ";
 
 /** KEYS stream, push:<k>; ARGV k, body, order, t, at, ttl. 1 stored, 0 already there. */
 export const APPEND =
@@ -63,16 +65,15 @@ export const READ =
   '  return { 0, ARGV[8], 1 } ' +
   'end ' +
   'local out = { 0, ARGV[8], 0 } ' +
-  "for _, m in ipairs(redis.call('zrangebyscore', R, '-inf', at, 'limit', 0, 100)) do " +
-  "  local sp = string.find(m, ' ', 1, true) " +
-  '  local k, o = sp and string.sub(m, 1, sp - 1) or m, sp and string.sub(m, sp + 1) or nil ' +
+  "for _, k in ipairs(redis.call('zrangebyscore', R, '-inf', at, 'limit', 0, 100)) do " +
   "  local data = redis.call('hget', P, k) " +
-  "  redis.call('zrem', R, m) redis.call('hdel', P, k) " +
+  "  redis.call('zrem', R, k) redis.call('hdel', P, k) " +
   "  if data then local f = cjson.decode(data) redis.call('xadd', S, '*', 'k', k, 'b', f.b, 'o', f.o, 't', f.t, 'at', f.at, 'n', f.n) " +
   '  else ' +
-  "    local id = redis.call('xadd', D, '*', 'k', k, 'b', '', 'o', o or '', 't', '', 'at', '', 'n', '0', 'err', ARGV[10], 'failed', at) " +
+  "    local mark = redis.call('get', T .. ':push:' .. k) local o = mark and string.match(mark, '^q:(.*)$') or '' " +
+  "    local id = redis.call('xadd', D, '*', 'k', k, 'b', '', 'o', o, 't', '', 'at', '', 'n', '0', 'err', ARGV[10], 'failed', at) " +
   "    redis.call('set', T .. ':push:' .. k, 'x') redis.call('zrem', A, k) " +
-  "    out[#out + 1] = { id, 'lost', k, o or '', '', '', '0', '' } " +
+  "    out[#out + 1] = { id, 'lost', k, o, '', '', '0', '' } " +
   '  end ' +
   'end ' +
   "local claimed = redis.pcall('xautoclaim', S, g, c, lease, ARGV[8], 'count', count) " +
@@ -86,9 +87,8 @@ export const READ =
   "if ARGV[9] == '1' then redis.call('zadd', W, at, c) redis.call('zremrangebyscore', W, '-inf', at - 86400000) end " +
   // Parked pushes whose schedule Redis lost (evicted) are due now. Reading P, D and A here also keeps
   // them recently used, so that an LRU or LFU policy evicts other keys first.
-  "if redis.call('hlen', P) > redis.call('zcard', R) then local h = redis.call('hgetall', P) " +
-  "  for j = 1, #h, 2 do local m = h[j] .. ' ' .. cjson.decode(h[j + 1]).o " +
-  "    if not redis.call('zscore', R, m) and not redis.call('zscore', R, h[j]) then redis.call('zadd', R, at, m) end end " +
+  "if redis.call('hlen', P) > redis.call('zcard', R) then " +
+  "  for _, k in ipairs(redis.call('hkeys', P)) do if not redis.call('zscore', R, k) then redis.call('zadd', R, at, k) end end " +
   'end ' +
   "redis.call('xlen', D) redis.call('zcard', A) " +
   'local entries = {} ' +
@@ -113,7 +113,7 @@ export const READ =
   '  end ' +
   "  if status == 'busy' then " +
   "    redis.call('xack', S, g, id) redis.call('xdel', S, id) " +
-  '    park(R, P, A, f.k, f.b, f.o, f.t, f.at, tostring(attempt - 1), at + busy) ' +
+  '    park(T, R, P, A, f.k, f.b, f.o, f.t, f.at, tostring(attempt - 1), at + busy) ' +
   "  elseif status == 'stale' then " +
   "    redis.call('xack', S, g, id) redis.call('xdel', S, id) redis.call('set', T .. ':push:' .. f.k, 'd', 'ex', ttl) redis.call('zrem', A, f.k) " +
   "    out[#out + 1] = { id, 'stale', f.k, f.o, f.t, f.at, tostring(attempt), '' } " +
@@ -183,7 +183,7 @@ export const FAIL =
   "  redis.call('set', T .. ':push:' .. f.k, 'x') redis.call('zrem', A, f.k) " +
   '  return { 1, dead } ' +
   'end ' +
-  'park(R, P, A, f.k, f.b, f.o, f.t, f.at, attempt, now() + delay) ' +
+  'park(T, R, P, A, f.k, f.b, f.o, f.t, f.at, attempt, now() + delay) ' +
   "return { 1, '' }";
 
 /**

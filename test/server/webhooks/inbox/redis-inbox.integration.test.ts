@@ -143,6 +143,23 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0 });
   });
 
+  test('stats() during a deploy beside workers of the earlier version (which know no age set): an age whose push such a worker processed or put aside is dropped, not counted forever', async () => {
+    const client = await connect();
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix });
+    const tag = '{' + prefix + 'inbox}';
+    const raw = client.client as unknown as { zadd(...a: Array<string | number>): Promise<unknown>; set(...a: string[]): Promise<unknown> };
+    const hour = Date.now() - 3_600_000;
+    // Parked by a new worker, then processed (d) or dead-lettered (x) by an earlier one; one still queued (q:<order>).
+    await raw.zadd(tag + ':age', hour, 'k-done', hour + 1, 'k-dead', hour + 2, 'k-waiting');
+    await raw.set(tag + ':push:k-done', 'd');
+    await raw.set(tag + ':push:k-dead', 'x');
+    await raw.set(tag + ':push:k-waiting', 'q:SO-1');
+    expect((await inbox.stats()).oldestMs).toBeGreaterThanOrEqual(3_599_000);
+    await raw.set(tag + ':push:k-waiting', 'd');
+    expect((await inbox.stats()).oldestMs).toBe(0);
+  });
+
   test('replay({ since }) puts back the dead letters put aside since then; the id the dead-letter report names is what replay(id) takes', async () => {
     const client = await connect();
     const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 1 });
