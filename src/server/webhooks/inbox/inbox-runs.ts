@@ -37,6 +37,9 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
   const { onLogisticsUpdated, onEvent } = callbacks;
   const { leaseMs, callbackTimeoutMs, maxAttempts, retryDelayMs } = settings;
   const running = new Map<string, Run>();
+  // Runs over whose outcome could not be stored (Redis failing): they ran, so they are not freed
+  // as untouched; they wait for their lease (and count an attempt). By entry id, when it ended.
+  const unstored = new Map<string, number>();
 
   const renewer = setInterval(() => void renewAll(), Math.max(10, Math.floor(leaseMs / 3)));
   (renewer as { unref?: () => void }).unref?.();
@@ -75,6 +78,7 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
         return await write();
       } catch (error) {
         if (Date.now() + wait >= until) {
+          unstored.set(entry.id, Date.now());
           report(new Error('could not store that the push ' + what + ' (' + messageOf(error) + '); it runs again once its lease lapses'), {
             stage: 'redis',
             level: 'error',
@@ -187,6 +191,11 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
   return {
     running,
     start,
+    /** The entries this worker must keep holding: those running, and recent runs whose outcome could not be stored. */
+    kept(): string[] {
+      for (const [id, at] of unstored) if (Date.now() - at > 2 * leaseMs) unstored.delete(id);
+      return [...running.keys(), ...unstored.keys()];
+    },
     /** Every run settled (their outcomes stored or given up on), then renewals stop. */
     async drain(): Promise<void> {
       await Promise.all([...running.values()].map((run) => run.settled));

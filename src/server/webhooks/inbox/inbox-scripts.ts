@@ -187,20 +187,21 @@ export const FAIL =
   "return { 1, '' }";
 
 /**
- * KEYS stream, workers; ARGV group, consumer, leaseMs, then the ids this worker runs. Makes every
- * other push this consumer holds (taken by a read whose answer never came: Redis stalled past
- * timeoutMs, the connection dropped) free for any worker's next read, without counting an attempt.
- * With no id given (the worker closes), it is no longer counted in stats().workers, and it leaves
- * the group when it holds nothing. Answers how many were freed.
+ * KEYS stream, workers; ARGV group, consumer, leaseMs, leaving ('1' when the worker closes), then
+ * the ids to keep. Makes every other push this consumer holds (taken by a read whose answer never
+ * came: Redis stalled past timeoutMs, the connection dropped) free for any worker's next read,
+ * without counting an attempt. Kept: those running, and those whose run ended but whose outcome
+ * could not be stored (they ran: they wait for their lease, and count). A worker that closes is no
+ * longer counted in stats().workers, and leaves the group when it holds nothing. How many were freed.
  */
 export const RELEASE =
   'local S, g, c, lease = KEYS[1], ARGV[1], ARGV[2], ARGV[3] ' +
-  'local running = {} for i = 4, #ARGV do running[ARGV[i]] = true end ' +
-  "if #ARGV == 3 then redis.call('zrem', KEYS[2], c) end " +
+  'local keep = {} for i = 5, #ARGV do keep[ARGV[i]] = true end ' +
+  "if ARGV[4] == '1' then redis.call('zrem', KEYS[2], c) end " +
   "local p = redis.pcall('xpending', S, g, '-', '+', 1000, c) " +
   "if type(p) ~= 'table' or p.err then return 0 end " +
   'local freed = 0 ' +
-  'for _, e in ipairs(p) do if not running[e[1]] then ' +
+  'for _, e in ipairs(p) do if not keep[e[1]] then ' +
   "  redis.call('xclaim', S, g, c, 0, e[1], 'idle', lease, 'retrycount', math.max(0, e[4] - 1), 'justid') freed = freed + 1 end end " +
-  "if #ARGV == 3 and #p == 0 then redis.call('xgroup', 'delconsumer', S, g, c) end " +
+  "if ARGV[4] == '1' and #p == 0 then redis.call('xgroup', 'delconsumer', S, g, c) end " +
   'return freed';

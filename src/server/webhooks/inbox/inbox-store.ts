@@ -117,16 +117,12 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
     },
 
     /**
-     * Frees what this consumer holds beyond `running` (a read whose answer was lost took it) for
-     * the next read, without counting an attempt. How many.
+     * Frees what this consumer holds beyond `keep` (a read whose answer was lost took it) for the
+     * next read, without counting an attempt; `leaving`: the worker closes. How many were freed.
      */
-    async release(consumer: string, running: string[]): Promise<number> {
-      return num(await call(RELEASE, [keys.stream, keys.workers], [GROUP, consumer, String(leaseMs), ...running], 'release'));
-    },
-
-    /** The worker closes: what it still holds is freed, it is no longer counted, and it leaves the group when it holds nothing. */
-    async leave(consumer: string): Promise<void> {
-      await call(RELEASE, [keys.stream, keys.workers], [GROUP, consumer, String(leaseMs)], 'consumer removal');
+    async release(consumer: string, keep: string[], leaving = false): Promise<number> {
+      const args = [GROUP, consumer, String(leaseMs), leaving ? '1' : '0', ...keep];
+      return num(await call(RELEASE, [keys.stream, keys.workers], args, leaving ? 'consumer removal' : 'release'));
     },
 
     async stats(): Promise<InboxStats> {

@@ -77,7 +77,7 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
       }
       if (release) {
         try {
-          await store.release(consumer, [...running.keys()]);
+          await store.release(consumer, runs.kept());
           release = false;
           cursor = '0-0';
         } catch (error) {
@@ -163,7 +163,7 @@ export function startWorker(store: InboxStore, settings: InboxSettings, options:
         wake();
         await loop;
         await runs.drain();
-        await store.leave(consumer).catch(() => {});
+        await store.release(consumer, runs.kept(), true).catch(() => {});
       })();
       return closed;
     },

@@ -82,6 +82,26 @@ describe.runIf(hasRedis)('the inbox when Redis misbehaves', () => {
       expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, deadLetters: 0 });
     });
 
+    test('a worker closed while its read waits on a stalled Redis frees what that read took: another worker runs them at once, attempt 1', async () => {
+      const { redis, client } = await setUp(kind);
+      const inbox = createRedisInbox(client.client, { pollMs: 10, timeoutMs: 500, maxAttempts: 1, prefix: 'stall-close:' });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const orders = ['SO-stall-close-1', 'SO-stall-close-2', 'SO-stall-close-3'];
+      for (const order of orders) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      redis.pause();
+      const first = inbox.process({ concurrency: 4, onError: () => {}, onLogisticsUpdated: () => {} });
+      await sleep(100);
+      const closed = first.close();
+      await sleep(500);
+      redis.resume();
+      await closed;
+      const runs: string[] = [];
+      const second = inbox.process({ concurrency: 4, onLogisticsUpdated: ({ logistics }, { attempt }) => void runs.push(logistics.order_no + '#' + attempt) });
+      cleanup.push(() => second.close());
+      await until(() => runs.length === 3, 'the three pushes to run', 5000);
+      expect(runs.toSorted()).toEqual(orders.map((order) => order + '#1'));
+    });
+
     test('Redis frozen while pushes keep coming: the bodies the Redis client holds (appends Redis has not answered) count against maxBufferedBytes, so no more than it is ever held; once Redis thaws pushes are stored again', async () => {
       const { redis, client } = await setUp(kind);
       // The bodies the Redis client holds: sent in a command Redis has not answered (ioredis and
