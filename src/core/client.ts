@@ -10,7 +10,6 @@ import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
 import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
-import { createClientTelemetry } from './telemetry-client.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
@@ -82,7 +81,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     live.clear();
   }
 
-  const telemetry = createClientTelemetry(config.telemetry, redact.text, platform.scope);
+  const telemetry = config.telemetry && config.telemetry.attach({ redact: redact.text, scope: platform.scope });
   const tokens = createTokenManager({
     telemetry,
     provider: config.tokenProvider,

@@ -216,7 +216,9 @@ export function promisesSuite(name: string, createClient: ClientFactory): void {
         controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
         // 12: past Node's warning threshold of 10 listeners, and past WeChat's 10 requests at once.
         const pending = Array.from({ length: 12 }, (_, i) => client.get('/x/' + i, { signal: controller.signal }));
-        await server.until(10);
+        // 9 reach the server on every transport: a mini-program host keeps one of its 10 slots for the
+        // tokenProvider's own request (waiting for a 10th held this test for the attempts' 10-s timeout).
+        await server.until(9);
         expect(listeners).toBe(1);
         controller.abort();
         const results = await Promise.allSettled(pending);

@@ -10,8 +10,11 @@ import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
 import { createDeadlines } from '../../src/transports/fetch-native.js';
+import { sized, wallClock } from '../helpers/tier.js';
 
 const start = fakeServices();
+// The storm's calls: full-size in the integration tier, which runs this file again (test/helpers/tier.ts).
+const STORM = sized(200, 40);
 
 function clientOf(service: FakeService, extra: Partial<ClientOptions> = {}) {
   const provider = providerFor(service);
@@ -95,7 +98,7 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(service.hits).toHaveLength(0);
   });
 
-  test('one forced refresh for a storm of 200 (GET, POST bodies, Requests) on an expired token; every body intact', async () => {
+  test(`one forced refresh for a storm of ${STORM} (GET, POST bodies, Requests) on an expired token; every body intact`, async () => {
     const service = await start();
     const provider = providerFor(service, 5);
     const client = createClient({ baseUrl: service.url, tokenProvider: provider });
@@ -103,19 +106,19 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     service.expireAll();
     service.hits.length = 0;
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => {
+      Array.from({ length: STORM }, (_, i) => {
         const body = JSON.stringify({ i, pad: 'x'.repeat(i) });
         if (i % 3 === 0) return client.fetch('/g/' + i);
         if (i % 3 === 1) return client.fetch('/p/' + i, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
         return client.fetch(new Request(service.url + '/r/' + i, { method: 'POST', body, headers: { 'content-type': 'application/json' } }));
       }),
     );
-    expect(results.map((r) => r.status)).toEqual(Array(200).fill(200));
+    expect(results.map((r) => r.status)).toEqual(Array(STORM).fill(200));
     expect(provider.forced()).toBe(1);
     const bodies = await Promise.all(results.map(async (r) => ((await r.json()) as { data: { body: string } }).data.body));
     expect(bodies.map((body, i) => (i % 3 ? JSON.parse(body) : body))).toEqual(bodies.map((_, i) => (i % 3 ? { i, pad: 'x'.repeat(i) } : '')));
-    // Exactly one replay each: 200 first attempts (401) and 200 replays.
-    expect(service.hits).toHaveLength(400);
+    // Exactly one replay each: the first attempts (401) and their replays.
+    expect(service.hits).toHaveLength(2 * STORM);
   });
 
   test('a stream body is read once, inside the call, and sent again by the replay', async () => {
@@ -231,28 +234,31 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect((await response.arrayBuffer()).byteLength).toBe(4096);
   });
 
-  test('the attempts’ timeouts share one timer: slow calls time out in the order they started, fast ones between them succeed, and it re-arms after firing', async () => {
-    const service = await start();
-    const { client } = clientOf(service, { timeout: 150 });
-    const order: string[] = [];
-    const slow = (name: string) =>
-      client.fetch('/slow/3000?' + name).then(
-        () => order.push(name + ' answered'),
-        (error: unknown) => order.push(name + (error instanceof TimeoutError ? ' timed out' : ' failed: ' + String(error))),
-      );
-    // Storms of slow attempts, each started while the timer is armed for an earlier deadline,
-    // with fast calls finishing (and leaving the list) in between; then the same after the timer fired.
-    for (const round of ['first', 'after the timer fired']) {
-      order.length = 0;
-      const calls: Promise<unknown>[] = [];
-      for (let i = 0; i < 5; i++) {
-        calls.push(slow('s' + i));
-        expect((await client.fetch('/hello')).status).toBe(200);
+  wallClock(
+    'the attempts’ timeouts share one timer: slow calls time out in the order they started, fast ones between them succeed, and it re-arms after firing',
+    async () => {
+      const service = await start();
+      const { client } = clientOf(service, { timeout: 150 });
+      const order: string[] = [];
+      const slow = (name: string) =>
+        client.fetch('/slow/3000?' + name).then(
+          () => order.push(name + ' answered'),
+          (error: unknown) => order.push(name + (error instanceof TimeoutError ? ' timed out' : ' failed: ' + String(error))),
+        );
+      // Storms of slow attempts, each started while the timer is armed for an earlier deadline,
+      // with fast calls finishing (and leaving the list) in between; then the same after the timer fired.
+      for (const round of ['first', 'after the timer fired']) {
+        order.length = 0;
+        const calls: Promise<unknown>[] = [];
+        for (let i = 0; i < 5; i++) {
+          calls.push(slow('s' + i));
+          expect((await client.fetch('/hello')).status).toBe(200);
+        }
+        await Promise.all(calls);
+        expect({ round, order }).toEqual({ round, order: ['s0', 's1', 's2', 's3', 's4'].map((name) => name + ' timed out') });
       }
-      await Promise.all(calls);
-      expect({ round, order }).toEqual({ round, order: ['s0', 's1', 's2', 's3', 's4'].map((name) => name + ' timed out') });
-    }
-  });
+    },
+  );
 
   test('wrong types from user code are ConfigErrors that say what to pass, and nothing is sent', async () => {
     const service = await start();

@@ -12,7 +12,7 @@ import {
   traceparent,
   type TelemetryOptions,
   type TelemetrySpan,
-} from '../../shared/telemetry.js';
+} from '../../shared/otel-api.js';
 import { guardTelemetry } from './guarded-telemetry.js';
 
 /** `hit`: the cache answered; `miss`: it had no fresh token; `bypass`: not read (a forced refresh, or a cache failing or skipped). */

@@ -3,7 +3,7 @@
 // startActiveSpan) reaches a push, a token or a worker. A span or a point is lost; the work goes
 // on, run exactly once. The client guards its own calls the same way (core/telemetry-client.ts).
 import { quietly } from '../../shared/report.js';
-import type { TelemetryAttributes, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetrySpanOptions } from '../../shared/telemetry.js';
+import type { TelemetryAttributes, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetrySpanOptions } from '../../shared/otel-api.js';
 
 /** What the server's telemetry calls on a tracer: startSpan, and startActiveSpan without a context. */
 export interface GuardedTracer {

@@ -2,7 +2,7 @@
 // per callback run, active (the callback's own spans are its children), with its attempt and
 // outcome. Built once per inbox, only when `telemetry` is given, over guardTelemetry (a tracer or
 // meter that throws costs the run nothing). Never the body or the order.
-import { errorType, failSpan, secondsHistogram, SPAN_CONSUMER, type TelemetryOptions, type TelemetrySpan } from '../../shared/telemetry.js';
+import { errorType, failSpan, secondsHistogram, SPAN_CONSUMER, type TelemetryOptions, type TelemetrySpan } from '../../shared/otel-api.js';
 import { guardTelemetry } from './guarded-telemetry.js';
 
 /** `processed`; `retry` (failed, tried again later); `timeout` (past callbackTimeoutMs, retried); `dead_letter` (failed for good). */

@@ -2,7 +2,7 @@
 // stages (verify, dedup, inbox, callback) as child spans, the answer's status and outcome. Built once
 // per handler, only when `telemetry` is given, over guardTelemetry (a tracer or meter that throws
 // costs the push nothing). Nothing from the push but its event type.
-import { errorType, failSpan, secondsHistogram, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/telemetry.js';
+import { errorType, failSpan, secondsHistogram, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/otel-api.js';
 import { guardTelemetry } from './guarded-telemetry.js';
 import type { Core, Incoming, Outgoing } from '../http/route.js';
 

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { ConfigError } from '../../../../src/server-node.js';
 import { inboxSettings } from '../../../../src/server/webhooks/inbox/inbox-options.js';
+import { sized } from '../../../helpers/tier.js';
 
 // The Cluster's key -> slot, as the cluster specification gives it: CRC16 (XMODEM) of the hash
 // tag (the text between the first '{' and the first '}' after it, when not empty), else of the key.
@@ -73,7 +74,7 @@ describe('any prefix', () => {
         }
         expect(new Set(keys.map(slotOf)).size).toBe(1);
       }),
-      { numRuns: 2000 },
+      { numRuns: sized(2000, 200) },
     );
   });
 });
