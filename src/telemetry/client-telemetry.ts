@@ -74,6 +74,8 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
       const attributes: TelemetryAttributes = { 'channel.force_refresh': forced, 'channel.token.reason': reason };
       let answer: ReturnType<typeof run> | undefined;
       const measure = (span?: TelemetrySpan) => {
+        // Once: a tracer that runs this late or twice gets its span ended, and no second provider call.
+        if (answer) return void (span && quietly(endSpan)(span));
         answer = run();
         // The span and the instruments copy the attributes they are given: error.type is added after.
         const done = quietly((error?: string) => {

@@ -280,6 +280,43 @@ describe('a broken tracer or meter costs the requests nothing', () => {
   });
 });
 
+describe('#42 item 6: a tracer that runs startActiveSpan’s callback late, twice or never costs one provider call per refresh', () => {
+  type Run = (fn: (span: unknown) => unknown, span: () => unknown) => void;
+  test.each<[string, Run]>([
+    ['late, a macrotask after', (fn, span) => void setTimeout(() => fn(span()))],
+    ['late, a microtask after', (fn, span) => queueMicrotask(() => void fn(span()))],
+    ['twice at once', (fn, span) => (fn(span()), fn(span()))],
+    ['at once and again later', (fn, span) => (fn(span()), setTimeout(() => fn(span())))],
+    ['never', () => undefined],
+  ])('a tracer that runs it %s: initial, after a 401 storm, forced by getToken: one provider call each; every span it handed over ends', async (_what, run) => {
+    let calls = 0;
+    let started = 0;
+    let ended = 0;
+    const span = () => (
+      started++,
+      { setAttribute() {}, setStatus() {}, spanContext: () => ({ traceId: '', spanId: '', traceFlags: 0 }), end: () => void ended++ }
+    );
+    const lateTracer = { startSpan: span, startActiveSpan: (_n: string, _o: unknown, _c: unknown, fn: (span: unknown) => unknown) => run(fn, span) };
+    const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+    const client = createClient({
+      baseUrl: sandbox.url,
+      tokenProvider: async ({ forceRefresh }) => (calls++, (await exchange.getToken('user-42', { forceRefresh })).accessToken),
+      telemetry: clientTelemetry({ tracer: lateTracer as never }),
+    });
+    await client.get(ORDER);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(1);
+    sandbox.expireTokens();
+    await Promise.all([client.get(ORDER), client.get(ORDER), client.fetch(ORDER).then((r) => expect(r.status).toBe(200))]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(2);
+    await client.getToken({ forceRefresh: true });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(3);
+    expect(ended).toBe(started);
+  });
+});
+
 describe('the telemetry option is checked', () => {
   test.each([
     [

@@ -3,7 +3,7 @@
  * calls bounded by `timeout` with the service as fallback, keys, copies, and the optional lock.
  */
 import { afterEach, expect, test, vi } from 'vitest';
-import { wallClock } from '../../helpers/tier.js';
+import { FULL } from '../../helpers/tier.js';
 import {
   createMemoryTokenCache,
   createTokenExchange,
@@ -245,7 +245,7 @@ test('a lock holder that never delivers: the waiter asks the service itself afte
 });
 
 // The lock comes 250 ms in, the exchange gives up at 100 ms: raced by the wall clock (test/helpers/tier.ts).
-wallClock('a lock granted after the exchange gave up on it is given back at once', async () => {
+test.runIf(FULL)('a lock granted after the exchange gave up on it is given back at once', async () => {
   const service = await endpoint();
   let released = 0;
   const cache: TokenCache = {
@@ -294,7 +294,7 @@ test('createMemoryTokenCache: LRU order, expiry per entry, a bad size refused', 
 });
 
 // Its 50-ms cacheTimeout and 300-ms cooldowns are raced by the wall clock: integration tier only (test/helpers/tier.ts).
-wallClock(
+test.runIf(FULL)(
   'the cache breaker: after a failure the cache is skipped for cacheCooldown (one report), then one call probes it; success brings it back',
   async () => {
     const service = await endpoint();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { wallClock } from '../../helpers/tier.js';
+import { FULL } from '../../helpers/tier.js';
 import {
   ConfigError,
   createMemoryDedupStore,
@@ -223,7 +223,7 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
   // #30.3: the lease of a callback that never settles was renewed for as long as its process
   // lived: every redelivery, on every instance, got 503.
   // Leases of a few hundred ms renewed by timers: integration tier only (test/helpers/tier.ts).
-  wallClock(
+  test.runIf(FULL)(
     'a callback that never settles -> 500 at callbackTimeoutMs, reported; its lease is no longer renewed, lapses, and a redelivery elsewhere is processed',
     async () => {
       const store = createMemoryDedupStore();
@@ -251,7 +251,7 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
   });
 
   // Leases of a few hundred ms renewed by timers: integration tier only (test/helpers/tier.ts).
-  wallClock(
+  test.runIf(FULL)(
     'a callback that outlives several lease lengths keeps its lease (renewed): the other instance does not run it, and answers 200 duplicate once it succeeds',
     async () => {
       const store = createMemoryDedupStore();
