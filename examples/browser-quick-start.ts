@@ -1,13 +1,10 @@
 // A web page: the client asks your backend for the token, the SDK does the rest.
 import { createClient, isChannelError } from 'channel-sdk';
 
-interface OrderSummary {
-  order_no: string;
-  partner_order_no?: string;
-}
+declare const CHANNEL_BASE_URL: string; // the service's URL, set when the page is built (esbuild --define)
 
 export const client = createClient({
-  baseUrl: 'https://channel.example.com', // the service; the sandbox's URL while you try it
+  baseUrl: CHANNEL_BASE_URL,
   // Returns ONLY the access_token string; with forceRefresh, your backend must skip its cache
   // (`rejected` names the token a 401 just rejected, without sending it: the route never answers with it).
   tokenProvider: async ({ forceRefresh, rejected, signal }) => {
@@ -21,9 +18,11 @@ export const client = createClient({
 client.on('auth:failed', () => location.assign('/login')); // 401 even after a fresh token
 
 try {
-  const { orders } = await client.get<{ orders: OrderSummary[] }>('/open/api/v1/sdk/orders');
+  const { orders } = await client.get<{ orders: Array<{ order_no: string }> }>('/open/api/v1/sdk/orders');
+  const order_no = orders[0]?.order_no ?? ''; // its logistics: where its parcels are (what the service's pushes carry)
+  const { shipments } = await client.get<{ shipments: Array<{ shipment_status?: string }> }>('/open/api/v1/sdk/logistics', { searchParams: { order_no } });
   const created = await client.post<{ order_no: string }>('/open/api/v1/sdk/orders', { json: { partner_order_no: 'P-20001' } });
-  console.log(orders.length, 'orders; created', created.order_no);
+  console.log(orders.length, 'orders;', order_no, shipments[0]?.shipment_status, '; created', created.order_no);
 } catch (error) {
   if (isChannelError(error))
     console.warn(error.code, error.message); // never contains a token

@@ -29,7 +29,7 @@ Page({
   data: { orders: /** @type {Array<{ order_no: string }>} */ ([]), error: '' },
   onLoad() {
     cancel = createCancelToken();
-    client
+    return client // settles once the page shows the orders or the error (a test can await it)
       .get('/open/api/v1/sdk/orders', { signal: cancel.signal })
       .then((data) => this.setData({ orders: /** @type {{ orders: Array<{ order_no: string }> }} */ (data).orders }))
       .catch((error) => (isChannelError(error) && error.code === 'ABORTED' ? undefined : this.setData({ error: String(error.code || error) })));

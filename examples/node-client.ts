@@ -3,14 +3,11 @@ import { createClient } from 'channel-sdk';
 import { createTokenExchange } from 'channel-sdk/server';
 import { z } from 'zod';
 
-const exchange = createTokenExchange({
-  baseUrl: process.env.CHANNEL_BASE_URL!,
-  accessKey: process.env.CHANNEL_ACCESS_KEY!,
-  secretKey: process.env.CHANNEL_SECRET_KEY!,
-});
+const baseUrl = process.env.CHANNEL_BASE_URL!;
+const exchange = createTokenExchange({ baseUrl, accessKey: process.env.CHANNEL_ACCESS_KEY!, secretKey: process.env.CHANNEL_SECRET_KEY! });
 const client = createClient({
-  baseUrl: process.env.CHANNEL_BASE_URL!,
-  tokenProvider: async ({ forceRefresh }) => (await exchange.getToken('user-42', { forceRefresh })).accessToken,
+  baseUrl,
+  tokenProvider: async ({ forceRefresh, rejected }) => (await exchange.getToken('user-42', { forceRefresh, rejected })).accessToken,
 });
 
 // A schema (zod here; any Standard Schema works) checks the data and types the result.

@@ -24,7 +24,7 @@ const exchange = createTokenExchange({
 });
 const client = createClient({
   baseUrl: process.env.CHANNEL_BASE_URL!,
-  tokenProvider: async ({ forceRefresh }) => (await exchange.getToken('user-42', { forceRefresh })).accessToken,
+  tokenProvider: async ({ forceRefresh, rejected }) => (await exchange.getToken('user-42', { forceRefresh, rejected })).accessToken,
   // The client's telemetry is a plug-in: an app that does not import it carries none of its code.
   telemetry: clientTelemetry(telemetry),
 });

@@ -1,13 +1,12 @@
-// `npm test`: the fast tier a contributor runs after every edit (at most 3 minutes on a 2-core
-// machine from a fresh clone): the type check, lint and format check, then the unit and
+// `npm test`: the fast tier a contributor runs after every edit (about 90 s on 2 cores, busy or
+// not: CONTRIBUTING "Which tier a test is in"): the type check, lint and format check, then the unit and
 // conformance tests over the emulated transports, from the source (no build, browser, Redis or
 // child process). `npm run verify` runs everything else; CI runs both (CONTRIBUTING "Test tiers").
 import { pathToFileURL } from 'node:url';
 import { runStages, vitestSummary } from './stages.mjs';
 
 // All four at once: the tests wait on timers and sockets more than they use the CPU, so the
-// checks fit alongside them, and vitest runs 4 workers on 2 cores (package.json test:fast). On a
-// quiet 2-core machine: 190 s one after another with vitest's default workers, about 60 s now.
+// checks fit alongside them, and vitest runs 4 workers on 2 cores (package.json test:fast).
 export const fastStages = [
   {
     parallel: [

@@ -1,7 +1,7 @@
 /**
  * examples/browser-quick-start.ts as a page runs it: happy-dom's window is on the reader's
- * backend origin (which serves /channel-token), the service is the sandbox. Only the
- * placeholder host https://channel.example.com is pointed at the sandbox.
+ * backend origin (which serves /channel-token), the service is the sandbox: CHANNEL_BASE_URL,
+ * which the reader's build defines, is the sandbox's URL.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -29,7 +29,9 @@ afterAll(async () => {
 });
 
 test('examples/browser-quick-start.ts: lists the orders, creates one, a 401 later costs one forced refresh', async () => {
-  const code = readFileSync('examples/browser-quick-start.ts', 'utf8').replaceAll('https://channel.example.com', sandbox.url);
+  // The build's --define: the service's URL, here the sandbox's.
+  (globalThis as { CHANNEL_BASE_URL?: string }).CHANNEL_BASE_URL = sandbox.url;
+  const code = readFileSync('examples/browser-quick-start.ts', 'utf8');
   mkdirSync('.readme-check', { recursive: true });
   writeFileSync('.readme-check/browser-quick-start.run.ts', code);
   const log = vi.spyOn(console, 'log').mockImplementation(() => {});
@@ -39,7 +41,7 @@ test('examples/browser-quick-start.ts: lists the orders, creates one, a 401 late
       client: { get(path: string): Promise<unknown> };
     };
     expect(warn.mock.calls).toEqual([]);
-    expect(log.mock.calls).toEqual([[2, 'orders; created', expect.stringMatching(/^SO\d+$/)]]);
+    expect(log.mock.calls).toEqual([[2, 'orders;', 'SO20240601001', 'in_transit', '; created', expect.stringMatching(/^SO\d+$/)]]);
     expect(routeCalls).toEqual(['/channel-token']);
     sandbox.expireTokens();
     await page.client.get('/open/api/v1/sdk/orders');

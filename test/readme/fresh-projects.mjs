@@ -20,18 +20,25 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
 import { build } from 'esbuild';
-import { documents } from '../../scripts/readme.mjs';
+import { readdirSync } from 'node:fs';
 import { startRedis } from '../helpers/redis-server.mjs';
 import { quickStarts } from './quick-starts.mjs';
-import { createRunner, createShell, documentBlocks, expectEqual, fail, openChromium } from './reader-shell.mjs';
+import { createRunner, createShell, documentBlocks, expectEqual, fail, KEYWORDS, openChromium } from './reader-shell.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const started = performance.now();
 const tmp = mkdtempSync(join(tmpdir(), 'channel-sdk-examples-'));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-/** Every example block of the documents by the file it shows (what a reader copies), and the README's try blocks. */
+/** The README and every guide: their example blocks by the file each shows (what a reader copies), and their try blocks. */
+const documents = ['README.md', ...readdirSync(join(root, 'docs/guide')).map((name) => 'docs/guide/' + name)];
 const { shown, tries: allTries } = documentBlocks(root, documents, (file) => readFileSync(file, 'utf8'));
-const tries = allTries.filter((block) => block.document === 'README.md');
+const keyword = (block) => KEYWORDS.find((word) => (block.argument ?? '').split(/\s+/).includes(word));
+/** The README's walkthrough: its try blocks but the references and the clone's. */
+const tries = allTries.filter((block) => block.document === 'README.md' && !keyword(block));
+/** The command references of the README and the guides (not the quick starts'), run after the README's checks in its folder. */
+const references = allTries.filter((block) => keyword(block) === 'reference');
+/** What a reader runs in a clone of this repository. */
+const cloneTries = allTries.filter((block) => keyword(block) === 'clone');
 const readmeShown = [...shown.values()].filter((example) => example.document === 'README.md');
 
 // The versions a reader gets today, pinned: the repository's own devDependencies where it has
@@ -53,7 +60,7 @@ const userEnv = { ...Object.fromEntries(Object.entries(process.env).filter(([key
 const runner = createRunner({ base: tmp, userEnv });
 const { run } = runner;
 
-/** ONLY=readme or ONLY=quick-starts: one part of the stage. */
+/** ONLY=readme, ONLY=quick-starts or ONLY=clone: one part of the stage. */
 const part = (name) => !process.env.ONLY || process.env.ONLY === name;
 const rows = [];
 async function check(what, body) {
@@ -111,11 +118,13 @@ try {
     },
   );
   if (part('readme')) await readmeChecks(tgz);
+  if (part('clone')) await cloneChecks();
   if (part('quick-starts')) await quickStarts({ root, tmp, tgz, pins, shown, tries: allTries, runner, check, packNpmTool, launch });
 } catch (error) {
   rows.push({ what: 'stage set-up', ok: false, note: error.message, seconds: 0 });
 } finally {
   await runner.stopAll();
+  for (const redis of startedRedis.all ?? []) await redis.stop();
   if (!process.env.KEEP_TMP) rmSync(tmp, { recursive: true, force: true });
 }
 
@@ -123,14 +132,8 @@ try {
 async function readmeChecks(tgz) {
   const folder = join(tmp, 'try');
   mkdirSync(folder);
-  // The README asks the reader trying the page to set baseUrl to the sandbox's URL.
-  const sh = createShell({
-    runner,
-    tgz,
-    pins,
-    shown,
-    edit: (from, code) => (basename(from).startsWith('browser-') ? code.replaceAll('https://channel.example.com', README_SANDBOX) : code),
-  });
+  // Every file as shown: the page's service URL comes from its build command (esbuild --define).
+  const sh = createShell({ runner, tgz, pins, shown, redis: startedRedis });
   const savedFile = join(tmp, 'saved-logistics.ndjson');
   // The stand-in your-app.ts appends what saveLogistics got here (the server runs in its own process).
   sh.serverEnv.EXAMPLES_SAVED_FILE = savedFile;
@@ -192,7 +195,8 @@ async function readmeChecks(tgz) {
       page.on('pageerror', (error) => lines.push('pageerror: ' + error.message));
       await page.goto(backendUrl + '/');
       for (let i = 0; i < 300 && !lines.some((line) => /^(log|warning|error|pageerror)/.test(line)); i++) await page.waitForTimeout(100);
-      if (!(lines.length === 1 && /^log: \d+ orders; created SO\d+$/.test(lines[0]))) fail('the page logged ' + JSON.stringify(lines));
+      if (!(lines.length === 1 && /^log: \d+ orders; SO20240601001 in_transit ; created SO\d+$/.test(lines[0])))
+        fail('the page logged ' + JSON.stringify(lines));
       return lines[0];
     } finally {
       await close();
@@ -336,6 +340,36 @@ async function readmeChecks(tgz) {
       return `${data.photo}; progress ${data.percent}%`;
     },
   );
+
+  // The command references of the README and the guides, in the same folder: the sandbox and
+  // the backend above serve them; a Redis for the inbox commands is started when one names it.
+  for (const block of references)
+    await check(`${block.document}:${block.line} \`try: reference\`: ${block.code.trim().split('\n').length} line(s) as written`, async () => {
+      running();
+      await sh.block(block, folder);
+    });
+}
+
+/** The blocks a reader runs in a clone of this repository (`git clone` of this one's HEAD: commit first). */
+async function cloneChecks() {
+  const clone = join(tmp, 'clone');
+  await run('git', ['clone', '--quiet', root, clone], { cwd: tmp });
+  const sh = createShell({ runner, tgz: undefined, pins, shown });
+  for (const block of cloneTries)
+    await check(`${block.document}:${block.line} \`try: clone\`: ${block.code.trim().split('\n').length} line(s) as written`, async () => {
+      await sh.block(block, clone);
+      return sh.demos.length ? 'demos at ' + sh.demos.join(', ') : '';
+    });
+}
+
+/**
+ * A redis-server for what the documents' `redis://127.0.0.1:6379` means (`args`: a document's
+ * `redis-server` line's); each is kept on the function (hoisted, as packNpmTool's tool) and stopped at the end.
+ */
+async function startedRedis(args = []) {
+  const redis = await startRedis({ args });
+  (startedRedis.all ??= []).push(redis);
+  return redis.url;
 }
 
 /**

@@ -9,10 +9,21 @@
 //   - `npx` runs with npm_config_yes=false, so a package the document forgot to install fails
 //     instead of downloading (not `npx --no`: after it npm 11 takes the command's own `--port` for
 //     its own configuration);
-//   - a scaffolding command (`npx degit …`, `npx @tarojs/cli init …`) copies the pinned project
-//     the caller names instead (the consumers stage's), and `npm install` there keeps its lockfile;
+//   - a scaffolding command the caller names (`npx --yes @tarojs/cli@4.2.1 init …`) runs as
+//     written; the caller checks what it made, and the project goes on in the pinned copy it names
+//     (the consumers stage's), where `npm install` keeps its lockfile;
 //   - `npm install <name>` installs the packed .tgz for channel-sdk, else the pinned version
-//     (a document's own `name@x.y.z` is kept as it is).
+//     (a document's own `name@x.y.z`, prerelease too, is kept as it is);
+//   - a command that serves until stopped (`channel-sandbox start`, `listen`, `events`, `curl -N`,
+//     `npm run demo`) runs in a terminal of its own, `&` or not; `npm run demo` gets a free PORT
+//     unless the line sets one. A `channel-sandbox start` while the documents' sandbox runs is that
+//     sandbox (a reader's second one could not take its port): the test checks its webhook URL is
+//     the line's. Every `channel-sandbox` command gets CHANNEL_SANDBOX_URL, so that its default
+//     address means the port the sandbox got; `redis://127.0.0.1:6379` means a redis-server the
+//     shell starts (the caller's `redis`);
+//   - the files a block names are written where the reader saves them before the block's first
+//     `npx` (or at its end): what comes before (`mkdir`, `npm install`, `echo … > file`) runs
+//     without them, as it would for a reader who pastes the block first.
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -28,6 +39,14 @@ export function expectEqual(actual, expected, what) {
 }
 const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
 const escape = (text) => text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * What a try block's argument may say besides files: `reference` (a command reference, run after
+ * the walkthrough and its checks, in its folder), `clone` (run in a clone of this repository).
+ */
+export const KEYWORDS = ['reference', 'clone'];
+/** The sandbox's default address and a Redis's, which the documents use. */
+const SANDBOX = 'http://127.0.0.1:8787';
+const REDIS = 'redis://127.0.0.1:6379';
 /** A document's address of a server on this machine: `http://127.0.0.1:3000`, `http://localhost:5173`. */
 const LOCAL_URL = /(https?:\/\/(?:127\.0\.0\.1|localhost)):(\d+)/;
 
@@ -71,6 +90,15 @@ export function createRunner({ base, userEnv }) {
     background.push(child);
     let output = '';
     return new Promise((resolvePromise, reject) => {
+      // Nothing to wait for (a stream that prints only when something happens): running after a second.
+      if (!ready) {
+        const alive = setTimeout(() => resolvePromise(['']), 1000);
+        child.once('exit', (code) => (clearTimeout(alive), reject(new Error(`${command} ${args.join(' ')} exited (${code}) at once:\n${output}`))));
+        const keep = (chunk) => void (output += String(chunk));
+        child.stdout.on('data', keep);
+        child.stderr.on('data', keep);
+        return;
+      }
       const timer = setTimeout(
         () => reject(new Error(`${command} ${args.join(' ')}: nothing matching ${ready} within ${timeout / 1000} s:\n${output.slice(-2000)}`)),
         timeout,
@@ -157,7 +185,7 @@ export function documentBlocks(root, documents, read) {
 export function namedFiles(argument) {
   return (argument ?? '')
     .split(/\s+/)
-    .filter(Boolean)
+    .filter((name) => name && !KEYWORDS.includes(name))
     .map((name) => {
       const [from, to] = name.split('=');
       const stack = /^examples\/quick-starts\/[\w-]+\/(.+)$/.exec(from);
@@ -168,9 +196,11 @@ export function namedFiles(argument) {
 /**
  * A reader's shell: its variables, its folder, the servers it started and their real addresses.
  * `block()` runs one try block's lines; the files it names are written (as shown, with the
- * servers' real addresses) before its first command that is not `mkdir`, `cd` or a scaffold.
+ * servers' real addresses) before its first `npx`, or at its end.
+ * `scaffolds`: `{ 'npx words before the folder': { project, check(folder) } }`: the command runs as
+ * written, `check` looks at what it made, then the folder is replaced by the pinned `project`.
  */
-export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffold = () => {}, edit = (from, code) => code }) {
+export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis }) {
   const env = {};
   const serverEnv = {};
   const urls = new Map();
@@ -178,12 +208,26 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
   let cwd;
   let pending = [];
 
+  /** The demos `npm run demo` started, by the address each printed. */
+  const demos = [];
+
+  /** A second `channel-sandbox start`: the running sandbox serves, if it pushes where the line says. */
+  async function sameSandbox(args) {
+    const said = args[args.indexOf('--webhook-url') + 1];
+    if (!args.includes('--webhook-url')) return;
+    const stats = await (await fetch(urls.get(SANDBOX) + '/__sandbox/stats')).json();
+    if (stats.webhookUrl !== said)
+      fail(
+        `\`channel-sandbox start --webhook-url ${said}\`: the running sandbox pushes to ${stats.webhookUrl ?? 'nothing'}; start the documents' first sandbox with that URL`,
+      );
+  }
+
   function writePending() {
     for (const { from, to } of pending.splice(0)) {
       const example = shown.get(from);
       if (!example) fail(`a try block names ${from}, which no document shows`);
       mkdirSync(dirname(join(cwd, to)), { recursive: true });
-      writeFileSync(join(cwd, to), real(edit(from, example.code)));
+      writeFileSync(join(cwd, to), real(example.code));
       // Your code, which the document leaves to you: its stand-ins, as a document shows them.
       for (const [, imported] of example.code.matchAll(/from '\.\/([\w-]+)\.js'/g)) {
         const standIn = [...shown.keys()].find((path) => path.endsWith('/' + imported + '.ts'));
@@ -198,7 +242,7 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
     for (const name of args) {
       if (name.startsWith('-')) specs.push(name);
       else if (name === 'channel-sdk') specs.push(tgz);
-      else if (/^(@?[^@]+)@\d+\.\d+\.\d+$/.test(name)) specs.push(name);
+      else if (/^(@?[^@]+)@\d+\.\d+\.\d+(?:-[\w.]+)?$/.test(name)) specs.push(name);
       else if (pins[name]) specs.push(`${name}@${pins[name]}`);
       else fail(`a document installs ${name}: pin its version (the pins of test/readme/fresh-projects.mjs)`);
     }
@@ -220,14 +264,16 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
       cwd = resolve(cwd, args[0]);
       return;
     }
-    const scaffold = program === 'npx' && Object.keys(scaffolds).find((said) => args.slice(0, -1).join(' ') === said);
+    const scaffold = program === 'npx' && Object.keys(scaffolds).find((said) => args.join(' ').startsWith(said + ' '));
     if (scaffold) {
-      const target = join(cwd, args.at(-1));
-      cpSync(scaffolds[scaffold], target, { recursive: true, filter: (source) => !/[\\/](node_modules|dist)$/.test(source) });
-      onScaffold(target, scaffold);
+      const target = join(cwd, args[scaffold.split(' ').length]);
+      await runner.run('npx', args, { cwd, env: { ...env, ...own }, timeout: 600_000 });
+      await scaffolds[scaffold].check(target);
+      rmSync(target, { recursive: true, force: true });
+      cpSync(scaffolds[scaffold].project, target, { recursive: true, filter: (source) => !/[\\/](node_modules|dist)$/.test(source) });
       return;
     }
-    writePending();
+    if (program === 'npx') writePending();
     if (program === 'echo' && args.length === 3 && args[1] === '>') {
       // As sh does: the folder must exist already.
       if (!existsSync(dirname(join(cwd, args[2])))) fail(`echo … > ${args[2]}: no such directory (the document must create it first)`);
@@ -236,28 +282,63 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
     }
     if (program === 'npm' && ['install', 'i'].includes(args[0])) return npmInstall(args.slice(1), own);
     if (program === 'npm' && ['init', 'pkg'].includes(args[0])) return void (await runner.run('npm', args, { cwd, env: { ...env, ...own } }));
+    if (program === 'npm' && args[0] === 'run' && args[1] === 'demo') {
+      const port = own.PORT ?? String(await freePort());
+      const [, url] = await runner.start('npm', args, {
+        cwd,
+        env: { ...env, ...own, PORT: port },
+        ready: /channel-sdk demo ready: open (http:\/\/\S+)/,
+        timeout: 300_000,
+      });
+      return void demos.push(url);
+    }
+    if (program === 'npm' && (args[0] === 'test' || args[0] === 'run'))
+      return void (await runner.run('npm', args, { cwd, env: { ...env, ...own }, timeout: 900_000 }));
+    if (program === 'curl') {
+      if (args.includes('-N') || args.some((a) => /^-\w*N/.test(a)))
+        return void (await runner.start('curl', args, { cwd, env: { ...env, ...own }, ready: /: channel-sandbox/ }));
+      return void (await runner.run('curl', ['--fail-with-body', ...args], { cwd, env: { ...env, ...own } }));
+    }
+    if (program === 'redis-server') {
+      // A Redis started with the document's arguments: what its redis://127.0.0.1:6379 means from now on.
+      if (!redis) fail(`\`${words.join(' ')}\`: this stage starts no redis-server here`);
+      urls.set(REDIS, await redis(args));
+      return;
+    }
     if (program !== 'npx')
       fail(`this stage does not know how to run \`${words.join(' ')}\`: teach it (test/readme/reader-shell.mjs), or write the line differently`);
     const npx = args;
-    const noInstall = { npm_config_yes: 'false' };
-    if (inBackground && args[0] === 'channel-sandbox' && args[1] === 'start') {
+    // The sandbox the documents' default address means, for the CLI's own default too.
+    const noInstall = { npm_config_yes: 'false', ...(urls.has(SANDBOX) ? { CHANNEL_SANDBOX_URL: urls.get(SANDBOX) } : {}) };
+    const sandboxCommand = args[0] === 'channel-sandbox' ? (args[1] === undefined || args[1].startsWith('-') ? 'start' : args[1]) : undefined;
+    if (sandboxCommand === 'start' && urls.has(SANDBOX)) return sameSandbox(args);
+    if (sandboxCommand === 'start') {
       const [ready] = await runner.start('npx', [...npx, '--port', '0', '--json'], {
         cwd,
         env: { ...env, ...own, ...noInstall },
         ready: /^\{"event":"ready".*\}$/m,
       });
-      urls.set('http://127.0.0.1:8787', JSON.parse(ready).url); // its default address, which the documents use
+      urls.set(SANDBOX, JSON.parse(ready).url); // its default address, which the documents use
       return;
     }
+    if (sandboxCommand === 'listen' || sandboxCommand === 'events')
+      return void (await runner.start('npx', npx, { cwd, env: { ...env, ...own, ...noInstall }, ready: sandboxCommand === 'listen' ? /^Ready: /m : null }));
     if (inBackground) {
       const address = LOCAL_URL.exec(prints ?? '');
-      if (!address) fail(`\`${words.join(' ')} &\`: say where it listens (# prints: … http://127.0.0.1:PORT)`);
-      const port = String(await freePort());
+      // A process that serves no address (a queue's worker): running once it prints what the document says.
+      if (!address && prints) {
+        const ready = new RegExp(escape(real(prints)));
+        return void (await runner.start('npx', npx, { cwd, env: { ...env, ...own, ...serverEnv, ...noInstall }, ready, timeout: 120_000 }));
+      }
+      if (!address) fail(`\`${words.join(' ')} &\`: say where it listens (# prints: … http://127.0.0.1:PORT), or what it prints once running`);
+      const port = urls
+        .get('http://127.0.0.1:' + address[2])
+        .split(':')
+        .at(-1); // reserved when the line was read
       const given = npx.map((arg) => (arg === address[2] ? port : arg));
       const extra = given.includes(port) ? {} : { PORT: port };
       const ready = new RegExp(escape(prints).replace(escape(address[0]), escape(address[1]) + ':' + port));
       await runner.start('npx', given, { cwd, env: { ...env, ...own, ...extra, ...serverEnv, ...noInstall }, ready, timeout: 120_000 });
-      for (const host of ['http://127.0.0.1', 'http://localhost']) urls.set(`${host}:${address[2]}`, `${host}:${port}`);
       return;
     }
     const stdout = await runner.run('npx', npx, { cwd, env: { ...env, ...own, ...noInstall }, timeout: 900_000 });
@@ -267,6 +348,16 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
 
   /** Runs one line: commands joined by &&, maybe ending in & (background). */
   async function line(text) {
+    // An address means the same free port wherever it appears, before its server starts too.
+    for (const [, , port] of text.matchAll(new RegExp(LOCAL_URL, 'g'))) {
+      if (port === SANDBOX.split(':').at(-1) || urls.has('http://127.0.0.1:' + port)) continue;
+      const got = String(await freePort());
+      for (const host of ['http://127.0.0.1', 'http://localhost']) urls.set(`${host}:${port}`, `${host}:${got}`);
+    }
+    if (text.includes(REDIS) && !urls.has(REDIS)) {
+      if (!redis) fail(`a document names ${REDIS}: this stage starts no redis-server here`);
+      urls.set(REDIS, await redis());
+    }
     const { words, comment } = parseLine(text);
     if (!words.length) return;
     const inBackground = words.at(-1) === '&';
@@ -287,6 +378,7 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, onScaffo
     env,
     urls,
     real,
+    demos,
     /** Variables for the servers only (what the stand-ins read). */
     serverEnv,
     get cwd() {

@@ -7,10 +7,10 @@ const BACKEND_URL = 'http://127.0.0.1:3000'; // in production: your backend's
 
 module.exports = createClient({
   baseUrl: SERVICE_URL,
-  tokenProvider: ({ forceRefresh }) =>
+  tokenProvider: ({ forceRefresh, rejected }) =>
     new Promise((resolve, reject) =>
       wx.request({
-        url: BACKEND_URL + '/channel-token' + (forceRefresh ? '?force=1' : ''),
+        url: BACKEND_URL + '/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''),
         header: { 'x-session': getApp().globalData.session }, // no cookies here: the token route reads x-session
         success: (r) =>
           r.statusCode === 200

@@ -86,7 +86,7 @@ export interface TokenExchange {
    * caller stop waiting; the shared request goes on for the others. Rejects with
    * `TokenExchangeError` or `ConfigError` only.
    */
-  getToken(externalUserId: string, options?: { forceRefresh?: boolean; signal?: AbortSignal; rejected?: string }): Promise<ExchangedToken>;
+  getToken(externalUserId: string, options?: { forceRefresh?: boolean; signal?: AbortSignal; rejected?: string | undefined }): Promise<ExchangedToken>;
 }
 
 /**

@@ -21,7 +21,7 @@ export const optionsOf: Record<string, Options> = {
   },
   expire: {},
   'fail-next': { status: { type: 'string' }, 'retry-after': { type: 'string' } },
-  push: { order: { type: 'string' }, tamper: { type: 'boolean' }, to: { type: 'string' } },
+  push: { order: { type: 'string' }, tamper: { type: 'boolean' }, fresh: { type: 'boolean' }, to: { type: 'string' } },
   listen: { 'forward-to': { type: 'string' } },
   events: { all: { type: 'boolean' } },
   stats: {},

@@ -6,7 +6,7 @@ export const usage = `channel-sandbox: a local emulation of the Channel Integrat
   channel-sandbox [start] [options]         run a sandbox (default port 8787) and print what happens
   channel-sandbox expire                    every token issued so far now gets 401
   channel-sandbox fail-next [n]             the next n data calls (default 1) answer 401 (--status 503 --retry-after 2)
-  channel-sandbox push [--order SO…] [--tamper] [--to URL]
+  channel-sandbox push [--order SO…] [--fresh] [--tamper] [--to URL]
                                             push a signed logistics.updated webhook and print the receiver's answer
   channel-sandbox listen --forward-to URL   receive the pushes here and forward them to URL (like \`stripe listen\`)
   channel-sandbox events [--all]            print what the sandbox does as it happens
@@ -45,10 +45,12 @@ export const commandHelp: Record<string, string> = {
   expire: 'channel-sandbox expire [--sandbox URL] [--json]: every token issued so far now gets 401 (tokens issued later are fine)',
   'fail-next': `channel-sandbox fail-next [n] [--status 401|408|429|500|502|503|504] [--retry-after <s>] [--sandbox URL] [--json]
   the next n data calls (default 1) answer with that status (default 401) whatever their token`,
-  push: `channel-sandbox push [--order SO20240601001] [--tamper] [--to URL] [--sandbox URL] [--json]
+  push: `channel-sandbox push [--order SO20240601001] [--fresh] [--tamper] [--to URL] [--sandbox URL] [--json]
   POSTs a logistics.updated push for the order (signed when the sandbox has a webhook secret) to --to,
   else through a connected \`channel-sandbox listen\`, else to the sandbox's --webhook-url; prints the answer.
   Exit 0 when delivered (2xx), 1 when not, with the receiver's status and the start of its answer.
+  The same order pushed again is the same bytes: "duplicate" when the receiver says it had them.
+  --fresh pushes a new snapshot of the order instead (one more tracking event, now): new bytes.
   --tamper alters the body after signing: your receiver must refuse it (exit 0 when it does, 1 when it accepts).`,
   listen: `channel-sandbox listen --forward-to URL [--sandbox URL] [--json]
   Pushes without --to now come here and are POSTed to URL with the exact body and signature header;

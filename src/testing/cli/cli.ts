@@ -54,11 +54,16 @@ export async function main(argv: string[]): Promise<number> {
       const status = values.status === undefined ? undefined : wholeNumber(values.status as string, 'fail-next: --status', 100, 599);
       const retryAfter = values['retry-after'] === undefined ? undefined : wholeNumber(values['retry-after'] as string, 'fail-next: --retry-after', 0, 3600);
       const answer = await client.call('POST', 'fail-next', { count, status, retryAfter });
-      return print(answer, `the next ${answer.count} data call${answer.count === 1 ? '' : 's'} answer ${answer.status}`);
+      return print(answer, describeFailNext(answer.count as number, answer.status as number));
     }
     case 'push': {
       if (values.to !== undefined) httpUrl(values.to as string, 'push: --to');
-      const answer = (await client.call('POST', 'push', { order: values.order, tamper: values.tamper, to: values.to })) as unknown as PushResult;
+      const answer = (await client.call('POST', 'push', {
+        order: values.order,
+        tamper: values.tamper,
+        fresh: values.fresh,
+        to: values.to,
+      })) as unknown as PushResult;
       print(answer as unknown as Record<string, unknown>, describePush(answer, !!values.tamper));
       // A tampered push went as it should when the receiver answered and refused it.
       const asExpected = values.tamper ? !answer.ok && answer.status !== undefined : answer.ok;
@@ -104,10 +109,20 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-function describePush(p: PushResult, tampered: boolean): string {
-  const outcome = p.ok ? `delivered, HTTP ${p.status}` : `FAILED: ${p.error}`;
+/** `fail-next`'s sentence: `the next data call answers 401`, `the next 2 data calls answer 503`. */
+export function describeFailNext(count: number, status: number): string {
+  if (count === 0) return 'no data call is set to fail: the next ones answer as usual';
+  return count === 1 ? `the next data call answers ${status}` : `the next ${count} data calls answer ${status}`;
+}
+
+export function describePush(p: PushResult, tampered: boolean): string {
+  const outcome = !p.ok ? `FAILED: ${p.error}` : p.duplicate ? `duplicate, HTTP ${p.status}` : `delivered, HTTP ${p.status}`;
   const line = `push #${p.id} ${p.orderNo}${tampered ? ' (tampered after signing)' : ''} → ${p.url}${p.via === 'listener' ? ' (through channel-sandbox listen)' : ''}: ${outcome} in ${p.durationMs} ms`;
   const lines = [line];
+  const again = p.repeatOf === undefined ? 'the same bytes as an earlier push' : `the same bytes as push #${p.repeatOf}`;
+  if (p.duplicate) lines.push(`  the receiver had this push already (${again}) and did not run it again: --fresh pushes a new snapshot of the order`);
+  else if (p.ok && p.repeatOf !== undefined && !tampered)
+    lines.push(`  ${again}: a receiver that deduplicates acknowledges it without running it again (--fresh pushes a new snapshot of the order)`);
   if (!p.ok && p.answer) lines.push(`  answer: ${p.answer}`);
   if (tampered && p.ok)
     lines.push('  your receiver accepted a body altered after signing: verify X-Channel-Webhook-Signature over the raw body (createWebhookHandler does)');

@@ -30,6 +30,8 @@ export interface Outgoing {
   headers: Record<string, string>;
   body: Uint8Array;
   file?: MockRequest['file'];
+  /** Aborted once the call has its outcome (its abort, its timeout): a real connection is dropped then. */
+  signal?: AbortSignal;
 }
 
 /** What the host functions need: the host's shape and limits, the server side, its files and its books. */
@@ -71,12 +73,14 @@ export function createCalls(c: CallContext) {
     c.stats.maxInFlight = Math.max(c.stats.maxInFlight, active[api]);
     let done = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const settled = new AbortController();
     const listeners: Array<(update: Record<string, number>) => void> = [];
     const deliver = (outcome: 'success' | 'fail', result: HostResult) => {
       if (done) return;
       done = true;
       active[api]--;
       if (timer) clearTimeout(timer);
+      settled.abort();
       if (outcome === 'success' || result.status !== undefined) log.status = result.statusCode ?? result.status;
       const callback = outcome === 'success' ? options.success : options.fail;
       callback?.(result);
@@ -108,7 +112,7 @@ export function createCalls(c: CallContext) {
         const header = (isWxShaped(kind) ? options.header : (options.headers ?? options.header)) as Record<string, unknown> | undefined;
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(header ?? {})) headers[name.toLowerCase()] = String(value);
-        const result = await work({ api, method, url: parsed, headers }, (update) => {
+        const result = await work({ api, method, url: parsed, headers, signal: settled.signal }, (update) => {
           if (!done) for (const listener of listeners.slice()) listener(update);
         });
         if (Array.isArray(result)) deliver(result[0], result[1]);
@@ -169,7 +173,7 @@ export function createCalls(c: CallContext) {
 }
 
 /** A call that fails as the host fails it (not an answer). */
-class CallFailure extends Error {
+export class CallFailure extends Error {
   constructor(
     readonly failure: HostFailure,
     message: string,

@@ -8,6 +8,7 @@ import { createFiles } from './mock-files.js';
 import { routeTable, type RouteMatch } from './mock-routes.js';
 import { createStorage } from './mock-storage.js';
 import { createTokenRoute } from './mock-token-route.js';
+import { passThroughOrigins, sendOver } from './pass-through.js';
 import type { MockAnswer, MockCall, MockHost, MockHostOptions, MockHostStats, MockRequest } from './types.js';
 
 const OPTION_KEYS = [
@@ -23,6 +24,7 @@ const OPTION_KEYS = [
   'allowedOrigins',
   'storage',
   'files',
+  'passThrough',
 ];
 const KINDS = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
 /** Where the sandbox's own data routes live (SANDBOX_PATHS). */
@@ -51,6 +53,7 @@ export function createMockHost(options: MockHostOptions = {}): MockHost {
     fail("createMockHost allowedOrigins must be a list of origins, e.g. ['https://channel.example.com']");
   for (const name of ['storage', 'files'] as const)
     if (options[name] !== undefined && !(options[name] instanceof Map)) fail(`createMockHost ${name} must be a Map`);
+  const passThrough = passThroughOrigins(options.passThrough);
   const now = options.now ?? Date.now;
   const service = createServiceState({ now, clock: now, tokenTtlSeconds: options.tokenTtlSeconds ?? 900 });
   const routes = routeTable(options.routes, 'routes');
@@ -79,11 +82,20 @@ export function createMockHost(options: MockHostOptions = {}): MockHost {
     stats,
   });
 
-  /** The answer to one call: your routes, the token route, the service's routes, the sandbox's data, else 404. */
+  /** The answer to one call: your routes, real HTTP to a `passThrough` origin, the token route, the service's routes, the sandbox's data, else 404. */
   async function serve(outgoing: Outgoing): Promise<WireAnswer> {
     const { method, url } = outgoing;
     const mine = routes.match(method, url);
     if (mine) return handle(mine, outgoing);
+    if (passThrough.has(url.origin)) {
+      const answer = await sendOver(outgoing);
+      // Counted as the host's own token route counts its answers: a real one's too.
+      if (tokenRoute.matches(url) && answer.status === 200) {
+        stats.tokenRouteCalls++;
+        if (/(?:^|&)force=(?:1|true)(?:&|$)/.test(url.search.slice(1))) stats.forcedRefreshes++;
+      }
+      return answer;
+    }
     if (tokenRoute.matches(url)) return tokenRoute.answer(method, url, outgoing.body);
     const date: Array<[string, string]> = [['Date', new Date(now()).toUTCString()]];
     const data = { method, path: url.pathname, query: url.search.slice(1), authorization: outgoing.headers.authorization };

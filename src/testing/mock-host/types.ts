@@ -92,6 +92,20 @@ export interface MockHostOptions {
   storage?: Map<string, unknown>;
   /** Files to start from and share: path → bytes (what `uploadFile` reads, `downloadFile` writes). @default a new Map */
   files?: Map<string, Uint8Array>;
+  /**
+   * Origins whose calls go over real HTTP (node:http, node:https), e.g. a running sandbox and your
+   * backend: `['http://127.0.0.1:8787', 'http://127.0.0.1:3000']`. The host's own rules still apply
+   * (its callback shapes, errMsg, status in `success`, header case, the limit of calls in flight,
+   * `allowedOrigins`, abort and timeout, which drop the connection); `request` sends WeChat's default
+   * `content-type: application/json`, `uploadFile` the file as multipart/form-data from `files`,
+   * `downloadFile` writes the answer into `files`. Your `routes` still come first; the token route,
+   * `service` and the sandbox's data in this process answer only the other origins. A refused
+   * connection fails the call as the host does (`request:fail ECONNREFUSED …`). The sandbox's own
+   * counters are the sandbox's (`channel-sandbox stats`); `host.stats` counts the calls, and the token
+   * route's answers at these origins too.
+   * @default none: every call is answered in this process
+   */
+  passThrough?: string[];
 }
 
 /** One call the host received, in order. */

@@ -109,9 +109,18 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
         const order = body.order ?? t.defaultOrder;
         if (typeof order !== 'string') throw new BadRequest('order must be an order number such as ' + t.defaultOrder);
         if (body.tamper !== undefined && typeof body.tamper !== 'boolean') throw new BadRequest('tamper must be true or false');
+        if (body.fresh !== undefined && typeof body.fresh !== 'boolean') throw new BadRequest('fresh must be true or false');
         const to = body.to;
         if (to !== undefined && (typeof to !== 'string' || !/^https?:\/\/[^\s/]+/i.test(to))) throw new BadRequest('to must be an http(s) URL');
-        return sendJson(res, 200, await t.sandbox.pushLogistics(order, { url: to as string | undefined, tamper: body.tamper as boolean | undefined }));
+        return sendJson(
+          res,
+          200,
+          await t.sandbox.pushLogistics(order, {
+            url: to as string | undefined,
+            tamper: body.tamper as boolean | undefined,
+            fresh: body.fresh as boolean | undefined,
+          }),
+        );
       }
       case 'POST token': {
         const body = await jsonBody(req);

@@ -44,15 +44,43 @@ export function createOrderStore(now: () => number) {
   const logistics = new Map<string, Logistics>(demoLogistics.map((l) => [l.order_no, l]));
   const created: string[] = [];
   let sequence = 0;
+  let snapshots = 0;
+
+  /** The logistics of an order: the demo ones have shipments; a created one has none yet. */
+  function logisticsOf(orderNo: string): Logistics | undefined {
+    const order = orders.get(orderNo);
+    if (!order) return undefined;
+    return logistics.get(orderNo) ?? { order_no: orderNo, ...(order.partner_order_no ? { partner_order_no: order.partner_order_no } : {}), shipments: [] };
+  }
 
   return {
     list: (): SandboxOrder[] => [...orders.values()],
     get: (orderNo: string): SandboxOrder | undefined => orders.get(orderNo),
-    /** The logistics of an order: the demo ones have shipments; a created one has none yet. */
-    logistics(orderNo: string): Logistics | undefined {
-      const order = orders.get(orderNo);
-      if (!order) return undefined;
-      return logistics.get(orderNo) ?? { order_no: orderNo, ...(order.partner_order_no ? { partner_order_no: order.partner_order_no } : {}), shipments: [] };
+    logistics: logisticsOf,
+    /**
+     * A new snapshot of an order's logistics, kept (the logistics route answers it from now on):
+     * one more tracking event, now, on its last shipment (a first shipment for an order without
+     * one), numbered, so that its push differs from every earlier one.
+     */
+    snapshot(orderNo: string): Logistics | undefined {
+      const current = logisticsOf(orderNo);
+      if (!current) return undefined;
+      const time = new Date(now() + 8 * 3600_000).toISOString().slice(0, 19) + '+08:00';
+      const shipments = current.shipments.map((shipment) => ({ ...shipment, events: [...(shipment.events ?? [])] }));
+      if (!shipments.length)
+        shipments.push({
+          tracking_no: 'SB' + orderNo.replace(/^SO/, ''),
+          express_company: '顺丰速运',
+          express_code: 'SF',
+          shipment_status: 'collected',
+          shipped_at: time,
+          events: [],
+        });
+      const last = shipments[shipments.length - 1];
+      last.events.push({ time, status: last.shipment_status ?? 'in_transit', desc: `sandbox update #${++snapshots} (channel-sandbox push --fresh)` });
+      const next: Logistics = { ...current, shipments };
+      logistics.set(orderNo, next);
+      return next;
     },
     /** Creates an order from a body that passed {@link orderBodyProblems}. */
     create(body: { partner_order_no: string; sku?: string; qty?: number }): SandboxOrder {

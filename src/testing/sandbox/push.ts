@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { SIGNATURE_HEADER } from '../../server/webhooks/verify.js';
 import { nodeCrypto } from '../../server/crypto/node.js';
@@ -54,7 +54,10 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
     });
   }
 
-  async function push(logistics: Logistics, options: { url?: string; tamper?: boolean } = {}): Promise<PushResult> {
+  // Each body pushed to each URL, by its digest: a push of the same bytes is a repeat of the first.
+  const sent = new Map<string, number>();
+
+  async function push(logistics: Logistics, options: { url?: string | undefined; tamper?: boolean | undefined } = {}): Promise<PushResult> {
     const listener = options.url ? undefined : listeners[listeners.length - 1];
     const url = options.url ?? listener?.forwardTo ?? o.defaultUrl;
     if (!url)
@@ -65,7 +68,8 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (o.secret) headers[SIGNATURE_HEADER] = await nodeCrypto.hmacHex(o.secret, body);
     // Tampering changes the body after signing, as a man in the middle would.
-    const sent = options.tamper ? body.replace(/"order_no":"/, '"order_no":"X') : body;
+    const bytes = options.tamper ? body.replace(/"order_no":"/, '"order_no":"X') : body;
+    const digest = url + ' ' + createHash('sha256').update(bytes).digest('hex');
     const record: PushRecord = {
       id: pushes.length + 1,
       url,
@@ -75,19 +79,34 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
       via: listener ? 'listener' : 'direct',
       ok: false,
       durationMs: 0,
+      ...(sent.has(digest) ? { repeatOf: sent.get(digest) } : {}),
     };
+    if (!sent.has(digest)) sent.set(digest, record.id);
     pushes.push(record);
     o.events.emit({ type: 'push:sent', id: record.id, url, orderNo: record.orderNo, signed: record.signed, tampered: record.tampered, via: record.via });
     const started = performance.now();
-    const outcome = listener ? await deliverThrough(listener, record, headers, sent) : await deliverDirect(url, headers, sent);
+    const outcome = listener ? await deliverThrough(listener, record, headers, bytes) : await deliverDirect(url, headers, bytes);
     record.durationMs = Math.round(performance.now() - started);
     record.status = outcome.status;
     record.ok = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
     if (!record.ok) record.error = outcome.error ?? 'HTTP ' + outcome.status;
     if (outcome.answer !== undefined) record.answer = outcome.answer;
+    if (record.ok && saysDuplicate(outcome.answer)) record.duplicate = true;
     o.events.emit({ type: 'push', record: { ...record } });
-    const { id, ok, status, durationMs, error, answer, via, orderNo } = record;
-    return { id, ok, status, durationMs, error, ...(answer === undefined ? {} : { answer }), url, via, orderNo };
+    const { id, ok, status, durationMs, error, answer, via, orderNo, duplicate, repeatOf } = record;
+    return {
+      id,
+      ok,
+      status,
+      durationMs,
+      error,
+      ...(answer === undefined ? {} : { answer }),
+      url,
+      via,
+      orderNo,
+      ...(duplicate ? { duplicate } : {}),
+      ...(repeatOf === undefined ? {} : { repeatOf }),
+    };
   }
 
   return {
@@ -113,4 +132,14 @@ export function createPusher(o: { secret: string; timeoutMs: number; defaultUrl?
     },
     listening: (): string[] => listeners.map((l) => l.forwardTo),
   };
+}
+
+/** A receiver's answer that says it had the push already: createWebhookHandler's `{ "ok": true, "duplicate": true }`. */
+function saysDuplicate(answer: string | undefined): boolean {
+  try {
+    const parsed: unknown = answer ? JSON.parse(answer) : undefined;
+    return typeof parsed === 'object' && parsed !== null && (parsed as { duplicate?: unknown }).duplicate === true;
+  } catch {
+    return false;
+  }
 }

@@ -111,7 +111,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const address = server.address() as AddressInfo;
 
   async function pushLogistics(target: Logistics | string, o: PushOptions = {}) {
-    const logistics = typeof target === 'string' ? orders.logistics(target) : target;
+    if (o.fresh && typeof target !== 'string')
+      fail('pushLogistics: fresh takes an order number (the sandbox makes its new snapshot); to push logistics of your own, change them yourself');
+    const logistics = typeof target === 'string' ? (o.fresh ? orders.snapshot(target) : orders.logistics(target)) : target;
     if (!logistics)
       fail(
         'no order ' +
@@ -124,7 +126,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
             .join(', '),
       );
     try {
-      return await pusher.push(logistics, o);
+      return await pusher.push(logistics, { url: o.url, tamper: o.tamper });
     } catch (error) {
       fail((error as Error).message);
     }

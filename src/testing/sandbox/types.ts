@@ -80,10 +80,17 @@ export interface PushRecord {
   error?: string;
   /** The receiver's answer body: whitespace collapsed, at most 300 characters, JWT-shaped text masked. */
   answer?: string;
+  /**
+   * The receiver said it had this push already (a 2xx whose JSON answer has `"duplicate": true`,
+   * as `createWebhookHandler` answers a repeat): it did not run its callback again.
+   */
+  duplicate?: boolean;
+  /** The earlier push whose very bytes this one sent again to the same URL (`fresh` sends new ones). */
+  repeatOf?: number;
 }
 
 /** What `pushLogistics` resolves to. */
-export type PushResult = Pick<PushRecord, 'id' | 'ok' | 'status' | 'durationMs' | 'error' | 'answer' | 'url' | 'via' | 'orderNo'>;
+export type PushResult = Pick<PushRecord, 'id' | 'ok' | 'status' | 'durationMs' | 'error' | 'answer' | 'url' | 'via' | 'orderNo' | 'duplicate' | 'repeatOf'>;
 
 /** The claims of a sandbox JWT that a check reports. */
 export interface TokenClaims {
@@ -104,6 +111,12 @@ export interface PushOptions {
   url?: string;
   /** Alter the body after signing, as a man in the middle would: the receiver must refuse it. */
   tamper?: boolean;
+  /**
+   * Push a new snapshot of the order (given by its number): one more tracking event, now, kept
+   * by the sandbox, so the body differs from every earlier push and a receiver that deduplicates
+   * runs its callback again. Without it, the same order pushed twice is the same bytes: a repeat.
+   */
+  fresh?: boolean;
 }
 
 /** What the next failed data calls answer. */

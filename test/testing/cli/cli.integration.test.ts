@@ -289,7 +289,7 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
   });
 
   test('the sandbox it talks to comes from --sandbox, else CHANNEL_SANDBOX_URL', async () => {
-    expect((await run(['fail-next', '0'], { CHANNEL_SANDBOX_URL: url })).stdout).toBe('the next 0 data calls answer 401\n');
+    expect((await run(['fail-next', '0'], { CHANNEL_SANDBOX_URL: url })).stdout).toBe('no data call is set to fail: the next ones answer as usual\n');
   });
 });
 
@@ -377,6 +377,6 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
   test("--help prints the commands; a command's --help its options", async () => {
     const [all, push] = await Promise.all([run(['--help']), run(['push', '--help'])]);
     expect(all.stdout).toContain('channel-sandbox listen --forward-to URL');
-    expect(push.stdout).toMatch(/^channel-sandbox push \[--order SO20240601001\] \[--tamper\] \[--to URL\]/);
+    expect(push.stdout).toMatch(/^channel-sandbox push \[--order SO20240601001\] \[--fresh\] \[--tamper\] \[--to URL\]/);
   });
 });

@@ -11,9 +11,9 @@ export const session = { id: 'demo-session', userId: 'user-1' };
 
 export const client = createClient({
   baseUrl: SERVICE_URL,
-  tokenProvider: async ({ forceRefresh }) => {
+  tokenProvider: async ({ forceRefresh, rejected }) => {
     const r = await Taro.request({
-      url: BACKEND_URL + '/channel-token' + (forceRefresh ? '?force=1' : ''),
+      url: BACKEND_URL + '/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''),
       header: { 'x-session': session.id }, // a mini-program sends no cookies: the token route reads x-session
     });
     if (r.statusCode !== 200) throw new Error('token route answered ' + r.statusCode);

@@ -10,10 +10,10 @@ export const session = { id: 'demo-session', userId: 'user-1' };
 
 export const client = createClient({
   baseUrl: SERVICE_URL,
-  tokenProvider: ({ forceRefresh }) =>
+  tokenProvider: ({ forceRefresh, rejected }) =>
     new Promise((resolve, reject) =>
       uni.request({
-        url: BACKEND_URL + '/channel-token' + (forceRefresh ? '?force=1' : ''),
+        url: BACKEND_URL + '/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''),
         header: { 'x-session': session.id }, // a mini-program sends no cookies: the token route reads x-session
         success: (r) => (r.statusCode === 200 ? resolve(r.data.access_token) : reject(new Error('token route answered ' + r.statusCode))),
         fail: (e) => reject(new Error(e.errMsg)),

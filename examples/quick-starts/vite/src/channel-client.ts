@@ -5,8 +5,11 @@ import { createClient } from 'channel-sdk';
 
 export const client = createClient({
   baseUrl: import.meta.env.VITE_CHANNEL_BASE_URL, // the service: the sandbox's URL while you try it
-  tokenProvider: async ({ forceRefresh, signal }) => {
-    const r = await fetch('/channel-token' + (forceRefresh ? '?force=1' : ''), { credentials: 'include', ...(signal ? { signal } : {}) });
+  tokenProvider: async ({ forceRefresh, rejected, signal }) => {
+    const r = await fetch('/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''), {
+      credentials: 'include',
+      ...(signal ? { signal } : {}),
+    });
     if (!r.ok) throw new Error(`token route answered HTTP ${r.status}` + (r.status === 401 ? ': nobody is signed in' : ''));
     return ((await r.json()) as { access_token: string }).access_token;
   },

@@ -130,7 +130,7 @@ describe.runIf(hasRedis)('the inbox set-up of docs/guide/webhooks.md ("Run it")'
   test('examples/backend/inbox-receiver.ts and examples/backend/inbox-worker.ts in processes of their own, on the redis-server of the set-up: pushes answered 202, each saved once; the worker counted, and SIGTERM ends both cleanly', async () => {
     // The Redis of the set-up's first line, with its arguments as written there.
     const doc = readFileSync(root + 'docs/guide/webhooks.md', 'utf8');
-    const args = /^redis-server (.+?)\s+#/m.exec(doc)![1].split(/\s+/);
+    const args = /^redis-server (.+?)(?:\s+&)?\s+#/m.exec(doc)![1].split(/\s+/);
     expect(args).toEqual(expect.arrayContaining(['--appendonly', 'yes', '--maxmemory-policy', 'noeviction']));
     const [own, sandbox] = await Promise.all([startRedis({ args }), startSandbox({ webhookSecret: 'whsec_dev' })]);
     mkdirSync(join(root, '.tmp'), { recursive: true });

@@ -5,7 +5,7 @@ const client = require('../../channel.js');
 Page({
   data: { orders: /** @type {Array<{ order_no: string, status: string }>} */ ([]), error: '' },
   onLoad() {
-    return this.load();
+    return this.load(); // settles once the page shows the orders or the error (a test can await it)
   },
   onPullDownRefresh() {
     this.load().then(() => wx.stopPullDownRefresh());
