@@ -18,6 +18,7 @@ const fullSize = [
   'test/server/tokens/token-exchange-cache.test.ts',
   'test/tokens/host-store.test.ts',
   'test/server/webhooks/dedup.test.ts',
+  'test/server/webhooks/inbox/prefix.test.ts',
 ];
 // The slower stages have their own configs (test/cluster, test/frameworks) and scripts.
 const elsewhere = ['test/cluster/**', 'test/frameworks/**', 'test/consumers/**'];

@@ -4,11 +4,15 @@
  * over the built package) on ioredis `Cluster` and node-redis `createCluster`:
  * - every client: pushes from the sandbox stored once, run once, every inbox key in one hash slot;
  * - the master holding the inbox SIGKILLed mid-run: its replica takes over; every push the
- *   receivers acknowledged is processed (0 lost), the sender redelivering what got non-2xx.
+ *   receivers acknowledged is processed (0 lost), the sender redelivering what got non-2xx;
+ * - prefixes whose keys fall in different slots are refused; prefixes with a hash tag of their own work.
  */
+import { Cluster as IoCluster } from 'ioredis';
+import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ConfigError, createRedisInbox, createWebhookHandler, type RedisClient } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
-import { snapshot, sleep, until } from '../server/webhooks/inbox/inbox-helpers.js';
+import { bodyOf, post, snapshot, sleep, until, webhookSecret as pushSecret } from '../server/webhooks/inbox/inbox-helpers.js';
 import { byKeyOf, startInboxProcess, type InboxProcess } from '../server/webhooks/inbox/inbox-processes.mjs';
 import { cli, hasCluster, startCluster, type Cluster } from './cluster.mjs';
 
@@ -67,6 +71,62 @@ describe.runIf(hasCluster)('the inbox on a 3-master Redis Cluster with replicas'
     } finally {
       await Promise.all(processes.map((p) => p.close()));
     }
+  });
+
+  describe('prefixes (issue #43 item 6)', () => {
+    test.each(['{}', 'a{', 'x}{y:', '}'])(
+      '%j: the keys it gave fall in different slots of the Cluster (each push answered 503, CROSSSLOT); createRedisInbox refuses it',
+      async (prefix) => {
+        // The tag these prefixes gave before they were refused.
+        const tag = prefix.includes('{') ? prefix + 'inbox' : '{' + prefix + 'inbox}';
+        const keys = [tag + ':stream', tag + ':push:' + 'a'.repeat(64), tag + ':retry', tag + ':parked'];
+        const slots = new Set(await Promise.all(keys.map((key) => cli(cluster.nodes[0].port, 'cluster', 'keyslot', key))));
+        expect(slots.size).toBeGreaterThan(1);
+        const io = new IoCluster([{ host: '127.0.0.1', port: cluster.nodes[0].port }], { lazyConnect: true });
+        expect(() => createRedisInbox(io, { prefix })).toThrow(ConfigError);
+        expect(() => createRedisInbox(io, { prefix })).toThrow(/every push would be answered 503 \(CROSSSLOT\)/);
+        io.disconnect();
+      },
+    );
+
+    const connections = [
+      [
+        'ioredis 6 Cluster',
+        async () => {
+          const io = new IoCluster(cluster.urls.map((url) => ({ host: '127.0.0.1', port: Number(new URL(url).port) })));
+          io.on('error', () => {});
+          await new Promise((resolve) => io.once('ready', resolve));
+          return { client: io as RedisClient, close: async () => void io.disconnect() };
+        },
+      ],
+      [
+        'node-redis 6 createCluster',
+        async () => {
+          const node = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })) });
+          node.on('error', () => {});
+          await node.connect();
+          return { client: node as unknown as RedisClient, close: () => node.close() };
+        },
+      ],
+    ] as const;
+    test.each(connections)('%s: prefixes with a hash tag of their own ("{app}:", "a}b:", "{t}{u}:") store and run pushes', async (label, open) => {
+      const { client, close } = await open();
+      const workers: Array<{ close(): Promise<void> }> = [];
+      try {
+        for (const prefix of ['{app}:', 'a}b:', '{t}{u}:']) {
+          const inbox = createRedisInbox(client, { ...inboxOptions, prefix });
+          const handler = createWebhookHandler({ secret: pushSecret, inbox, onError: () => {} });
+          const runs: string[] = [];
+          workers.push(inbox.process({ concurrency: 2, onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) }));
+          for (let i = 0; i < 3; i++) expect((await post(handler, bodyOf(snapshot(prefix + label + i, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+          await until(() => runs.length === 3, prefix + ': three runs');
+          expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0, deadLetters: 0 });
+        }
+      } finally {
+        await Promise.all(workers.map((worker) => worker.close()));
+        await close();
+      }
+    });
   });
 
   // Each on a cluster of its own: after a failover, the promoted master has no replica left.

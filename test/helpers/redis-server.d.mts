@@ -28,5 +28,8 @@ export interface RedisServer {
   up(): Promise<void>;
 }
 
-/** Starts a private redis-server on 127.0.0.1 at a free port, with no persistence unless `persist` (an append-only file). */
-export function startRedis(options?: { persist?: boolean }): Promise<RedisServer>;
+/**
+ * Starts a private redis-server on 127.0.0.1 at a free port, with no persistence unless `persist`
+ * (an append-only file); `args`: more server arguments, e.g. `['--maxmemory', '3mb']`.
+ */
+export function startRedis(options?: { persist?: boolean; args?: string[] }): Promise<RedisServer>;

@@ -48,13 +48,14 @@ export async function spawnServer(args) {
 
 // `--port 0` turns TCP off in redis-server, hence a port picked just before. `persist`: an
 // append-only file in `dir`, written at every command, so that down() then up() keeps the data.
-function argsFor(port, dir, persist) {
+// `extra`: more arguments, e.g. ['--maxmemory', '3mb', '--maxmemory-policy', 'noeviction'].
+function argsFor(port, dir, persist, extra) {
   const appendonly = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...appendonly, '--dir', dir, '--daemonize', 'no'];
+  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...appendonly, '--dir', dir, '--daemonize', 'no', ...extra];
 }
 
-async function tryStart(port, dir, persist) {
-  let child = await spawnServer(argsFor(port, dir, persist));
+async function tryStart(port, dir, persist, extra) {
+  let child = await spawnServer(argsFor(port, dir, persist, extra));
   if (!child) return undefined;
   let controls = controlsOf(child, () => rmSync(dir, { recursive: true, force: true }));
   return {
@@ -70,7 +71,7 @@ async function tryStart(port, dir, persist) {
       running.delete(child);
     },
     async up() {
-      const again = await spawnServer(argsFor(port, dir, persist));
+      const again = await spawnServer(argsFor(port, dir, persist, extra));
       if (!again) throw new Error('redis-server did not start again: port ' + port + ' was taken');
       child = again;
       controls = controlsOf(child, () => rmSync(dir, { recursive: true, force: true }));
@@ -112,11 +113,11 @@ export function controlsOf(child, afterStop = () => {}) {
   };
 }
 
-/** Starts a private redis-server; call `stop()` when done. */
-export async function startRedis({ persist = false } = {}) {
+/** Starts a private redis-server; call `stop()` when done. `args`: more server arguments. */
+export async function startRedis({ persist = false, args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'channel-sdk-redis-'));
   for (let attempt = 0; attempt < 5; attempt++) {
-    const server = await tryStart(await freePort(), dir, persist);
+    const server = await tryStart(await freePort(), dir, persist, args);
     if (server) return server;
   }
   throw new Error('redis-server: no free port after 5 tries');

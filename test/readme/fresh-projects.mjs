@@ -363,11 +363,11 @@ async function cloneChecks() {
 }
 
 /**
- * A redis-server for what the documents' `redis://127.0.0.1:6379` means; each is kept on the
- * function (hoisted, as packNpmTool's tool) and stopped at the end.
+ * A redis-server for what the documents' `redis://127.0.0.1:6379` means (`args`: a document's
+ * `redis-server` line's); each is kept on the function (hoisted, as packNpmTool's tool) and stopped at the end.
  */
-async function startedRedis() {
-  const redis = await startRedis();
+async function startedRedis(args = []) {
+  const redis = await startRedis({ args });
   (startedRedis.all ??= []).push(redis);
   return redis.url;
 }

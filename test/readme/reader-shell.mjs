@@ -299,6 +299,12 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis })
         return void (await runner.start('curl', args, { cwd, env: { ...env, ...own }, ready: /: channel-sandbox/ }));
       return void (await runner.run('curl', ['--fail-with-body', ...args], { cwd, env: { ...env, ...own } }));
     }
+    if (program === 'redis-server') {
+      // A Redis started with the document's arguments: what its redis://127.0.0.1:6379 means from now on.
+      if (!redis) fail(`\`${words.join(' ')}\`: this stage starts no redis-server here`);
+      urls.set(REDIS, await redis(args));
+      return;
+    }
     if (program !== 'npx')
       fail(`this stage does not know how to run \`${words.join(' ')}\`: teach it (test/readme/reader-shell.mjs), or write the line differently`);
     const npx = args;
@@ -319,7 +325,12 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis })
       return void (await runner.start('npx', npx, { cwd, env: { ...env, ...own, ...noInstall }, ready: sandboxCommand === 'listen' ? /^Ready: /m : null }));
     if (inBackground) {
       const address = LOCAL_URL.exec(prints ?? '');
-      if (!address) fail(`\`${words.join(' ')} &\`: say where it listens (# prints: … http://127.0.0.1:PORT)`);
+      // A process that serves no address (a queue's worker): running once it prints what the document says.
+      if (!address && prints) {
+        const ready = new RegExp(escape(real(prints)));
+        return void (await runner.start('npx', npx, { cwd, env: { ...env, ...own, ...serverEnv, ...noInstall }, ready, timeout: 120_000 }));
+      }
+      if (!address) fail(`\`${words.join(' ')} &\`: say where it listens (# prints: … http://127.0.0.1:PORT), or what it prints once running`);
       const port = urls
         .get('http://127.0.0.1:' + address[2])
         .split(':')

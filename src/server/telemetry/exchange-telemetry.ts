@@ -1,6 +1,7 @@
 // The token exchange's spans and metrics (the `telemetry` option): one INTERNAL span per getToken,
 // a child for the wait on another instance's lock, a CLIENT span per token call with the W3C
-// traceparent header. Built once per exchange, and only when `telemetry` is given. Nothing secret:
+// traceparent header. Built once per exchange, only when `telemetry` is given, over guardTelemetry (a
+// tracer or meter that throws costs the token nothing). Nothing secret:
 // no user id, token, access or secret key in a name, attribute or metric.
 import {
   errorType,
@@ -12,6 +13,7 @@ import {
   type TelemetryOptions,
   type TelemetrySpan,
 } from '../../shared/otel-api.js';
+import { guardTelemetry } from './guarded-telemetry.js';
 
 /** `hit`: the cache answered; `miss`: it had no fresh token; `bypass`: not read (a forced refresh, or a cache failing or skipped). */
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';
@@ -50,7 +52,7 @@ const noop = () => {};
 
 /** The exchange's telemetry for the token endpoint `url`, or undefined without tracer or meter. */
 export function exchangeTelemetry(options: TelemetryOptions | undefined, url: string): ExchangeTelemetry | undefined {
-  const { tracer, meter, propagate } = options || {};
+  const { tracer, meter, propagate } = guardTelemetry(options) || {};
   if (!tracer && !meter) return undefined;
   const outcomes = meter?.createCounter(CACHE_OUTCOMES, { unit: '{call}', description: 'getToken calls by cache outcome (channel.cache)' });
   const durations = secondsHistogram(meter, CALL_DURATION, "Token calls to the service's token endpoint: signing, request and body");

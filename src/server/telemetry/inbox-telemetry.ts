@@ -1,7 +1,9 @@
 // The inbox workers' spans and metrics (createRedisInbox's `telemetry` option): one CONSUMER span
 // per callback run, active (the callback's own spans are its children), with its attempt and
-// outcome. Built once per inbox, and only when `telemetry` is given. Never the body or the order.
+// outcome. Built once per inbox, only when `telemetry` is given, over guardTelemetry (a tracer or
+// meter that throws costs the run nothing). Never the body or the order.
 import { errorType, failSpan, secondsHistogram, SPAN_CONSUMER, type TelemetryOptions, type TelemetrySpan } from '../../shared/otel-api.js';
+import { guardTelemetry } from './guarded-telemetry.js';
 
 /** `processed`; `retry` (failed, tried again later); `timeout` (past callbackTimeoutMs, retried); `dead_letter` (failed for good). */
 export type RunOutcome = 'processed' | 'retry' | 'timeout' | 'dead_letter';
@@ -24,7 +26,7 @@ export const INBOX_RUN_DURATION = 'channel.server.inbox.run.duration';
 
 /** The inbox's telemetry, or undefined without tracer or meter. */
 export function inboxTelemetry(options: TelemetryOptions | undefined): InboxTelemetry | undefined {
-  const { tracer, meter } = options || {};
+  const { tracer, meter } = guardTelemetry(options) || {};
   if (!tracer && !meter) return undefined;
   const runs = meter?.createCounter(INBOX_RUNS, { unit: '{run}', description: 'Inbox callback runs by channel.inbox.outcome' });
   const durations = secondsHistogram(meter, INBOX_RUN_DURATION, 'Inbox callback runs, from the start of the callback to its stored outcome');

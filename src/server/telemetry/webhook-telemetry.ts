@@ -1,7 +1,9 @@
 // The webhook handler's spans and metrics (the `telemetry` option): one INTERNAL span per push, its
 // stages (verify, dedup, inbox, callback) as child spans, the answer's status and outcome. Built once
-// per handler, and only when `telemetry` is given. Nothing from the push but its event type.
+// per handler, only when `telemetry` is given, over guardTelemetry (a tracer or meter that throws
+// costs the push nothing). Nothing from the push but its event type.
 import { errorType, failSpan, secondsHistogram, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/otel-api.js';
+import { guardTelemetry } from './guarded-telemetry.js';
 import type { Core, Incoming, Outgoing } from '../http/route.js';
 
 /** What one push learned on its way, for its span. */
@@ -63,7 +65,7 @@ const eventType = (value: string) => (/^[\w.:-]{1,64}$/.test(value) ? value : '_
  * fixed answers (`signature`, `payload`, ...): the `error.type` of a push answered with one.
  */
 export function webhookTelemetry(options: TelemetryOptions | undefined, reasonsOf: () => ReadonlyMap<Outgoing, string>): WebhookTelemetry | undefined {
-  const { tracer, meter } = options || {};
+  const { tracer, meter } = guardTelemetry(options) || {};
   if (!tracer && !meter) return undefined;
   const reasons = reasonsOf();
   const pushes = meter?.createCounter(PUSHES, { unit: '{push}', description: 'Pushes answered, by http.response.status_code and channel.webhook.outcome' });

@@ -73,7 +73,8 @@ export interface WebhookHandlerOptions {
   bodyTimeoutMs?: number;
   /**
    * Bytes of request bodies this handler holds at once, across all requests in flight (bodies
-   * being read, and bodies whose callback runs). When a chunk does not fit, the body that has
+   * being read, bodies whose callback runs, and bodies whose inbox append has not settled, past
+   * the answer too: with the Redis inbox, until Redis answered). When a chunk does not fit, the body that has
    * waited longest for its next chunk is dropped to make room (503 with Retry-After, connection
    * closed); when nothing can give way, the new body is. At least `maxBodyBytes`.
    * @default 67108864 (64 MiB)

@@ -99,14 +99,25 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
         'signature',
       );
     const ticket = bodies.open();
+    // The body leaves maxBufferedBytes once answered, or once the inbox lets go of it (later, when
+    // its append outlived the answer: a frozen Redis).
+    let held: PromiseLike<unknown> | undefined;
     try {
-      return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket), note);
+      return await verified(incoming, secret, signature, await incoming.body(maxBodyBytes, ticket), note, (until) => (held = until));
     } finally {
-      ticket.close();
+      if (held) held.then(ticket.close.bind(ticket), ticket.close.bind(ticket));
+      else ticket.close();
     }
   };
 
-  async function verified(incoming: Incoming, secret: Secrets | '', signature: string | undefined, body: BodyResult, note?: PushNote): Promise<Outgoing> {
+  async function verified(
+    incoming: Incoming,
+    secret: Secrets | '',
+    signature: string | undefined,
+    body: BodyResult,
+    note: PushNote | undefined,
+    hold: (until: PromiseLike<unknown>) => void,
+  ): Promise<Outgoing> {
     if (!body.ok) {
       if (body.reason === 'too-large') return reject(TOO_LARGE, new Error('body larger than maxBodyBytes (' + maxBodyBytes + ')'), 'size');
       if (body.reason === 'unreadable') return reject(UNREADABLE, body.error, 'body');
@@ -120,7 +131,9 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
         return reject(
           stopped.busy,
           new Error(
-            'request bodies in flight hold maxBufferedBytes (' + maxBufferedBytes + ' bytes); refused a stalled or new body with 503 and closed its connection',
+            'request bodies in flight (being read, or held by an inbox append Redis has not answered) hold maxBufferedBytes (' +
+              maxBufferedBytes +
+              ' bytes); refused a stalled or new body with 503 and closed its connection',
           ),
           'body',
         );
@@ -148,7 +161,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     if (note) note.event = event.event;
     let key: Promise<string> | undefined;
     const context: WebhookContext = { rawBody, dedupKey: () => (key ||= crypto.sha256Hex(rawBody)), request: incoming.native };
-    if (intake) return intake(event, rawBody, context.dedupKey);
+    if (intake) return intake(event, rawBody, context.dedupKey, hold);
     if (!dedup) return deliver(event, context);
     return deliverOnce(dedup, event, context);
   }

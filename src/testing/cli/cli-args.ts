@@ -28,7 +28,14 @@ export const optionsOf: Record<string, Options> = {
   token: {},
   ttl: {},
   check: { header: { type: 'string', multiple: true }, secret: { type: 'string' } },
-  inbox: { redis: { type: 'string' }, cluster: { type: 'boolean' }, prefix: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } },
+  inbox: {
+    redis: { type: 'string' },
+    cluster: { type: 'boolean' },
+    prefix: { type: 'string' },
+    limit: { type: 'string' },
+    all: { type: 'boolean' },
+    since: { type: 'string' },
+  },
 };
 
 /** How many positional arguments each command takes after its name. */

@@ -17,8 +17,8 @@ export const usage = `channel-sandbox: a local emulation of the Channel Integrat
                                             check your app's token route against the tokenProvider contract
   channel-sandbox check webhook <url> --secret <s>
                                             check your app's webhook receiver against the push contract
-  channel-sandbox inbox stats|dead|replay|discard --redis <url>
-                                            your webhook inbox (createRedisInbox): counts, dead letters, replay
+  channel-sandbox inbox stats|dead|replay|discard|pause|resume --redis <url>
+                                            your webhook inbox (createRedisInbox): counts, dead letters, replay, pause
 
 Every command but start talks to a running sandbox:
   --sandbox <url>   its address (default $CHANNEL_SANDBOX_URL, else ${DEFAULT_SANDBOX_URL})
@@ -75,13 +75,17 @@ channel-sandbox check webhook <url> [--secret <s>] [--json]
 
 One line per check: ✓ passed, ✗ failed (with what to fix), ⚠ worth a look, – skipped.
 Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
-  inbox: `channel-sandbox inbox stats|dead|replay|discard [id] --redis <url> [--prefix <p>] [--cluster] [--json]
+  inbox: `channel-sandbox inbox stats|dead|replay|discard|pause|resume [id] --redis <url> [--prefix <p>] [--cluster] [--json]
   Your webhook inbox (createRedisInbox), on your Redis, through the ioredis or redis package of the
   project you run this in (run it in your app's folder).
-  stats                  pending, processing, retrying, dead letters, the oldest push's age
+  stats                  pending, processing, retrying, dead letters, the oldest push's age, workers
+                         seen in the last minute, paused, Redis's memory and maxmemory-policy
   dead [--limit n]       the dead letters (id, order, attempts, last error), oldest first (default 100)
-  replay <id> | --all    dead letters back into the inbox, attempts from 0
+  replay <id>            a dead letter back into the inbox, attempts from 0 (the id a dead-letter report names)
+  replay --since <t>     those put aside since t: 2024-06-01T12:00:00Z, epoch ms, or an age (30m, 2h, 1d)
+  replay --all           every dead letter
   discard <id>           drop a dead letter for good
+  pause | resume         every worker stops taking pushes (they are still stored), or takes them again
   --redis <url>          redis://host:6379 (default $REDIS_URL); with --cluster, the nodes, comma-separated
   --prefix <p>           the prefix given to createRedisInbox (default channel-sdk:)
 Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,

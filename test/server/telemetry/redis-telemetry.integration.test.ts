@@ -12,6 +12,7 @@ import { startSandbox, type Sandbox } from '../../../src/testing.js';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.js';
 import { clientKinds } from '../redis/clients.js';
 import { bodyOf, post, snapshot, until, webhookSecret } from '../webhooks/inbox/inbox-helpers.js';
+import { brokenTelemetries, unhandledDuring } from './broken.js';
 import { expectNoSecrets, otel, parentOf, type Otel } from './otel.js';
 
 const CONSUMER = 4;
@@ -152,6 +153,43 @@ describe.runIf(hasRedis)('telemetry on a real redis-server', () => {
     ]);
     await expectNoSecrets(o, [webhookSecret, 'SO-otel-1', 'SO-otel-2', 'no such order']);
   });
+
+  test.each(brokenTelemetries())(
+    'inbox workers with %s: every push runs, retries and dead letters included; close() resolves; nothing rejects unhandled',
+    async (_what, telemetry) => {
+      const client = await connect();
+      const inbox = createRedisInbox(client, {
+        pollMs: 10,
+        leaseMs: 1500,
+        timeoutMs: 500,
+        maxAttempts: 2,
+        retryDelayMs: () => 20,
+        prefix: 'broken-otel:' + Math.random() + ':',
+        telemetry,
+      });
+      // The handler's side: broken-telemetry.test.ts.
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const runs: string[] = [];
+      const stages: string[] = [];
+      const unhandled = await unhandledDuring(async () => {
+        for (const order of ['SO-ok-1', 'SO-ok-2', 'SO-fails'])
+          expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+        const worker = inbox.process({
+          concurrency: 2,
+          onError: (_error, info) => void stages.push(info.stage),
+          onLogisticsUpdated: ({ logistics }, { attempt }) => {
+            runs.push(logistics.order_no + '#' + attempt);
+            if (logistics.order_no === 'SO-fails') throw new Error('database down');
+          },
+        });
+        await until(async () => (await inbox.stats()).deadLetters === 1 && runs.length === 4, 'the runs and the dead letter');
+        await worker.close();
+      });
+      expect(runs.toSorted()).toEqual(['SO-fails#1', 'SO-fails#2', 'SO-ok-1#1', 'SO-ok-2#1']);
+      expect(stages.toSorted()).toEqual(['callback', 'dead-letter']);
+      expect(unhandled).toEqual([]);
+    },
+  );
 
   test("createRedisInbox's telemetry option is checked like the others", async () => {
     const client = await connect();

@@ -1,11 +1,11 @@
 /**
- * `channel-sandbox inbox stats|dead|replay|discard` as an operator runs it: the built
+ * `channel-sandbox inbox stats|dead|replay|discard|pause|resume` as an operator runs it: the built
  * dist/sandbox-cli.js in a subprocess, in the project's folder (its ioredis found from there),
  * against an inbox on a real redis-server that holds a dead letter.
  */
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createRedisInbox, createWebhookHandler, type RedisInbox } from '../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.js';
 import { bodyOf, post, snapshot, until, webhookSecret } from '../../server/webhooks/inbox/inbox-helpers.js';
@@ -61,6 +61,83 @@ describe.runIf(hasRedis)('channel-sandbox inbox', () => {
     expect(letter).toMatchObject({ orderNo: 'SO-ops-dead', attempts: 1, error: 'the warehouse API answered 502' });
   });
 
+  test("replay <id> takes the id the worker's dead-letter report printed; --since the letters put aside since then", async () => {
+    const own = createRedisInbox(redis, { prefix: 'ops-log:', pollMs: 10, leaseMs: 1500, timeoutMs: 500, maxAttempts: 1 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox: own });
+    const printed: string[] = [];
+    const error = vi.spyOn(console, 'error').mockImplementation((line: string) => void printed.push(line));
+    let fail = true;
+    const runs: string[] = [];
+    const worker = own.process({
+      onLogisticsUpdated: ({ logistics }) => {
+        if (fail) throw new Error('the warehouse API answered 502');
+        runs.push(logistics.order_no);
+      },
+    });
+    try {
+      await post(handler, bodyOf(snapshot('SO-ops-log', '2024-06-01T12:00:00+08:00')));
+      await until(() => printed.length === 1, 'the dead-letter report');
+      const id = /dead-letter (\S+):/.exec(printed[0])![1];
+      fail = false;
+      expect(await run(['inbox', 'replay', id, '--redis', server.url, '--prefix', 'ops-log:'])).toMatchObject({
+        code: 0,
+        stdout: '1 dead letter back in the inbox\n',
+      });
+      await until(() => runs.length === 1, 'the replayed push to run');
+      expect(printed[0]).toMatch(
+        /^\[channel-sdk\] inbox dead-letter \d+-\d+: the warehouse API answered 502 \(to run it again: channel-sandbox inbox replay \d+-\d+, or inbox.replay\(id\)\)$/,
+      );
+      fail = true;
+      const since = new Date().toISOString();
+      await post(handler, bodyOf(snapshot('SO-ops-since', '2024-06-01T12:00:00+08:00')));
+      await until(async () => (await own.stats()).deadLetters === 1, 'a second dead letter');
+      fail = false;
+      expect(await run(['inbox', 'replay', '--since', '1h', '--redis', server.url, '--prefix', 'ops-log:'])).toMatchObject({
+        code: 0,
+        stdout: '1 dead letter back in the inbox\n',
+      });
+      await until(() => runs.length === 2, 'the second to run');
+      expect((await run(['inbox', 'replay', '--since', since, '--redis', server.url, '--prefix', 'ops-log:'])).stdout).toBe(
+        '0 dead letters back in the inbox\n',
+      );
+      expect((await run(['inbox', 'replay', '--since', 'last week', '--redis', server.url])).stderr).toMatch(/--since must be a time/);
+      expect((await run(['inbox', 'replay', id, '--all', '--redis', server.url])).code).toBe(2);
+    } finally {
+      await worker.close();
+      error.mockRestore();
+    }
+  });
+
+  test('pause stops every worker (stats says so), resume lets them go on; stats shows the workers seen and Redis memory', async () => {
+    const own = createRedisInbox(redis, { prefix: 'ops-pause:', pollMs: 10, leaseMs: 1500, timeoutMs: 500 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox: own });
+    const runs: string[] = [];
+    const worker = own.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    try {
+      await until(async () => (await own.stats()).workers === 1, 'the worker seen');
+      expect(await run(['inbox', 'pause', '--redis', server.url, '--prefix', 'ops-pause:'])).toMatchObject({
+        code: 0,
+        stdout: 'every worker paused: pushes are stored, none is taken (channel-sandbox inbox resume)\n',
+      });
+      await post(handler, bodyOf(snapshot('SO-ops-paused', '2024-06-01T12:00:00+08:00')));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(runs).toEqual([]);
+      const stats = await run(['inbox', 'stats', '--redis', server.url, '--prefix', 'ops-pause:']);
+      expect(stats.stdout).toMatch(
+        /\nworkers +1 \(seen in the last minute\), paused \(channel-sandbox inbox resume\)\nredis memory +[\d.]+ MiB of no maxmemory, maxmemory-policy noeviction\n$/,
+      );
+      expect(JSON.parse((await run(['inbox', 'stats', '--redis', server.url, '--prefix', 'ops-pause:', '--json'])).stdout)).toMatchObject({
+        pending: 1,
+        workers: 1,
+        paused: true,
+      });
+      expect((await run(['inbox', 'resume', '--redis', server.url, '--prefix', 'ops-pause:'])).stdout).toBe('workers take pushes again\n');
+      await until(() => runs.length === 1, 'the push to run once resumed');
+    } finally {
+      await worker.close();
+    }
+  });
+
   test('replay <id> puts it back; discard <id> drops one; an unknown id exits 1; bad arguments exit 2', async () => {
     const [letter] = await inbox.deadLetters();
     expect(await run(['inbox', 'replay', letter.id, '--redis', server.url, '--prefix', prefix])).toMatchObject({
@@ -68,14 +145,17 @@ describe.runIf(hasRedis)('channel-sandbox inbox', () => {
       stdout: '1 dead letter back in the inbox\n',
     });
     expect(await inbox.stats()).toMatchObject({ pending: 2, deadLetters: 0 });
-    expect((await run(['inbox', 'replay', letter.id, '--redis', server.url, '--prefix', prefix])).code).toBe(1);
+    expect(await run(['inbox', 'replay', letter.id, '--redis', server.url, '--prefix', prefix])).toMatchObject({
+      code: 1,
+      stdout: `no dead letter ${letter.id} (ids: channel-sandbox inbox dead)\n`,
+    });
     expect((await run(['inbox', 'discard', letter.id, '--redis', server.url, '--prefix', prefix])).stdout).toBe(`no dead letter ${letter.id}\n`);
     const missing = await run(['inbox', 'replay', '--redis', server.url]);
     expect(missing).toMatchObject({ code: 2 });
     expect(missing.stderr).toMatch(/--all for every one/);
     expect((await run(['inbox', 'replay', 'nonsense', '--redis', server.url])).code).toBe(2);
     expect((await run(['inbox', 'stats'])).stderr).toMatch(/where is Redis\?/);
-    expect((await run(['inbox', 'purge', '--redis', server.url])).stderr).toMatch(/inbox stats\|dead\|replay\|discard/);
+    expect((await run(['inbox', 'purge', '--redis', server.url])).stderr).toMatch(/inbox stats\|dead\|replay\|discard\|pause\|resume/);
     expect((await run(['inbox', 'stats', '--redis', 'http://x'])).stderr).toMatch(/must be a redis:\/\/ URL/);
   });
 });

@@ -10,7 +10,8 @@ export interface RedisInboxOptions {
   /**
    * Put before the inbox's keys, which share one hash tag so that a Redis Cluster keeps them on one
    * master: `{<prefix>inbox}:stream`, `…:dead`, `…:retry`, `…:push:<dedupKey>`. A prefix that holds
-   * a `{` is taken as your own hash tag. @default 'channel-sdk:'
+   * a `{` is taken as your own hash tag (`'{myapp}:'`), and must hold a whole one: `'{}'`, `'a{'` or
+   * `'x}{y:'` are refused (a Cluster would refuse every push). @default 'channel-sdk:'
    */
   prefix?: string;
   /** Attempts before a push is put aside as a dead letter (a worker that died mid-callback counts as one). @default 10 */
@@ -76,6 +77,38 @@ export function defaultRetryDelay(attempt: number): number {
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
+/**
+ * The hash tag a Redis Cluster reads in `key`: the text between its first `{` and the first `}`
+ * after it, or undefined when there is none or it is empty (then the whole key is hashed).
+ */
+export function hashTagOf(key: string): string | undefined {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+/**
+ * What every inbox key starts with: a hash tag of our own, unless the prefix brings one. Every
+ * key is `<tag>:<name>`, so the tag must hold a whole, non-empty hash tag by itself; else each
+ * key is hashed whole (or by a `}` in an order number) and a Cluster refuses the scripts
+ * (CROSSSLOT) that a single node runs.
+ */
+function tagOf(prefix: string): string {
+  const tag = prefix.includes('{') ? prefix + 'inbox' : '{' + prefix + 'inbox}';
+  if (hashTagOf(tag) !== undefined) return tag;
+  const open = tag.indexOf('{');
+  return fail(
+    'createRedisInbox(redis, options): prefix ' +
+      JSON.stringify(prefix) +
+      ' gives keys such as ' +
+      JSON.stringify(tag + ':stream') +
+      ' that hold ' +
+      (tag[open + 1] === '}' ? 'an empty hash tag "{}"' : 'a "{" with no "}" after it') +
+      ": on a Redis Cluster the inbox's keys would then fall in different hash slots and every push would be answered 503 (CROSSSLOT). " +
+      'Use a prefix without braces ("myapp:") or one with a hash tag that holds text ("{myapp}:")',
+  );
+}
+
 /** The options checked, with their defaults, and the inbox's keys. */
 export function inboxSettings(options: RedisInboxOptions | undefined) {
   const what = 'createRedisInbox(redis, options)';
@@ -96,11 +129,19 @@ export function inboxSettings(options: RedisInboxOptions | undefined) {
     );
   if (o.retryDelayMs !== undefined && typeof o.retryDelayMs !== 'function')
     fail(what + ': retryDelayMs must be a function (attempt) => milliseconds; got ' + describeValue(o.retryDelayMs));
-  // A hash tag of our own unless the prefix brings one: every key then lives in one slot.
-  const tag = prefix.includes('{') ? prefix + 'inbox' : '{' + prefix + 'inbox}';
+  const tag = tagOf(prefix);
   return {
     tag,
-    keys: { stream: tag + ':stream', dead: tag + ':dead', retry: tag + ':retry', parked: tag + ':parked', push: (key: string) => tag + ':push:' + key },
+    keys: {
+      stream: tag + ':stream',
+      dead: tag + ':dead',
+      retry: tag + ':retry',
+      parked: tag + ':parked',
+      age: tag + ':age',
+      workers: tag + ':workers',
+      paused: tag + ':paused',
+      push: (key: string) => tag + ':push:' + key,
+    },
     maxAttempts: whole(what, 'maxAttempts', o.maxAttempts, 10, 1, 1000, '10'),
     leaseMs,
     callbackTimeoutMs: whole(what, 'callbackTimeoutMs', o.callbackTimeoutMs, 60_000, 1, MAX_DELAY, '60000'),

@@ -4,12 +4,18 @@ import { bounded } from '../../../shared/bounded.js';
 import type { Commands } from '../../redis-client.js';
 import type { DeadLetter, InboxPush, InboxStats } from './inbox-types.js';
 import type { InboxSettings } from './inbox-options.js';
-import { APPEND, DEAD_LETTERS, DISCARD, DONE, FAIL, LEAVE, READ, RENEW, REPLAY, STATS } from './inbox-scripts.js';
+import { APPEND, DONE, FAIL, HEARTBEAT, LOST_BODY, READ, RELEASE, RENEW } from './inbox-scripts.js';
+import { DEAD_LETTERS, DISCARD, PAUSE, REPLAY, STATS } from './inbox-admin-scripts.js';
+import { fullRedis, memoryOf } from './inbox-memory.js';
+import { holdBody } from './held-bodies.js';
 
-/** A push a worker took: run it (`go`), or it was older than its order's newest and skipped (`stale`). */
+/**
+ * A push a worker took: run it (`go`); older than its order's newest and skipped (`stale`); or
+ * evicted by Redis while it waited for a retry (`lost`: `id` is its dead letter's).
+ */
 export interface Entry {
   id: string;
-  status: 'go' | 'stale';
+  status: 'go' | 'stale' | 'lost';
   key: string;
   orderNo: string;
   /** '' when the snapshot has no time. */
@@ -22,6 +28,8 @@ export interface Entry {
 const GROUP = 'workers';
 // How long a push waits while another push of its order runs.
 const BUSY_MS = 250;
+/** stats().workers counts the workers seen within this window. */
+export const WORKERS_WINDOW_MS = 60_000;
 
 // The body goes to Redis as the bytes received: encoding a long non-ASCII string again to UTF-8
 // was a quarter of the receiver's CPU. Clients take bytes as a Buffer (node-redis and ioredis
@@ -43,9 +51,14 @@ export type InboxStore = ReturnType<typeof inboxStore>;
 export function inboxStore(commands: Commands, settings: InboxSettings) {
   const { tag, keys, ttlSeconds, leaseMs, timeoutMs } = settings;
   const ttl = String(ttlSeconds);
-  const call = (script: string, scriptKeys: string[], args: Array<string | Uint8Array>, what: string) =>
+  // `sent` learns of the command itself, which may outlive the timeout.
+  const call = (script: string, scriptKeys: string[], args: Array<string | Uint8Array>, what: string, sent?: (command: Promise<unknown>) => void) =>
     bounded(
-      () => commands.scriptKeys(script, scriptKeys, args),
+      () => {
+        const command = commands.scriptKeys(script, scriptKeys, args);
+        sent?.(command);
+        return command;
+      },
       timeoutMs,
       () => new Error('Redis did not answer the inbox ' + what + ' within ' + timeoutMs + ' ms'),
     );
@@ -53,18 +66,32 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
   return {
     async append(push: InboxPush): Promise<'stored' | 'duplicate'> {
       const args = [push.key, bodyBytes(push), push.orderNo ?? '', push.snapshotAt === undefined ? '' : String(push.snapshotAt), String(push.receivedAt), ttl];
-      return num(await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append')) === 1 ? 'stored' : 'duplicate';
+      try {
+        // The client holds the body until Redis answers, past the timeout too: the handler counts it until then.
+        const stored = await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append', (command) => holdBody(push, command));
+        return num(stored) === 1 ? 'stored' : 'duplicate';
+      } catch (error) {
+        throw fullRedis(error);
+      }
     },
 
-    /** `cursor`: where the previous read's scan for lapsed leases stopped ('0-0' to start over). */
-    async read(consumer: string, count: number, cursor: string): Promise<{ created: boolean; cursor: string; entries: Entry[] }> {
-      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor];
-      const reply = (await call(READ, [keys.stream, keys.retry, keys.parked], args, 'read')) as unknown[];
-      const entries = reply.slice(2).map((row) => {
+    /**
+     * `cursor`: where the previous read's scan for lapsed leases stopped ('0-0' to start over);
+     * `beat`: mark this worker seen. Nothing is taken while the inbox is paused.
+     */
+    async read(consumer: string, count: number, cursor: string, beat: boolean) {
+      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor, beat ? '1' : '', LOST_BODY];
+      const reply = (await call(READ, [keys.stream, keys.retry, keys.parked, keys.age, keys.workers, keys.dead], args, 'read')) as unknown[];
+      const entries: Entry[] = reply.slice(3).map((row) => {
         const [id, status, key, orderNo, snapshotAt, receivedAt, attempt, body] = (row as unknown[]).map(str);
         return { id, status: status as Entry['status'], key, orderNo, snapshotAt, receivedAt: num(receivedAt), attempt: num(attempt), body };
       });
-      return { created: num(reply[0]) === 1, cursor: str(reply[1]) || '0-0', entries };
+      return { created: num(reply[0]) === 1, cursor: str(reply[1]) || '0-0', paused: num(reply[2]) === 1, entries };
+    },
+
+    /** A paused worker is still seen. */
+    async heartbeat(consumer: string): Promise<void> {
+      await call(HEARTBEAT, [keys.workers], [consumer], 'heartbeat');
     },
 
     /** The ids of `held` that are no longer this consumer's. */
@@ -76,28 +103,49 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
     /** False when the entry was no longer pending (another worker finished it, or Redis lost it). */
     async done(entry: Entry): Promise<boolean> {
       const args = [tag, GROUP, entry.id, entry.key, entry.orderNo, entry.snapshotAt, ttl];
-      return num(await call(DONE, [keys.stream], args, 'completion')) === 1;
+      return num(await call(DONE, [keys.stream, keys.age], args, 'completion')) === 1;
     },
 
-    /** `delayMs` -1 puts it aside as a dead letter. False when the entry is no longer this consumer's. */
-    async fail(consumer: string, entry: Entry, delayMs: number, error: string): Promise<boolean> {
+    /**
+     * `delayMs` -1 puts it aside as a dead letter. False when the entry is no longer this
+     * consumer's; else true, or the dead letter's id.
+     */
+    async fail(consumer: string, entry: Entry, delayMs: number, error: string): Promise<boolean | string> {
       const args = [tag, GROUP, consumer, entry.id, String(Math.max(-1, Math.round(delayMs))), error, String(entry.attempt)];
-      return num(await call(FAIL, [keys.stream, keys.retry, keys.parked, keys.dead], args, 'failure')) === 1;
+      const [stored, dead] = ((await call(FAIL, [keys.stream, keys.retry, keys.parked, keys.dead, keys.age], args, 'failure')) as unknown[]).map(str);
+      return stored === '1' && (dead || true);
     },
 
-    async leave(consumer: string): Promise<void> {
-      await call(LEAVE, [keys.stream], [GROUP, consumer], 'consumer removal');
+    /**
+     * Frees what this consumer holds beyond `keep` (a read whose answer was lost took it) for the
+     * next read, without counting an attempt; `leaving`: the worker closes. How many were freed.
+     */
+    async release(consumer: string, keep: string[], leaving = false): Promise<number> {
+      const args = [GROUP, consumer, String(leaseMs), leaving ? '1' : '0', ...keep];
+      return num(await call(RELEASE, [keys.stream, keys.workers], args, leaving ? 'consumer removal' : 'release'));
     },
 
     async stats(): Promise<InboxStats> {
-      const [length, held, retrying, dead, oldest, , now] = (await call(STATS, [keys.stream, keys.retry, keys.dead], [GROUP], 'stats')) as unknown[];
-      const since = oldest ? num(str(oldest).split('-')[0]) : num(now);
+      const reply = (await call(
+        STATS,
+        [keys.stream, keys.retry, keys.dead, keys.age, keys.workers],
+        [GROUP, tag, String(WORKERS_WINDOW_MS)],
+        'stats',
+      )) as unknown[];
+      const [length, held, retrying, dead, first, aged, now, workers, paused, info] = reply.map(str);
+      // The first entry of the stream is the oldest in the order pushes arrived; one retried,
+      // parked or replayed is in the age set until its outcome.
+      const oldest = Math.min(first ? num(first.split('-')[0]) : Infinity, aged ? num(aged) : Infinity);
+      const memory = memoryOf(info);
       return {
         pending: num(length) - num(held),
         processing: num(held),
         retrying: num(retrying),
         deadLetters: num(dead),
-        oldestMs: Math.max(0, num(now) - since),
+        oldestMs: oldest === Infinity ? 0 : Math.max(0, num(now) - oldest),
+        workers: num(workers),
+        paused: paused === '1',
+        ...(memory ? { memory } : {}),
       };
     },
 
@@ -109,13 +157,24 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
       });
     },
 
-    /** Dead letters back into the stream: `id`, or up to `count` of the oldest. How many went. */
-    async replay(id: string, count: number): Promise<number> {
-      return num(await call(REPLAY, [keys.stream, keys.dead], [tag, id, String(count), ttl], 'replay'));
+    /**
+     * Dead letters from `start` to `end` (stream ids, '(' before one for after it; `end` '' for the
+     * newest now), up to `count`, back into the stream: how many went, the last id looked at ('' when
+     * none), and the end used.
+     */
+    async replay(start: string, end: string, count: number): Promise<{ replayed: number; last: string; end: string }> {
+      const reply = (await call(REPLAY, [keys.stream, keys.dead, keys.age], [tag, start, end, String(count), ttl], 'replay')) as unknown[];
+      const [replayed, last, upTo] = reply.map(str);
+      return { replayed: num(replayed), last, end: upTo };
     },
 
     async discard(id: string): Promise<boolean> {
       return num(await call(DISCARD, [keys.dead], [tag, id, ttl], 'discard')) === 1;
+    },
+
+    /** Every worker stops taking pushes (true) or takes them again (false). */
+    async pause(on: boolean): Promise<void> {
+      await call(PAUSE, [keys.paused], [on ? '1' : '0'], on ? 'pause' : 'resume');
     },
   };
 }

@@ -58,14 +58,19 @@ export interface InboxErrorInfo {
    * call itself may still be running); `dead-letter` failed `maxAttempts` times and was put aside;
    * `stale` older than a snapshot of its order already processed, so skipped (info); `lease` this
    * worker's lease on a push lapsed while its callback ran (another worker may run it too);
-   * `redis` a Redis call failed or was slow (the worker retries); `data-lost` the inbox's consumer
-   * group vanished (Redis lost its data: restarted without persistence, flushed, failed over to
-   * an empty replica): pushes stored before are gone.
+   * `redis` a Redis call failed or was slow (the worker retries); `data-lost` Redis lost what the
+   * inbox stored: its consumer group vanished (restarted without persistence, flushed, failed over
+   * to an empty replica), or a push waiting for a retry was evicted (then `id` names its dead
+   * letter); `memory` Redis's memory settings put pushes at risk (an evicting `maxmemory-policy`:
+   * error) or Redis is nearly full (warn), checked when the worker starts and every minute.
    */
-  stage: 'callback' | 'timeout' | 'dead-letter' | 'stale' | 'lease' | 'redis' | 'data-lost';
+  stage: 'callback' | 'timeout' | 'dead-letter' | 'stale' | 'lease' | 'redis' | 'data-lost' | 'memory';
   /** `info` needs nothing done; `warn` retried or recovered; `error` something to look at. */
   level: 'info' | 'warn' | 'error';
-  /** The entry's id, when the report is about one push. */
+  /**
+   * The entry's id, when the report is about one push. For `dead-letter` and `data-lost`: the dead
+   * letter's id, what `inbox.replay(id)`, `inbox.discard(id)` and `channel-sandbox inbox replay <id>` take.
+   */
   id?: string;
   /** The push's order, when it has one. */
   orderNo?: string;
@@ -95,8 +100,27 @@ export interface InboxWorker {
    * stored, then resolves. A callback past `callbackTimeoutMs` is not waited for.
    */
   close(): Promise<void>;
+  /**
+   * Stops taking pushes (those running finish and their outcome is stored) until `resume()`: during
+   * a deploy or while what the callback writes to is down. `inbox.pause()` pauses every worker.
+   */
+  pause(): void;
+  /** Takes pushes again after `pause()`. */
+  resume(): void;
+  /** True between `pause()` and `resume()` (not for `inbox.pause()`: see `stats().paused`). */
+  readonly paused: boolean;
   /** Callbacks running now. */
   readonly running: number;
+}
+
+/** Redis's memory, from INFO memory. */
+export interface InboxMemory {
+  /** `used_memory`: bytes Redis holds now. */
+  usedBytes: number;
+  /** `maxmemory`: its limit in bytes, 0 for none. */
+  maxBytes: number;
+  /** `maxmemory_policy`: what Redis does when full; the inbox needs `noeviction`. */
+  policy: string;
 }
 
 /** `inbox.stats()`. */
@@ -109,8 +133,17 @@ export interface InboxStats {
   retrying: number;
   /** Pushes that failed `maxAttempts` times, kept for `replay()`. */
   deadLetters: number;
-  /** Age in ms of the oldest push stored and not processed yet (0 when none). */
+  /**
+   * Age in ms of the oldest push stored and not processed yet, pending, processing or retrying
+   * (0 when none); dead letters do not count. The number to alert on: it grows while pushes wait.
+   */
   oldestMs: number;
+  /** Workers (`inbox.process`) seen in the last minute, paused ones included. */
+  workers: number;
+  /** True while `inbox.pause()` holds every worker. */
+  paused: boolean;
+  /** Redis's memory (INFO memory); absent when Redis refuses INFO. */
+  memory?: InboxMemory;
 }
 
 /** A dead letter, as `inbox.deadLetters()` lists it (the body is not included). */
@@ -124,7 +157,7 @@ export interface DeadLetter {
   attempts: number;
   /** The last attempt's error message. */
   error: string;
-  /** When it was put aside, and when the handler stored it (epoch ms). */
+  /** When it was put aside, and when the handler stored it (epoch ms; 0 when Redis lost the push). */
   failedAt: number;
   receivedAt: number;
 }

@@ -1,7 +1,7 @@
 // The webhook handler's side of an inbox: a verified, well-formed push is appended, and answered
 // 2xx only once the inbox says it is stored; 503 when it fails or is slow, so the service delivers
 // it again. Nothing is acknowledged that is not stored.
-import { bounded } from '../../../shared/bounded.js';
+import { bounded, isThenable } from '../../../shared/bounded.js';
 import { describeValue, fail, milliseconds } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
 import type { WebhookEvent } from '../../../schemas/logistics.js';
@@ -11,6 +11,7 @@ import { isLogisticsUpdated, latestEventTime } from '../parse.js';
 import { errorType } from '../../../shared/otel-api.js';
 import type { WebhookTelemetry } from '../../telemetry/webhook-telemetry.js';
 import type { InboxPush, WebhookInbox } from './inbox-types.js';
+import { bodyHeldBy } from './held-bodies.js';
 
 /** The handler options an inbox brings (checked by {@link checkInboxOptions}). */
 export interface InboxHandlerOptions {
@@ -56,11 +57,15 @@ export function checkInboxOptions(o: Record<string, unknown>): boolean {
 
 type Report = (error: unknown, info: { stage: 'inbox' | 'duplicate'; level: 'info' | 'error'; status: number }) => void;
 
-/** The intake of a handler with an inbox (options already checked), or undefined without one. */
+/**
+ * The intake of a handler with an inbox (options already checked), or undefined without one.
+ * `hold` learns how long the body stays in memory past the answer: until the append settles, or
+ * (the Redis inbox) until Redis answered the command that carries it.
+ */
 export function inboxIntake(crypto: Crypto, options: InboxHandlerOptions, report: Report, telemetry?: WebhookTelemetry) {
   const { inbox, inboxTimeoutMs = 3000 } = options;
   if (!inbox) return undefined;
-  return async (event: WebhookEvent, rawBody: Uint8Array, dedupKey: () => Promise<string>): Promise<Outgoing> => {
+  return async (event: WebhookEvent, rawBody: Uint8Array, dedupKey: () => Promise<string>, hold: (until: PromiseLike<unknown>) => void): Promise<Outgoing> => {
     let result: unknown;
     const stage = telemetry?.stage('inbox');
     try {
@@ -80,7 +85,11 @@ export function inboxIntake(crypto: Crypto, options: InboxHandlerOptions, report
         receivedAt: Date.now(),
       };
       result = await bounded(
-        () => inbox.append(push),
+        () => {
+          const appending = inbox.append(push);
+          if (isThenable(appending)) hold(bodyHeldBy(push) ?? appending);
+          return appending;
+        },
         inboxTimeoutMs,
         () => new Error('the inbox did not store the push within inboxTimeoutMs (' + inboxTimeoutMs + ' ms); answered 503'),
       );

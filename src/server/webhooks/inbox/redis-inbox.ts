@@ -1,4 +1,4 @@
-import { describeValue, fail } from '../../../shared/check.js';
+import { checkKeys, describeValue, fail } from '../../../shared/check.js';
 import { commandsFor, type RedisClient } from '../../redis-client.js';
 import type { DeadLetter, InboxProcessOptions, InboxPush, InboxStats, InboxWorker, WebhookInbox } from './inbox-types.js';
 import { inboxSettings, type RedisInboxOptions } from './inbox-options.js';
@@ -12,18 +12,27 @@ export interface RedisInbox extends WebhookInbox {
   append(push: InboxPush): Promise<'stored' | 'duplicate'>;
   /** Starts a worker in this process; run it in as many processes as you like. */
   process(options: InboxProcessOptions): InboxWorker;
-  /** Counts: pending, processing, retrying, dead letters, the oldest push's age. */
+  /** Counts: pending, processing, retrying, dead letters, the oldest push's age, workers seen, paused, Redis's memory. */
   stats(): Promise<InboxStats>;
   /** The oldest dead letters (default 100), without their bodies. */
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /**
-   * Dead letters back into the inbox, attempts counted from 0: the one with this `id`, or all.
-   * A replayed push older than a snapshot of its order processed since is skipped as stale.
+   * Dead letters back into the inbox, attempts counted from 0: the one with this `id`, those put
+   * aside at or after `since` (a Date or epoch ms), or all. A replayed push older than a snapshot of
+   * its order processed since is skipped as stale; one whose body Redis lost (evicted) stays.
    * Resolves to how many went back.
    */
-  replay(id?: string): Promise<number>;
+  replay(which?: string | { since: Date | number }): Promise<number>;
   /** Drops a dead letter for good (a repeat of it is still acknowledged for `ttlSeconds`); false when there is none with that id. */
   discard(id: string): Promise<boolean>;
+  /**
+   * Every worker of this inbox, in any process, stops taking pushes until `resume()` (those running
+   * finish): during an incident, while what the callbacks write to is down. Pushes are still
+   * stored and answered. `stats().paused` says so; `channel-sandbox inbox pause` does the same.
+   */
+  pause(): Promise<void>;
+  /** Workers take pushes again after `pause()`. */
+  resume(): Promise<void>;
 }
 
 const DEAD_LETTER_ID = /^\d+-\d+$/;
@@ -31,6 +40,19 @@ const DEAD_LETTER_ID = /^\d+-\d+$/;
 function checkId(what: string, id: unknown): string {
   if (typeof id === 'string' && DEAD_LETTER_ID.test(id)) return id;
   return fail(what + ': the id must be a dead letter id such as "1717000000000-0" (from deadLetters()); got ' + describeValue(id));
+}
+
+/** replay()'s argument as the first dead letter id it takes ('-' for the oldest), and whether only that one. */
+function replayStart(which: unknown): { start: string; one: boolean } {
+  const what = 'inbox.replay(which)';
+  if (which === undefined) return { start: '-', one: false };
+  if (typeof which === 'string') return { start: checkId(what, which), one: true };
+  const since = (which as { since?: unknown } | null)?.since;
+  if (typeof which === 'object' && which !== null) checkKeys(which as Record<string, unknown>, ['since'], what + ' option');
+  const ms = since instanceof Date ? since.getTime() : since;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
+    fail(what + ': pass a dead letter id, { since: Date or epoch ms }, or nothing for all; got ' + describeValue(which));
+  return { start: Math.floor(ms) + '-0', one: false };
 }
 
 /**
@@ -64,14 +86,22 @@ export function createRedisInbox(redis: RedisClient, options?: RedisInboxOptions
         fail('inbox.deadLetters: limit must be a whole number from 1 to 10000; got ' + describeValue(limit));
       return store.deadLetters(limit);
     },
-    async replay(id) {
-      if (id !== undefined) return store.replay(checkId('inbox.replay(id)', id), 1);
+    async replay(which) {
+      const { start, one } = replayStart(which);
+      if (one) return (await store.replay(start, start, 1)).replayed;
+      // Up to the newest dead letter as the replay starts: one that fails again while it runs is not taken twice.
       let total = 0;
-      for (let batch = 100; batch === 100;) total += batch = await store.replay('', 100);
-      return total;
+      for (let from = start, end = ''; ;) {
+        const batch = await store.replay(from, end, 100);
+        total += batch.replayed;
+        if (!batch.last || batch.last === batch.end) return total;
+        [from, end] = ['(' + batch.last, batch.end];
+      }
     },
     async discard(id) {
       return store.discard(checkId('inbox.discard(id)', id));
     },
+    pause: () => store.pause(true),
+    resume: () => store.pause(false),
   };
 }

@@ -13,12 +13,13 @@ describe.each([
   ['node:crypto', serverApi(nodeCrypto)],
   ['Web Crypto', serverApi(webCrypto)],
 ] as const)('createWebhookHandler({ inbox }) (%s)', (_name, api) => {
-  const setup = (append: WebhookInbox['append'], inboxTimeoutMs?: number) => {
+  const setup = (append: WebhookInbox['append'], inboxTimeoutMs?: number, maxBufferedBytes?: number) => {
     const stages: Array<[string, WebhookErrorInfo]> = [];
     const handler = api.createWebhookHandler({
       secret: webhookSecret,
       inbox: { append },
       ...(inboxTimeoutMs ? { inboxTimeoutMs } : {}),
+      ...(maxBufferedBytes ? { maxBufferedBytes, maxBodyBytes: maxBufferedBytes } : {}),
       onError: (error, info) => void stages.push([String((error as Error).message), info]),
     });
     const send = async (body: string) => {
@@ -65,6 +66,22 @@ describe.each([
     const hanging = setup(() => new Promise(() => {}), 50);
     expect((await hanging.send(body)).status).toBe(503);
     expect(hanging.stages[0][0]).toMatch(/did not store the push within inboxTimeoutMs \(50 ms\)/);
+  });
+
+  test('a body whose append outlives inboxTimeoutMs stays counted in maxBufferedBytes until the append settles: meanwhile a push that does not fit is refused 503 without reaching the inbox', async () => {
+    const appends: Array<() => void> = [];
+    const bytes = new TextEncoder().encode(body).byteLength;
+    const held = setup(() => new Promise<void>((resolve) => appends.push(resolve)), 50, 2 * bytes + 10);
+    expect((await held.send(body)).status).toBe(503);
+    expect((await held.send(body)).status).toBe(503);
+    // Two bodies held by appends still running: a third does not fit.
+    expect((await held.send(body)).status).toBe(503);
+    expect(appends).toHaveLength(2);
+    expect(held.stages.at(-1)?.[0]).toMatch(/held by an inbox append Redis has not answered\) hold maxBufferedBytes/);
+    appends.splice(0).forEach((settle) => settle());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect((await held.send(body)).status).toBe(503);
+    expect(appends).toHaveLength(1);
   });
 
   test('a forged push never reaches the inbox', async () => {

@@ -4,8 +4,10 @@
  * acknowledged only once it is stored, answers stay inside the service's 8-second window, and
  * nothing wedges.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createRedisInbox, createWebhookHandler, type InboxErrorInfo, type WebhookInbox } from '../../../../src/server-node.js';
+import { createRedisInbox, createWebhookHandler, signWebhookBody, toNodeHandler, type InboxErrorInfo, type WebhookInbox } from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
 import { clientKinds, type ConnectedClient } from '../../redis/clients.js';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
@@ -52,6 +54,94 @@ describe.runIf(hasRedis)('the inbox when Redis misbehaves', () => {
       await until(() => runs.length === 1, 'the run');
       await sleep(100);
       expect(runs).toEqual(['SO-frozen']);
+    });
+
+    test('Redis stalled just past timeoutMs during a read: the pushes that read took run at once, not a lease later, and count no attempt (maxAttempts 1: no dead letter)', async () => {
+      const { redis, client } = await setUp(kind);
+      // The default lease: the pushes a lost read took would wait 30 s.
+      const inbox = createRedisInbox(client.client, { pollMs: 10, timeoutMs: 500, maxAttempts: 1, prefix: 'stall:' });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const orders = ['SO-stall-1', 'SO-stall-2', 'SO-stall-3', 'SO-stall-4'];
+      for (const order of orders) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      const runs: string[] = [];
+      const stages: string[] = [];
+      redis.pause();
+      // The worker's first read waits on the frozen Redis, past timeoutMs; Redis runs it once thawed.
+      const worker = inbox.process({
+        concurrency: 4,
+        onError: (_error, info) => void stages.push(info.stage),
+        onLogisticsUpdated: ({ logistics }, { attempt }) => void runs.push(logistics.order_no + '#' + attempt),
+      });
+      cleanup.push(() => worker.close());
+      await sleep(800);
+      redis.resume();
+      await until(() => runs.length === 4, 'the four pushes to run', 5000);
+      expect(runs.toSorted()).toEqual(orders.map((order) => order + '#1'));
+      expect(stages).toContain('redis');
+      expect(stages).not.toContain('dead-letter');
+      expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, deadLetters: 0 });
+    });
+
+    test('a worker closed while its read waits on a stalled Redis frees what that read took: another worker runs them at once, attempt 1', async () => {
+      const { redis, client } = await setUp(kind);
+      const inbox = createRedisInbox(client.client, { pollMs: 10, timeoutMs: 500, maxAttempts: 1, prefix: 'stall-close:' });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const orders = ['SO-stall-close-1', 'SO-stall-close-2', 'SO-stall-close-3'];
+      for (const order of orders) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      redis.pause();
+      const first = inbox.process({ concurrency: 4, onError: () => {}, onLogisticsUpdated: () => {} });
+      await sleep(100);
+      const closed = first.close();
+      await sleep(500);
+      redis.resume();
+      await closed;
+      const runs: string[] = [];
+      const second = inbox.process({ concurrency: 4, onLogisticsUpdated: ({ logistics }, { attempt }) => void runs.push(logistics.order_no + '#' + attempt) });
+      cleanup.push(() => second.close());
+      await until(() => runs.length === 3, 'the three pushes to run', 5000);
+      expect(runs.toSorted()).toEqual(orders.map((order) => order + '#1'));
+    });
+
+    test('Redis frozen while pushes keep coming: the bodies the Redis client holds (appends Redis has not answered) count against maxBufferedBytes, so no more than it is ever held; once Redis thaws pushes are stored again', async () => {
+      const { redis, client } = await setUp(kind);
+      // The bodies the Redis client holds: sent in a command Redis has not answered (ioredis and
+      // node-redis keep each command, its arguments with it, until its reply).
+      let outstanding = 0;
+      let peak = 0;
+      const io = client.client as unknown as { eval(...args: unknown[]): Promise<unknown> };
+      const send = io.eval.bind(io);
+      io.eval = (...args) => {
+        // ioredis: eval(script, n, ...keys, ...args); node-redis: eval(script, { keys, arguments }).
+        const flat = args.flatMap((arg) => ((arg as { arguments?: unknown[] } | null)?.arguments ?? [arg]) as unknown[]);
+        const bytes = flat.reduce<number>((sum, arg) => sum + (arg instanceof Uint8Array ? arg.byteLength : 0), 0);
+        peak = Math.max(peak, (outstanding += bytes));
+        return send(...args).finally(() => (outstanding -= bytes));
+      };
+      const inbox = createRedisInbox(client.client, { ...fast, prefix: 'pinned:' });
+      const budget = 4 * 1024 * 1024;
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, inboxTimeoutMs: 200, maxBufferedBytes: budget, onError: () => {} });
+      const server = createServer(toNodeHandler(handler));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanup.push(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+      const url = 'http://127.0.0.1:' + (server.address() as AddressInfo).port + '/webhooks';
+      const push = async (order: string, bytes: number) => {
+        const body = bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00', ' ' + 'x'.repeat(bytes)));
+        const headers = { 'content-type': 'application/json', 'x-channel-webhook-signature': await signWebhookBody(body, webhookSecret) };
+        return (await fetch(url, { method: 'POST', body, headers }).catch(() => undefined))?.status;
+      };
+      redis.pause();
+      const statuses: Array<number | undefined> = [];
+      const started = Date.now();
+      for (let round = 0; Date.now() - started < 3000; round++)
+        statuses.push(...(await Promise.all(Array.from({ length: 6 }, (_, i) => push('SO-pinned-' + round + '-' + i, 512 * 1024)))));
+      // Far more than the budget was sent, none of it acknowledged...
+      expect(statuses.length * 512 * 1024).toBeGreaterThan(3 * budget);
+      expect(statuses.filter((status) => status !== undefined && status < 300)).toEqual([]);
+      // ...and never more than the budget held.
+      expect(peak).toBeLessThanOrEqual(budget);
+      redis.resume();
+      await until(() => outstanding === 0, 'Redis to answer the appends it held');
+      expect(await push('SO-after-thaw', 1000)).toBe(202);
     });
 
     test('Redis stopped: 503 at once, never 2xx; once it is back the redelivery is stored and runs; a worker waits it out', async () => {

@@ -47,11 +47,21 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
       const worker = inbox.process({ onLogisticsUpdated: (event, context) => void runs.push(event.logistics.order_no + '#' + context.attempt) });
       open.push(worker);
       await until(async () => (await inbox.stats()).pending === 0 && runs.length === 1, 'the push to run');
+      expect((await inbox.stats()).workers).toBe(1);
       await worker.close();
       expect(runs).toEqual(['SO-1#1']);
       // Processed: a later repeat is still acknowledged and not run.
       expect(await post(handler, body)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
-      expect(await inbox.stats()).toEqual({ pending: 0, processing: 0, retrying: 0, deadLetters: 0, oldestMs: 0 });
+      expect(await inbox.stats()).toEqual({
+        pending: 0,
+        processing: 0,
+        retrying: 0,
+        deadLetters: 0,
+        oldestMs: 0,
+        workers: 0,
+        paused: false,
+        memory: { usedBytes: expect.any(Number), maxBytes: 0, policy: 'noeviction' },
+      });
       const keys = await client.raw.keys('*' + prefix + '*');
       expect(keys.length).toBeGreaterThan(0);
       expect(keys.filter((key) => !key.startsWith('{' + prefix + 'inbox}:'))).toEqual([]);
@@ -100,6 +110,150 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
       expect(await inbox.stats()).toMatchObject({ deadLetters: 0, pending: 0 });
       await expect(inbox.replay('not-an-id')).rejects.toThrow(ConfigError);
     });
+  });
+
+  test('stats().oldestMs counts a push waiting for a retry: the age of the oldest push not processed yet, retried or not', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 100, retryDelayMs: () => 50 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    const stored = Date.now();
+    expect((await post(handler, bodyOf(snapshot('SO-old', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    let failures = 0;
+    let succeed = false;
+    const worker = inbox.process({
+      onError: () => {},
+      onLogisticsUpdated: () => {
+        if (!succeed) throw new Error('database down (' + ++failures + ')');
+      },
+    });
+    open.push(worker);
+    await until(() => failures >= 13 && Date.now() - stored >= 1500, 'thirteen failures, 1.5 s');
+    // Sampled while it waits for its next attempt, and while it runs again.
+    const ages: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      ages.push((await inbox.stats()).oldestMs - (Date.now() - stored));
+      await sleep(15);
+    }
+    expect(Math.min(...ages)).toBeGreaterThan(-300);
+    // A push that arrives now is younger: the oldest is still the retried one.
+    expect((await post(handler, bodyOf(snapshot('SO-new', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    expect((await inbox.stats()).oldestMs).toBeGreaterThanOrEqual(1500);
+    succeed = true;
+    await until(async () => (await inbox.stats()).oldestMs === 0, 'both processed');
+    expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0 });
+  });
+
+  test('stats() during a deploy beside workers of the earlier version (which know no age set): an age whose push such a worker processed or put aside is dropped, not counted forever', async () => {
+    const client = await connect();
+    const prefix = fresh();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix });
+    const tag = '{' + prefix + 'inbox}';
+    const raw = client.client as unknown as { zadd(...a: Array<string | number>): Promise<unknown>; set(...a: string[]): Promise<unknown> };
+    const hour = Date.now() - 3_600_000;
+    // Parked by a new worker, then processed (d) or dead-lettered (x) by an earlier one; one still queued (q:<order>).
+    await raw.zadd(tag + ':age', hour, 'k-done', hour + 1, 'k-dead', hour + 2, 'k-waiting');
+    await raw.set(tag + ':push:k-done', 'd');
+    await raw.set(tag + ':push:k-dead', 'x');
+    await raw.set(tag + ':push:k-waiting', 'q:SO-1');
+    expect((await inbox.stats()).oldestMs).toBeGreaterThanOrEqual(3_599_000);
+    await raw.set(tag + ':push:k-waiting', 'd');
+    expect((await inbox.stats()).oldestMs).toBe(0);
+  });
+
+  test('replay({ since }) puts back the dead letters put aside since then; the id the dead-letter report names is what replay(id) takes', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 1 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    let failing = true;
+    const runs: string[] = [];
+    const named: string[] = [];
+    const worker = inbox.process({
+      onError: (_error, info) => void (info.stage === 'dead-letter' && named.push(info.id!)),
+      onLogisticsUpdated: ({ logistics }) => {
+        if (failing) throw new Error('database down');
+        runs.push(logistics.order_no);
+      },
+    });
+    open.push(worker);
+    expect((await post(handler, bodyOf(snapshot('SO-early', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await until(async () => (await inbox.stats()).deadLetters === 1, 'the first dead letter');
+    await sleep(20);
+    const since = new Date();
+    for (const order of ['SO-late-1', 'SO-late-2']) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await until(async () => (await inbox.stats()).deadLetters === 3, 'three dead letters');
+    expect(named.toSorted()).toEqual((await inbox.deadLetters()).map((letter) => letter.id).toSorted());
+    failing = false;
+    expect(await inbox.replay({ since })).toBe(2);
+    await until(() => runs.length === 2, 'the two replayed');
+    expect(runs.toSorted()).toEqual(['SO-late-1', 'SO-late-2']);
+    expect(await inbox.replay({ since: since.getTime() })).toBe(0);
+    // The id the report named for the first one.
+    expect(await inbox.replay(named[0])).toBe(1);
+    await until(() => runs.includes('SO-early'), 'the early one');
+    expect(await inbox.stats()).toMatchObject({ deadLetters: 0 });
+    await expect(inbox.replay({ since: 'yesterday' } as never)).rejects.toThrow(/pass a dead letter id, \{ since: Date or epoch ms \}/);
+    await expect(inbox.replay({ sinse: 1 } as never)).rejects.toThrow(/did you mean "since"/);
+  });
+
+  test('replay() of every dead letter ends although each fails again at once (each is taken once)', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 1 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    const worker = inbox.process({
+      concurrency: 8,
+      onError: () => {},
+      onLogisticsUpdated: () => {
+        throw new Error('database down');
+      },
+    });
+    open.push(worker);
+    for (let i = 0; i < 250; i++) await post(handler, bodyOf(snapshot('SO-again-' + i, '2024-06-01T12:00:00+08:00')));
+    await until(async () => (await inbox.stats()).deadLetters === 250, '250 dead letters', 30_000);
+    expect(await inbox.replay()).toBe(250);
+    await until(async () => (await inbox.stats()).deadLetters === 250, '250 dead letters again', 30_000);
+  });
+
+  test('worker.pause() stops taking pushes (the running one finishes), resume() takes them again; inbox.pause() holds every worker; stats() counts the workers seen and says paused', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    const runs: string[] = [];
+    let release!: () => void;
+    let gate: Promise<void> | undefined = new Promise((resolve) => (release = resolve));
+    const worker = inbox.process({
+      onLogisticsUpdated: async ({ logistics }) => {
+        runs.push(logistics.order_no);
+        await gate;
+      },
+    });
+    open.push(worker);
+    const other = inbox.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    open.push(other);
+    await until(async () => (await inbox.stats()).workers === 2, 'two workers seen');
+    other.pause();
+    expect(other.paused).toBe(true);
+    await post(handler, bodyOf(snapshot('SO-pause-1', '2024-06-01T12:00:00+08:00')));
+    await until(() => runs.length === 1, 'the first run');
+    worker.pause();
+    gate = undefined;
+    release();
+    await post(handler, bodyOf(snapshot('SO-pause-2', '2024-06-01T12:00:00+08:00')));
+    await sleep(300);
+    expect(runs).toEqual(['SO-pause-1']);
+    expect(await inbox.stats()).toMatchObject({ pending: 1, processing: 0, workers: 2, paused: false });
+    // Every worker, from anywhere: the local resume() takes nothing while the inbox is paused.
+    await inbox.pause();
+    worker.resume();
+    other.resume();
+    expect(worker.paused).toBe(false);
+    await sleep(300);
+    expect(runs).toEqual(['SO-pause-1']);
+    expect(await inbox.stats()).toMatchObject({ pending: 1, paused: true, workers: 2 });
+    await inbox.resume();
+    await until(() => runs.length === 2, 'the second run after resume');
+    expect(await inbox.stats()).toMatchObject({ pending: 0, paused: false });
+    await other.close();
+    expect((await inbox.stats()).workers).toBe(1);
   });
 
   test('a callback that hangs is capped at callbackTimeoutMs: its signal aborts, the push is retried, the slot comes free', async () => {

@@ -1,0 +1,63 @@
+// What the inbox needs of Redis's memory settings, read from INFO memory (which managed Redis
+// services answer where they disable CONFIG), and the messages that say what to change.
+import type { InboxMemory } from './inbox-types.js';
+
+/** INFO memory's text as stats().memory, or undefined when Redis refused INFO (an ACL without it). */
+export function memoryOf(info: string): InboxMemory | undefined {
+  const field = (name: string) => new RegExp('^' + name + ':(.*?)\\r?$', 'm').exec(info)?.[1];
+  const used = field('used_memory');
+  const policy = field('maxmemory_policy');
+  if (used === undefined || policy === undefined) return undefined;
+  return { usedBytes: Number(used), maxBytes: Number(field('maxmemory') ?? 0), policy };
+}
+
+/** Bytes as MiB with one decimal. */
+export const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1) + ' MiB';
+
+/** Above this share of maxmemory a worker warns: past maxmemory the handler answers 503. */
+export const FULL_WARNING = 0.9;
+
+/**
+ * What is wrong with Redis's memory settings for the inbox, as a level and a message saying what
+ * to do; undefined when nothing is. An evicting policy loses pushes that were acknowledged.
+ */
+export function memoryProblem(memory: InboxMemory): { level: 'error' | 'warn'; message: string } | undefined {
+  const { usedBytes, maxBytes, policy } = memory;
+  if (maxBytes === 0) return undefined; // no limit: Redis never evicts, nor refuses
+  const evicts = policy.startsWith('allkeys-')
+    ? "any key, the inbox's stored pushes included, and an acknowledged push is then lost"
+    : policy.startsWith('volatile-')
+      ? "keys that expire, the inbox's repeat marks, order locks and newest snapshots among them, so a repeat may run again and an older snapshot after a newer one"
+      : undefined;
+  if (evicts)
+    return {
+      level: 'error',
+      message:
+        "Redis's maxmemory-policy is " +
+        policy +
+        ': when full it evicts ' +
+        evicts +
+        ". Set maxmemory-policy noeviction on this Redis (CONFIG SET maxmemory-policy noeviction, or your provider's parameter group), or give the inbox a Redis of its own",
+    };
+  if (usedBytes < maxBytes * FULL_WARNING) return undefined;
+  return {
+    level: 'warn',
+    message:
+      'Redis holds ' +
+      mib(usedBytes) +
+      ' of its maxmemory ' +
+      mib(maxBytes) +
+      ': once full, new pushes are answered 503 (the service delivers them again) until the workers free room. Give Redis more memory, or more workers',
+  };
+}
+
+/** The error an append gets from a full Redis (noeviction), said plainly. */
+export function fullRedis(error: unknown): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/^OOM\b/.test(message)) return error;
+  return new Error(
+    'Redis is full (used memory above maxmemory, policy noeviction): the push was not stored, so it is answered 503 and the service delivers it again. The workers free room as they process pushes; if this lasts, give Redis more memory (Redis said: ' +
+      message +
+      ')',
+  );
+}
