@@ -263,7 +263,7 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
         .split('\n')
         .filter((l) => /^[✓✗⚠–] /.test(l) && !l.includes('time per call'))
         .map((l) => l[0]),
-    ).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓']);
+    ).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓', '✓', '✓', '✓']);
     expect(tokenOk.stdout).toMatch(
       /^✓ answers a token for the signed-in user: HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "qa-1" \(token #\d+\)$/m,
     );
@@ -272,7 +272,10 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
       /^✗ Cache-Control: no-store: plain call: no Cache-Control; .*\n {4}fix: send Cache-Control: no-store with every token answer/m,
     );
     expect(tokenBad.stdout).toMatch(/^✗ CORS grants no other origin: Origin: https:\/\/evil\.example → Access-Control-Allow-Origin: \* on GET/m);
-    expect(tokenBad.stdout).toMatch(/^8 checks: [56] passed, 2 failed/m);
+    // It drops `rejected` too, and answers another site's request.
+    expect(tokenBad.stdout).toMatch(/^✗ a forced call never answers the token it names as rejected: .*answered token #\d+, the very token it named$/m);
+    expect(tokenBad.stdout).toMatch(/^⚠ cross-site requests are refused: /m);
+    expect(tokenBad.stdout).toMatch(/^11 checks: [67] passed, 3 failed, [12] warnings?/m);
     expect([hookOk.code, hookOk.stdout]).toEqual([0, expect.stringMatching(/\n9 checks: (9 passed, 0 failed|8 passed, 0 failed, 1 warning)\n$/)]);
     expect(hookBad.code).toBe(1);
     expect(hookBad.stdout).toMatch(
