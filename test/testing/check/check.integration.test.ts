@@ -419,6 +419,25 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
     expect(JSON.stringify(report)).not.toContain(secret);
   });
 
+  test('a receiver verifying with another secret: the signed line names the secret mismatch, with the fix; a receiver refusing for another reason does not', async () => {
+    const other = toNodeHandler(createWebhookHandler({ secret: 'whsec_not_this_one', onLogisticsUpdated: () => {}, onError: () => {} }));
+    // Refuses a correct push with 401, but takes an unsigned one: not a secret mismatch.
+    const odd = handReceiver((_raw, signature) => signature === undefined);
+    const [mismatch, elsewise] = await Promise.all([
+      checkWebhook({ url: (await serve(other)) + '/webhooks/channel', secret }),
+      checkWebhook({ url: (await serve(odd.handler)) + '/webhooks/channel', secret }),
+    ]);
+    expect(line(mismatch, 'signed')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(
+        /^HTTP 401 .*: a push signed with this secret is refused like an unsigned or tampered one: your receiver verifies with another secret$/,
+      ),
+      fix: expect.stringMatching(/^give your receiver the webhook secret of your integration configuration/),
+    });
+    expect(mismatch.counts.fail).toBe(1);
+    expect(line(elsewise, 'signed')).toMatchObject({ status: 'fail', detail: 'HTTP 401 {"error":"bad signature"}' });
+  });
+
   test('a receiver that re-serialises the body before verifying is caught on the raw-bytes line', async () => {
     const receiver = handReceiver((raw, signature) => hmac(JSON.stringify(JSON.parse(raw.toString()))) === signature?.toLowerCase());
     const report = await checkWebhook({ url: await serve(receiver.handler), secret });
