@@ -17,6 +17,7 @@ export const optionsOf: Record<string, Options> = {
     'secret-key': { type: 'string' },
     control: { type: 'string', default: 'loopback' },
     'control-host': { type: 'string', multiple: true },
+    'clock-offset': { type: 'string' },
     quiet: { type: 'boolean' },
   },
   expire: {},

@@ -40,6 +40,9 @@ export const commandHelp: Record<string, string> = {
   --control-host <name>  a DNS name the control API answers (repeatable); IP addresses, localhost
                          and single-label names (sandbox) always work: other names are refused
                          as a guard against DNS rebinding
+  --clock-offset <s>     the sandbox's clock runs s seconds ahead of this machine's (--clock-offset=-600:
+                         behind): its Date header, signature window and token times, as a service
+                         whose clock differs would (channel-sandbox doctor reports the distance)
   --quiet                print the address and credentials only
   --json                 one JSON line when ready, then one per event`,
   expire: 'channel-sandbox expire [--sandbox URL] [--json]: every token issued so far now gets 401 (tokens issued later are fine)',

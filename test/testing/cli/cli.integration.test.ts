@@ -377,6 +377,24 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     );
   });
 
+  test('start --clock-offset: the sandbox keeps its clock that far from this machine (its Date, signature window, tokens) and says so; a bad value exits 2', async () => {
+    const behind = background(['start', '--port', '0', '--json', '--clock-offset=-900', '--access-key', 'ak_clock', '--secret-key', 'sk_clock']);
+    const ready = JSON.parse((await behind.waitFor(/"event":"ready"/))[0]) as { url: string; clockOffsetSeconds: number };
+    expect(ready.clockOffsetSeconds).toBe(-900);
+    const date = Date.parse((await fetch(ready.url + '/open/api/v1/sdk/orders')).headers.get('date') ?? '');
+    expect(Math.round((Date.now() - date) / 1000)).toBeGreaterThanOrEqual(899);
+    expect(Math.round((Date.now() - date) / 1000)).toBeLessThanOrEqual(901);
+    // A backend on this machine's clock is outside its ±300 s window.
+    await expect(createTokenExchange({ baseUrl: ready.url, accessKey: 'ak_clock', secretKey: 'sk_clock' }).getToken('u-1')).rejects.toThrow(/40102|timestamp/);
+    const ahead = background(['start', '--port', '0', '--clock-offset', '120']);
+    expect(await ahead.waitFor(/clock:/)).toEqual(["  clock:      120 s ahead of this machine's (--clock-offset)"]);
+    for (const value of ['12x', '1.5', '99999999'])
+      expect(await run(['start', '--port', '0', '--clock-offset', value])).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/--clock-offset must be whole seconds/),
+      });
+  });
+
   test("--help prints the commands; a command's --help its options", async () => {
     const [all, push] = await Promise.all([run(['--help']), run(['push', '--help'])]);
     expect(all.stdout).toContain('channel-sandbox listen --forward-to URL');
