@@ -30,6 +30,19 @@ export const optionsOf: Record<string, Options> = {
   ttl: {},
   check: { header: { type: 'string', multiple: true }, secret: { type: 'string' } },
   inbox: { redis: { type: 'string' }, cluster: { type: 'boolean' }, prefix: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } },
+  doctor: {
+    service: { type: 'string' },
+    'access-key': { type: 'string' },
+    'secret-key': { type: 'string' },
+    user: { type: 'string' },
+    'token-route': { type: 'string' },
+    header: { type: 'string', multiple: true },
+    'webhook-url': { type: 'string' },
+    'webhook-secret': { type: 'string' },
+    redis: { type: 'string' },
+    cluster: { type: 'boolean' },
+    prefix: { type: 'string' },
+  },
 };
 
 /** How many positional arguments each command takes after its name. */
