@@ -15,6 +15,8 @@ export interface RedisTarget {
   /** createRedisInbox(client, { prefix }).stats(), when a prefix was given. */
   stats?: () => Promise<Record<string, unknown>>;
   prefix?: string;
+  /** How `channel-sandbox inbox` reaches this inbox: `--redis <url>`, `--cluster --redis <urls>`. */
+  inboxArgs?: string;
 }
 
 /** `INFO section` as key/value pairs. */
@@ -98,7 +100,7 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
     memoryLine(r, used, max, policy);
 
     await persistenceLine(r, command);
-    if (target.stats) await inboxLines(r, target.stats, `--redis ${target.url} --prefix ${target.prefix ?? ''}`);
+    if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
   } catch (error) {
     r.fail('info', 'Redis answers INFO', message(error), 'let this user run INFO (and CONFIG GET, where allowed): doctor reads the settings with them');
   }

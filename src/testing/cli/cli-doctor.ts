@@ -100,6 +100,8 @@ async function redisTargets(urls: string[], cluster: boolean, prefix: string | u
   return nodes.map((node, i) => ({
     url: shown(cluster ? urls[i] : urls.join(',')),
     ...(node instanceof Error ? { error: node.message.replace(/^doctor: /, '') } : { command: node.send }),
-    ...(i === 0 && prefix !== undefined ? { prefix, ...(stats ? { stats } : {}) } : {}),
+    ...(i === 0 && prefix !== undefined
+      ? { prefix, inboxArgs: `${cluster ? '--cluster ' : ''}--redis ${urls.map(shown).join(',')}`, ...(stats ? { stats } : {}) }
+      : {}),
   }));
 }

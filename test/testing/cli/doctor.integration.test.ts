@@ -8,7 +8,6 @@
  * every other line stays ✓ (or – for what was not given).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createRedisInbox, createWebhookHandler } from '../../../src/server-node.js';
 import { hasRedis } from '../../helpers/redis.js';
 import { controlsOf, freePort, spawnServer } from '../../helpers/redis-server.mjs';
+import { seedDeadLetter } from './dead-letter.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(root, 'dist/sandbox-cli.js');
@@ -123,26 +122,7 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
     ]);
     // A dead letter under its own prefix: a push whose callback failed its one attempt.
     const redis = new Redis(healthyRedis);
-    const inbox = createRedisInbox(redis, { prefix: 'dead:', maxAttempts: 1, pollMs: 10 });
-    const body = JSON.stringify({ event: 'logistics.updated', logistics: { order_no: 'SO-dead', shipments: [] } });
-    const signature = createHmac('sha256', webhookSecret).update(body).digest('hex');
-    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
-    const stored = await handler(
-      new Request('http://partner.example.com/', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-channel-webhook-signature': signature },
-        body,
-      }),
-    );
-    if (stored.status !== 202) throw new Error('the dead letter was not stored: HTTP ' + stored.status);
-    const worker = inbox.process({
-      onError: () => {},
-      onLogisticsUpdated: () => {
-        throw new Error('the warehouse API answered 502');
-      },
-    });
-    while ((await inbox.stats()).deadLetters < 1) await new Promise((resolve) => setTimeout(resolve, 20));
-    await worker.close();
+    await seedDeadLetter(redis, 'dead:', 'SO-dead');
     redis.disconnect();
     // The partner backend, bundled as the inbox examples test does (packages from node_modules).
     mkdirSync(join(root, '.tmp'), { recursive: true });
