@@ -11,7 +11,13 @@ import { thirdPartyNotices } from './scripts/third-party-notices.mjs';
 // Only node:* built-ins stay external.
 const input = { index: 'src/index.ts', server: 'src/server.ts', 'server-node': 'src/server-node.ts', testing: 'src/testing.ts' };
 // Both server builds share one declaration file: their exports are identical.
-const typesInput = { index: 'src/index.ts', server: 'src/server.ts', testing: 'src/testing.ts', miniprogram: 'src/miniprogram.ts' };
+const typesInput = {
+  index: 'src/index.ts',
+  server: 'src/server.ts',
+  testing: 'src/testing.ts',
+  miniprogram: 'src/miniprogram.ts',
+  telemetry: 'src/telemetry.ts',
+};
 // Chunk names carry a content hash, so every build starts from an empty dist/: stale chunks
 // would otherwise pile up and ship in the package (test/package checks none does).
 rmSync('dist', { recursive: true, force: true });
@@ -108,6 +114,18 @@ export default [
         sourcemap: true,
         sourcemapExcludeSources: true,
       },
+    ],
+  },
+  // The client's telemetry plug-in (channel-sdk/telemetry), for both client entries: ES2017 like the
+  // mini-program entry (uni-app and Taro bundle it too), and one file with no chunk, so that it
+  // shares nothing with the entry an app imports beside it and is measured on its own.
+  {
+    input: { telemetry: 'src/telemetry.ts' },
+    external,
+    plugins: [resolve(), compile('es2017'), ownMapsOnly],
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', sourcemap: true, sourcemapExcludeSources: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', sourcemap: true, sourcemapExcludeSources: true },
     ],
   },
   // The CLI: ESM only, with a shebang. It takes the sandbox from the channel-sdk/testing build

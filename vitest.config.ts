@@ -8,6 +8,17 @@ import { defineConfig } from 'vitest/config';
 // A file is integration when it sits in one of the folders below or its name ends in
 // `.integration.test.ts`; everything else is fast and must stay so.
 const integration = ['test/e2e/**/*.test.ts', 'test/readme/**/*.test.ts', 'test/package/**/*.test.ts', 'test/**/*.integration.test.ts'];
+// Fast files whose searches the integration tier runs again full-size (test/helpers/tier.ts).
+const fullSize = [
+  'test/server/crypto/vectors.test.ts',
+  'test/server/crypto/properties.test.ts',
+  'test/server/webhooks/shape.test.ts',
+  'test/core/url.test.ts',
+  'test/transports/fetch-native.test.ts',
+  'test/server/tokens/token-exchange-cache.test.ts',
+  'test/tokens/host-store.test.ts',
+  'test/server/webhooks/dedup.test.ts',
+];
 // The slower stages have their own configs (test/cluster, test/frameworks) and scripts.
 const elsewhere = ['test/cluster/**', 'test/frameworks/**', 'test/consumers/**'];
 const dom = './test/helpers/quiet-happy-dom.ts';
@@ -25,6 +36,7 @@ const fromSource = {
   alias: [
     { find: /^channel-sdk$/, replacement: source('index.ts') },
     { find: /^channel-sdk\/miniprogram$/, replacement: source('miniprogram.ts') },
+    { find: /^channel-sdk\/telemetry$/, replacement: source('telemetry.ts') },
   ],
 };
 
@@ -41,13 +53,15 @@ export default defineConfig({
           name: 'integration',
           testTimeout,
           environment: 'node',
-          // The webhook vectors and properties once more, now also against dist/ (test/server/implementations.ts).
-          include: [...integration, 'test/server/crypto/vectors.test.ts', 'test/server/crypto/properties.test.ts'],
+          // The webhook vectors and properties once more, now also against dist/ (test/server/implementations.ts),
+          // and the property tests full-size (test/helpers/tier.ts).
+          include: [...integration, ...fullSize],
           exclude: ['test/readme/browser-*.test.ts'],
-          env: { CHANNEL_TEST_DIST: '1' },
+          // Full-size storms and searches (test/helpers/tier.ts).
+          env: { CHANNEL_TEST_DIST: '1', CHANNEL_TEST_FULL: '1' },
         },
       },
-      { test: { name: 'integration-dom', testTimeout, environment: dom, include: ['test/readme/browser-*.test.ts'] } },
+      { test: { name: 'integration-dom', testTimeout, environment: dom, include: ['test/readme/browser-*.test.ts'], env: { CHANNEL_TEST_FULL: '1' } } },
     ],
   },
 });

@@ -1,4 +1,4 @@
-// Builds miniprogram_dist/index.js for WeChat's "build npm": CommonJS, every dependency
+// Builds miniprogram_dist/index.js (and telemetry.js, the plug-in) for WeChat's "build npm": CommonJS, every dependency
 // inlined (the directory is copied verbatim), syntax no newer than ES2017 (no regenerator,
 // so no `Function(...)`), minified. Checked by test/package/miniprogram-bundle.test.ts.
 // scripts/size.mjs imports `miniprogramBuild` for its per-module breakdown.
@@ -30,17 +30,25 @@ export const miniprogramBuild = {
  * own ESM-to-CJS conversion defines a getter per export through helpers (0.2 KB gz more);
  * mini-programs need no live bindings. `options` override esbuild's (`{ write: false }`: the
  * bundle in memory, as the fast tests run it from source; `absWorkingDir`: another copy of the
- * sources, as scripts/size-of.mjs builds one).
+ * sources, as scripts/size-of.mjs builds one). `source` is the entry bundled.
  */
-export async function buildPlainCommonJs(options = {}) {
-  const probe = await build({ ...miniprogramBuild, absWorkingDir: options.absWorkingDir, format: 'esm', minify: false, write: false, metafile: true });
+export async function buildPlainCommonJs(options = {}, source = entry) {
+  const probe = await build({
+    ...miniprogramBuild,
+    entryPoints: [source],
+    absWorkingDir: options.absWorkingDir,
+    format: 'esm',
+    minify: false,
+    write: false,
+    metafile: true,
+  });
   const names = Object.values(probe.metafile.outputs)[0].exports;
   return build({
     ...miniprogramBuild,
     ...options,
     entryPoints: undefined,
     stdin: {
-      contents: `import { ${names.join(', ')} } from './${entry}';\nmodule.exports = { ${names.join(', ')} };`,
+      contents: `import { ${names.join(', ')} } from './${source}';\nmodule.exports = { ${names.join(', ')} };`,
       resolveDir: options.absWorkingDir || process.cwd(),
       sourcefile: 'miniprogram-cjs-entry.js',
       loader: 'js',
@@ -62,5 +70,7 @@ function subpathAliases() {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   await buildPlainCommonJs();
+  // require('channel-sdk/telemetry') finds miniprogram_npm/channel-sdk/telemetry.js: the plug-in, a bundle of its own.
+  await buildPlainCommonJs({ outfile: 'miniprogram_dist/telemetry.js' }, 'src/telemetry.ts');
   subpathAliases();
 }

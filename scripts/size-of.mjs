@@ -16,7 +16,7 @@ const features = {
   32: {
     title: "#32: client.fetch, client.hostRequest, isRetryable, beforeSend (with buildUrl's plain-path lane, added for client.fetch's overhead)",
     edits: [
-      ['src/index.ts', '  const native = createNativeFetch(fetch);\n', ''],
+      ['src/index.ts', '  const native = createNativeFetch(fetch, bodies);\n', ''],
       ['src/index.ts', 'transport: (request) => (request.native ? native : overKy)(request),', 'transport: overKy,'],
       ['src/index.ts', '      native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },\n', ''],
       ['src/miniprogram.ts', '      native: hostRequestCalls,\n', ''],

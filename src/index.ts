@@ -10,6 +10,7 @@ import { isJwt } from './core/jwt-claims.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { readFetchArguments } from './transports/fetch-arguments.js';
 import { createNativeFetch } from './transports/fetch-native.js';
+import { createOpenBodies } from './transports/open-bodies.js';
 import { lazyShare } from './tokens/lazy-share.js';
 
 /** Options of the browser/fetch `createClient`. */
@@ -44,7 +45,8 @@ export interface DownloadOptions extends FileCallOptions {
   /**
    * Resolve to the `Response` (status 2xx only) instead of reading it into a Blob: for a stream,
    * or a file too large to hold. `timeout` and `signal` then end at the headers: the body is
-   * yours to read, or to stop with `response.body.cancel()`. @default false
+   * yours to read, or to stop with `response.body.cancel()`; clearToken() (or a new tokenStore
+   * key()) still stops it. @default false
    */
   raw?: boolean;
 }
@@ -66,7 +68,8 @@ export interface Client extends BaseClient {
    * A `fetch` bound to `baseUrl`, for a stack of your own (openapi-fetch, ofetch, axios's fetch
    * adapter, a GraphQL client, TanStack Query): a path, a URL under baseUrl or a Request. Every
    * attempt carries the token; a 401 refreshes once (shared with every other call) and sends
-   * the request once more, its body included; `signal` and clearToken() stop it as any call.
+   * the request once more, its body included; `signal` and clearToken() stop it as any call, and
+   * also the body you read after it resolved.
    * Otherwise it is fetch: every HTTP status resolves as the Response, its body unread, and
    * there are no retries of its own (see `isRetryable`). Another origin, or a path above
    * baseUrl's, is refused with a ConfigError and nothing is sent.
@@ -94,14 +97,17 @@ export function createClient(options: ClientOptions): Client {
   if (crossTab !== undefined && !(crossTab && typeof crossTab.key === 'string' && crossTab.key)) {
     fail('crossTab must be { key: userId }; got ' + describeValue(crossTab));
   }
-  const overKy = createFetchTransport({ fetch, ky });
-  const native = createNativeFetch(fetch);
+  // The bodies callers read after their call resolved: the client's fence (clearToken(), another user) reaches them too.
+  const bodies = createOpenBodies();
+  const overKy = createFetchTransport({ fetch, ky, bodies });
+  const native = createNativeFetch(fetch, bodies);
   return createCoreClient(
     options,
     {
       // client.fetch's attempts go to fetch itself; every other call through ky.
       transport: (request) => (request.native ? native : overKy)(request),
       createAbortController: () => new AbortController(),
+      fence: bodies.fence,
       // Where the OpenTelemetry API registers itself: a call's spans keep the context active as it starts.
       scope: globalThis,
       // A separate chunk: clients without crossTab never load it.

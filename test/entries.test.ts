@@ -40,8 +40,10 @@ const client = [
   'isRetryable',
   'BeforeSend (type)',
   'SendAttempt (type)',
-  // OpenTelemetry (issue #34): the telemetry option's shape, a Tracer and a Meter typed structurally (no dependency).
+  // OpenTelemetry (issue #34): the telemetry option's shape, a Tracer and a Meter typed structurally (no dependency);
+  // the option takes the plug-in of channel-sdk/telemetry (#44), whose type is named here too.
   'TelemetryOptions (type)',
+  'ClientTelemetryPlugin (type)',
   // Events (mitt) and their payloads.
   'ClientEvents (type)',
   'RequestInfo (type)',
@@ -197,6 +199,18 @@ const expected: Record<keyof typeof entries, string[]> = {
     'WebhookSignatureError',
     'ChannelErrorCode (type)',
     // Not exported: TOKEN_PATH (the exchange and the sandbox know it).
+  ],
+  // The client's telemetry plug-in (#44): its own entry, so that an app that traces nothing carries none of it.
+  'channel-sdk/telemetry': [
+    'clientTelemetry',
+    'ClientTelemetryPlugin (type)',
+    // The tracer and meter as the SDK calls them (typed structurally: no OpenTelemetry dependency).
+    'TelemetryOptions (type)',
+    'TelemetryTracer (type)',
+    'TelemetryMeter (type)',
+    'TelemetrySpan (type)',
+    'TelemetrySpanOptions (type)',
+    'TelemetryAttributes (type)',
   ],
   'channel-sdk/testing': [
     'startSandbox',

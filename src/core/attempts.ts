@@ -10,7 +10,7 @@ import type { HeldToken, TokenManager } from './token-types.js';
 import type { SignalLike, Transport, TransportRequest, TransportResponse } from './types.js';
 import { runBeforeSend, type Outgoing } from './before-send.js';
 import type { BeforeSend } from './send-attempt.js';
-import type { ClientTelemetry } from './telemetry-client.js';
+import type { ClientTelemetry } from './telemetry-hooks.js';
 
 /** What the transport is sent for one attempt, with the token it carries. */
 type Attempt = TransportRequest & { held: HeldToken };

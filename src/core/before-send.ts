@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors/ConfigError.js';
+import { TimeoutError } from '../errors/TimeoutError.js';
 import { describeValue, fail } from '../shared/check.js';
 import { messageOf } from '../shared/message.js';
 import type { Call } from './call.js';
@@ -15,17 +16,18 @@ export interface Outgoing {
 
 /**
  * Runs `beforeSend` for attempt number `attempt` of `call`, on a fresh copy of the call's headers
- * (never holding the token) and its own body, and checks what it left: header names and values as
+ * (never holding the token) and of its body, and checks what it left: header names and values as
  * the `headers` option is checked (Authorization refused in any case). A synchronous hook answers
- * at once; an asynchronous one is raced against the call's signal. Anything it throws becomes a
- * ConfigError, its message redacted: the attempt is not sent.
+ * at once; an asynchronous one is raced against the call's signal and its timeout (a
+ * TimeoutError). Anything it throws becomes a ConfigError, its message redacted: the attempt is
+ * not sent.
  */
 export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, redact: Redactor): Outgoing | Promise<Outgoing> {
   const view: SendAttempt = {
     method: call.method,
     url: call.url,
     headers: Object.assign({}, call.headers),
-    body: call.body,
+    body: copyOf(call.body, 0),
     attempt,
     requestId: call.requestId,
   };
@@ -54,5 +56,41 @@ export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, red
       'beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body in place, and return nothing (or a promise of nothing); got ' +
         describeValue(returned),
     );
-  return raceRequest(Promise.resolve(returned).then(undefined, threw), call.stop, call.context).then(read);
+  // Bounded by the call's timeout: a hook that never settles must not hold the call forever.
+  let timer = 0 as unknown as ReturnType<typeof setTimeout>;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new TimeoutError('beforeSend did not settle within ' + call.timeout + ' ms (timeout); make sure it always resolves or rejects', call.context)),
+      call.timeout,
+    );
+  });
+  const settled = (error?: unknown) => {
+    clearTimeout(timer);
+    if (error) throw error;
+    return read();
+  };
+  return raceRequest(Promise.race([Promise.resolve(returned).then(undefined, threw), late]), call.stop, call.context).then(() => settled(), settled);
+}
+
+/**
+ * A copy of a call's body for the hook to change in place: the next attempt starts from the call's
+ * own, and the caller's object never changes. Plain objects and arrays (a host request's data)
+ * deeply, bytes, and bodies of entries (FormData, URLSearchParams); strings, Blobs and the rest
+ * are sent as they are.
+ */
+function copyOf(body: unknown, depth: number): unknown {
+  const b = body as Record<string, unknown> & { slice?: (start: number) => unknown; append?: unknown; forEach(f: (v: unknown, k: unknown) => void): void };
+  if (!b || typeof b !== 'object' || depth > 32) return body;
+  if (b instanceof ArrayBuffer || ArrayBuffer.isView(b)) return b.slice ? b.slice(0) : b;
+  if (b.append && b.forEach) {
+    const copy = new (b.constructor as new () => { append(k: unknown, v: unknown): void })();
+    b.forEach((v, k) => copy.append(k, v));
+    return copy;
+  }
+  const proto = Object.getPrototypeOf(b);
+  if (!Array.isArray(b) && proto && proto !== Object.prototype) return b;
+  const copy: Record<string, unknown> = Array.isArray(b) ? ([] as never) : {};
+  for (const key of Object.keys(b)) copy[key] = copyOf(b[key], depth + 1);
+  return copy;
 }

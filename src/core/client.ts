@@ -1,5 +1,6 @@
 import type { Emitter } from 'mitt';
 import { isChannelError } from '../errors/ChannelError.js';
+import { AbortError } from '../errors/AbortError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { Stop } from './cancel.js';
 import { messageOf } from '../shared/message.js';
@@ -10,9 +11,8 @@ import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
 import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
-import { createClientTelemetry } from './telemetry-client.js';
 import type { CallKind, Platform } from './platform.js';
-import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, TransportResponse, UploadFields } from './types.js';
+import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, SignalLike, TransportResponse, UploadFields } from './types.js';
 // Last, so that bundlers place these modules after the ones above, as when they were one file (a
 // smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
@@ -76,13 +76,17 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   const redact = createRedactor();
   // Every request under way: clearToken() fences them all.
   const live = new Set<Stop>();
+  // The caller's signals (a Request's own) of the calls the fence ended: a call given one again is a
+  // stack's retry of a fenced call (ofetch with `timeout`, TanStack Query's `retry`), never sent.
+  const fenced = new WeakSet<SignalLike>();
   let requests = 0;
   function fence(): void {
     live.forEach((stop) => stop.cancel(cleared));
     live.clear();
+    if (platform.fence) platform.fence();
   }
 
-  const telemetry = createClientTelemetry(config.telemetry, redact.text, platform.scope);
+  const telemetry = config.telemetry && config.telemetry.attach({ redact: redact.text, scope: platform.scope });
   const tokens = createTokenManager({
     telemetry,
     provider: config.tokenProvider,
@@ -128,12 +132,15 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
     live.add(stop);
     const callOptions = (o === undefined && kind !== 'upload' && kind !== 'native' ? {} : o) as Record<string, unknown>;
     let detach = noop;
+    let given: SignalLike | undefined;
     try {
       // Everything is checked before a token is asked for or anything is sent.
       let call = prepare({ kind, helper, path, options: callOptions, requestId, stop });
-      const { given } = call;
+      given = call.given;
+      if (given && fenced.has(given))
+        throw new AbortError('a retry of a call that clearToken() ended (its signal again) is not sent; give each new call its own signal', call.context);
       // The request's own signal fires for the caller's signal and for clearToken().
-      if (given) detach = given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel(given.reason));
+      if (given) detach = given.aborted ? (stop.cancel(given.reason), noop) : onAbort(given, () => stop.cancel((given as SignalLike).reason));
       if (stop.aborted) throw abortError(stop, call.context);
       // A native call's body still being read (a stream, a Request's): kept whole, so the replay can send it again.
       const body = call.body as { then?: unknown } | undefined;
@@ -155,12 +162,15 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
         const method =
           error.method ||
           String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
-        events.emit('error', { requestId, method, url: error.url || String(path), error });
+        // A refused URL as the caller gave it (a Request's or hostRequest's `url`), without its userinfo.
+        const url = error.url || String(Object(path).url || path).replace(/\/\/.*@/, '//');
+        events.emit('error', { requestId, method, url, error });
       }
       throw error;
     } finally {
       detach();
       live.delete(stop);
+      if (given && stop.reason === cleared) fenced.add(given);
     }
   }
 

@@ -3,6 +3,7 @@ import type { ChannelError } from '../errors/ChannelError.js';
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { UnauthorizedError } from '../errors/UnauthorizedError.js';
 import type { TokenReason } from './types.js';
+import { isolated } from '../shared/report.js';
 
 /** Which request an event belongs to. No event ever carries a token. */
 export interface RequestRef {
@@ -57,17 +58,9 @@ export interface Events {
 
 export function createEvents(): Events {
   const emitter = mitt<ClientEvents>();
-  // Each listener on its own: mitt's emit stops at the first that throws.
-  const run = (listener: () => void) => {
-    try {
-      listener();
-    } catch (error) {
-      // Surfaces as an uncaught error, as in any event emitter, without failing the request.
-      setTimeout(() => {
-        throw error;
-      });
-    }
-  };
+  // Each listener on its own (mitt's emit stops at the first that throws): a throw surfaces as an
+  // uncaught error, as in any event emitter, without failing the request.
+  const run = isolated;
   return {
     emit(type, payload) {
       const own = emitter.all.get(type) as Handler<unknown>[] | undefined;

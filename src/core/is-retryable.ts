@@ -2,13 +2,13 @@ import { isChannelError } from '../errors/ChannelError.js';
 
 /**
  * Whether a failed call is worth another try by a caller with a retry of its own (TanStack
- * Query's `retry`, a queue's): true for a network failure, a timeout and HTTP 408, 429 or 5xx;
- * false for everything else: an `UnauthorizedError` (the SDK already refreshed and replayed
- * once), any other 4xx, a non-zero `code` in a 2xx envelope, a `ConfigError`, an abort or
- * `clearToken()`, a `tokenProvider` failure (the next call asks the provider again anyway). It
- * reads the SDK's error also where another library wrapped it (ofetch's `FetchError`, an
- * `AxiosError`: their `cause`), and a status where there is one (a `Response`, `status`,
- * `statusCode`, axios' `response.status`).
+ * Query's `retry`, a queue's): true for a network failure, a timeout (also the call's signal
+ * timing out) and HTTP 408, 429 or 5xx; false for everything else: an `UnauthorizedError` (the
+ * SDK already refreshed and replayed once), any other 4xx, a non-zero `code` in a 2xx envelope,
+ * a `ConfigError`, an abort or `clearToken()`, a `tokenProvider` failure (the next call asks the
+ * provider again anyway). It reads the SDK's error also where another library wrapped it
+ * (ofetch's `FetchError`, an `AxiosError`: their `cause`), and a status where there is one (a
+ * `Response`, `status`, `statusCode`, axios' `response.status`).
  * @example
  * new QueryClient({ defaultOptions: { queries: { retry: (count, error) => count < 3 && isRetryable(error) } } });
  */

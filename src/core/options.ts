@@ -3,7 +3,7 @@ import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
 import type { BeforeSend } from './send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
-import { checkTelemetry, type TelemetryOptions } from '../shared/telemetry.js';
+import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
 
 export interface ResolvedOptions {
   base: string;
@@ -17,7 +17,7 @@ export interface ResolvedOptions {
   tokenStore?: TokenStore;
   dedupeGets: boolean;
   beforeSend?: BeforeSend;
-  telemetry?: TelemetryOptions;
+  telemetry?: ClientTelemetryPlugin;
 }
 
 const coreKeys = [
@@ -44,7 +44,7 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
   if (typeof options.tokenProvider !== 'function') {
     fail('tokenProvider must be a function ({ forceRefresh }) => Promise<access_token string>; got ' + describeValue(options.tokenProvider));
   }
-  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false, beforeSend } = options;
+  const { timeout = 10000, tokenTimeout = 10000, refreshLeeway = 60, now = Date.now, tokenStore, dedupeGets = false, beforeSend, telemetry } = options;
   if (
     tokenStore !== undefined &&
     !(tokenStore && ['get', 'set', 'remove'].every((m) => typeof (tokenStore as unknown as Record<string, unknown>)[m] === 'function'))
@@ -75,7 +75,11 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
       beforeSend === undefined || typeof beforeSend === 'function'
         ? beforeSend
         : fail('beforeSend must be a function (attempt) => void that changes attempt.headers or attempt.body; got ' + describeValue(beforeSend)),
-    telemetry: checkTelemetry(options.telemetry),
+    // The plug-in, not its options: a plain { tracer, meter } (the option's shape before the plug-in) names the import.
+    telemetry:
+      telemetry === undefined || (telemetry && typeof telemetry.attach === 'function')
+        ? telemetry
+        : fail("telemetry must be clientTelemetry({ tracer, meter }), imported from 'channel-sdk/telemetry'; got " + describeValue(telemetry)),
   };
 }
 

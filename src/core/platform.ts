@@ -14,6 +14,8 @@ export type CallKind = 'request' | 'upload' | 'download' | 'native';
 /** What an entry supplies to the platform-neutral core. */
 export interface Platform {
   transport: Transport;
+  /** Ends what the fence of the calls under way cannot reach: the bodies callers read after their call (clearToken(), another user). */
+  fence?: () => void;
   /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
   createAbortController?: TokenManagerOptions['createAbortController'];
   /** Shares the token with other clients (the browser entry's crossTab), given the checked options. */

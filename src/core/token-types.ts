@@ -1,4 +1,4 @@
-import type { ClientTelemetry } from './telemetry-client.js';
+import type { ClientTelemetry } from './telemetry-hooks.js';
 import type { TokenProviderError } from '../errors/TokenProviderError.js';
 import type { Redactor } from './redactor.js';
 import type { DateSource } from './server-clock.js';

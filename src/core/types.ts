@@ -1,5 +1,5 @@
 import type { SignalLike } from '../shared/signal.js';
-import type { TelemetryOptions } from '../shared/telemetry.js';
+import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { TokenStore } from './token-store-types.js';
@@ -262,11 +262,14 @@ export interface CoreClientOptions {
    */
   beforeSend?: BeforeSend;
   /**
-   * OpenTelemetry: a CLIENT span per attempt (with a `traceparent` header), a span per
-   * tokenProvider call, and token metrics. Nothing is created without it.
-   * @example telemetry: { tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }
+   * OpenTelemetry, as a plug-in: a CLIENT span per attempt (with a `traceparent` header), a span
+   * per tokenProvider call, and token metrics. Nothing is created without it, and an app that
+   * does not import `channel-sdk/telemetry` carries none of its code.
+   * @example
+   * import { clientTelemetry } from 'channel-sdk/telemetry';
+   * createClient({ baseUrl, tokenProvider, telemetry: clientTelemetry({ tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }) });
    */
-  telemetry?: TelemetryOptions;
+  telemetry?: ClientTelemetryPlugin;
 }
 
 /**

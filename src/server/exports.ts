@@ -8,7 +8,7 @@ export { createMemoryDedupStore } from './webhooks/dedup.js';
 export type { DedupLease, DedupState, MemoryDedupStoreOptions, WebhookDedupStore } from './webhooks/dedup.js';
 export { SIGNATURE_HEADER } from './webhooks/verify.js';
 export type { RawBody, Secrets } from './webhooks/verify.js';
-export type { TelemetryOptions } from '../shared/telemetry.js';
+export type { TelemetryOptions } from '../shared/otel-api.js';
 export { compareLogistics, latestEventTime, isLogisticsUpdated } from './webhooks/parse.js';
 export type { ParseWebhookInput } from './webhooks/parse.js';
 export type { HeadersLike } from './http/headers.js';

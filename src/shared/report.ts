@@ -19,3 +19,17 @@ export function quietly<A extends unknown[], R>(f: (...args: A) => R, fallback?:
     }
   };
 }
+
+/**
+ * Runs `f`, a user's callback; what it throws surfaces as an uncaught error, as a host or an event
+ * emitter reports a listener's, and stops nothing else (the next listener, `complete`).
+ */
+export function isolated(f: () => void): void {
+  try {
+    f();
+  } catch (error) {
+    setTimeout(() => {
+      throw error;
+    });
+  }
+}

@@ -1,6 +1,7 @@
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { Transport, TransportResponse } from '../core/types.js';
 import { networkError } from './fetch.js';
+import type { OpenBodies } from './open-bodies.js';
 
 const noop = () => {};
 // The reason an attempt's own controller is aborted with when its timeout passes.
@@ -53,10 +54,11 @@ function discard(this: TransportResponse): void {
  * option) as it is, no ky. Resolves with the Response whatever its status, its body unread (a
  * response the core drops, such as the 401 before the replay, is cancelled). `timeout` bounds
  * an attempt up to the response headers; the caller's own AbortSignal (`passOn.signal`) also
- * stops the body it reads afterwards, as with fetch. Per attempt: one controller, one deadline, one
- * listener on the call's signal; a signal combined with the caller's only when there is one.
+ * stops the body it reads afterwards, as with fetch, and so does the client's fence (`bodies`).
+ * Per attempt: one controller, one deadline, one listener on the call's signal; a signal combined
+ * with the caller's only when there is one.
  */
-export function createNativeFetch(own?: typeof fetch): Transport {
+export function createNativeFetch(own?: typeof fetch, bodies?: OpenBodies): Transport {
   const after = createDeadlines();
   return async ({ method, url, headers, body, timeout, signal, passOn }) => {
     const controller = new AbortController();
@@ -72,6 +74,8 @@ export function createNativeFetch(own?: typeof fetch): Transport {
     if (body !== undefined) init.body = body as BodyInit;
     try {
       const response = await (own || fetch)(((passOn && passOn.input) || url) as RequestInfo, init);
+      // The caller reads the body after the call: the client's fence (and the caller's signal) must still reach it.
+      if (bodies) bodies.hold(response, controller, { method, url }, given);
       return { status: response.status, headers: response.headers, body: '', value: response, discard };
     } catch (error) {
       if (controller.signal.reason === late) throw new TimeoutError('no response within ' + timeout + ' ms (timeout)', { method, url });

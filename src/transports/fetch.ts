@@ -5,6 +5,7 @@ import type { Transport } from '../core/types.js';
 import { messageOf } from '../shared/message.js';
 import { fail } from '../shared/check.js';
 import { originOf } from '../core/build-url.js';
+import type { OpenBodies } from './open-bodies.js';
 
 /** ky options the SDK owns; everything else (hooks, credentials, ...) passes through. */
 export type KyPassThrough = Omit<
@@ -36,7 +37,7 @@ const owned = [
  * A transport over ky. ky's own retry is off (the core retries, with the same policy on
  * every transport) and non-2xx statuses resolve, so the core sees every response.
  */
-export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPassThrough } = {}): Transport {
+export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPassThrough; bodies?: OpenBodies } = {}): Transport {
   const pass = options.ky || {};
   for (const key of owned) {
     if (key in pass) fail('ky.' + key + ' is set by channel-sdk; use the client or request option of that name instead');
@@ -104,7 +105,11 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       if (file && file.kind === 'download') {
         if (raw) {
           const response = await pending;
-          if (response.ok) return { status: response.status, headers: response.headers, body: '', value: response };
+          if (response.ok) {
+            // Read by the caller after the call: the client's fence still reaches it.
+            if (controller && options.bodies) options.bodies.hold(response, controller, { method, url });
+            return { status: response.status, headers: response.headers, body: '', value: response };
+          }
         }
         // The body is read under ky's deadline, from the start (how it arrives is how its
         // progress is reported); an error's body becomes the error's, never the file.

@@ -10,6 +10,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createClient } from 'channel-sdk';
+import { clientTelemetry } from 'channel-sdk/telemetry';
 import { alternatingRounds, median, pairedRatio, pool, seededShuffle } from './rounds.mjs';
 
 const argv = process.argv.slice(2);
@@ -50,11 +51,11 @@ const meters = new MeterProvider({ readers: [reader] });
 const headers = { authorization: `Bearer ${issue()}` };
 const clients = {
   off: createClient({ baseUrl: base, tokenProvider: () => issue() }),
-  noop: createClient({ baseUrl: base, tokenProvider: () => issue(), telemetry: { tracer: trace.getTracer('channel-sdk') } }),
+  noop: createClient({ baseUrl: base, tokenProvider: () => issue(), telemetry: clientTelemetry({ tracer: trace.getTracer('channel-sdk') }) }),
   sdk: createClient({
     baseUrl: base,
     tokenProvider: () => issue(),
-    telemetry: { tracer: provider.getTracer('channel-sdk'), meter: meters.getMeter('channel-sdk') },
+    telemetry: clientTelemetry({ tracer: provider.getTracer('channel-sdk'), meter: meters.getMeter('channel-sdk') }),
   }),
 };
 for (const c of Object.values(clients)) await c.getToken();

@@ -20,6 +20,7 @@ import {
 } from '../../src/errors/index.js';
 import { createClock, makeJwt, startFakeService, type FakeService, type FakeServiceOptions } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
+import { sized } from '../helpers/tier.js';
 
 export type ClientFactory = (options: CoreClientOptions) => Client;
 
@@ -51,7 +52,46 @@ export function fakeServices(): (options?: FakeServiceOptions) => Promise<FakeSe
   return async (options) => closing(await startFakeService(options));
 }
 
+/** Calls at once in the storm: 200 in the integration tier (storms.integration.test.ts), 40 in npm test. */
+const STORM = sized(200, 40);
+
+/**
+ * The storm: many calls failing together on one token cost one forced refresh. Part of the suite,
+ * and run full-size over every transport by storms.integration.test.ts.
+ */
+export function stormSuite(name: string, createClient: ClientFactory): void {
+  describe(`storms: ${name}`, () => {
+    const start = fakeServices();
+
+    for (const strictRotation of [false, true]) {
+      test(`one refresh for many 401s: ${STORM} concurrent (half POST) on an expired token${strictRotation ? ', strict rotation' : ''}`, async () => {
+        const service = await start({ strictRotation });
+        const provider = providerFor(service, 5);
+        const client = createClient({ baseUrl: service.url, tokenProvider: provider, ...quick });
+        await client.get('/warm');
+        service.expireAll();
+        service.hits.length = 0;
+        const results = await Promise.all(
+          Array.from({ length: STORM }, (_, i) =>
+            i % 2 ? client.post<{ body: string }>('/p/' + i, { json: { i, pad: 'x'.repeat(i) } }) : client.get<{ body: string }>('/g/' + i),
+          ),
+        );
+        expect(provider.forced()).toBe(1);
+        expect(provider.calls).toHaveLength(2);
+        const perPath = new Map<string, number>();
+        for (const hit of service.hits) perPath.set(hit.path, (perPath.get(hit.path) ?? 0) + 1);
+        expect(perPath.size).toBe(STORM);
+        for (const count of perPath.values()) expect(count).toBeLessThanOrEqual(2);
+        const posted = results.map((r, i) => [r, i] as const).filter(([, i]) => i % 2);
+        expect(posted.map(([r]) => JSON.parse(r.body))).toEqual(posted.map(([, i]) => ({ i, pad: 'x'.repeat(i) })));
+        for (const hit of service.hits.filter((h) => h.status === 200)) expect(hit.token).toBe(service.issued[1]);
+      });
+    }
+  });
+}
+
 export function conformanceSuite(name: string, createClient: ClientFactory): void {
+  stormSuite(name, createClient);
   describe(`conformance: ${name}`, () => {
     const start = fakeServices();
 
@@ -137,31 +177,6 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       expect((error as Error).message).toMatch(/forceRefresh: true with the very token just rejected/);
       expect(service.hits).toHaveLength(2);
     });
-
-    for (const strictRotation of [false, true]) {
-      test(`one refresh for many 401s: 200 concurrent (half POST) on an expired token${strictRotation ? ', strict rotation' : ''}`, async () => {
-        const service = await start({ strictRotation });
-        const provider = providerFor(service, 5);
-        const client = createClient({ baseUrl: service.url, tokenProvider: provider, ...quick });
-        await client.get('/warm');
-        service.expireAll();
-        service.hits.length = 0;
-        const results = await Promise.all(
-          Array.from({ length: 200 }, (_, i) =>
-            i % 2 ? client.post<{ body: string }>('/p/' + i, { json: { i, pad: 'x'.repeat(i) } }) : client.get<{ body: string }>('/g/' + i),
-          ),
-        );
-        expect(provider.forced()).toBe(1);
-        expect(provider.calls).toHaveLength(2);
-        const perPath = new Map<string, number>();
-        for (const hit of service.hits) perPath.set(hit.path, (perPath.get(hit.path) ?? 0) + 1);
-        expect(perPath.size).toBe(200);
-        for (const count of perPath.values()) expect(count).toBeLessThanOrEqual(2);
-        const posted = results.map((r, i) => [r, i] as const).filter(([, i]) => i % 2);
-        expect(posted.map(([r]) => JSON.parse(r.body))).toEqual(posted.map(([, i]) => ({ i, pad: 'x'.repeat(i) })));
-        for (const hit of service.hits.filter((h) => h.status === 200)) expect(hit.token).toBe(service.issued[1]);
-      });
-    }
 
     test('late 401 after a refresh: retries with the new token, no new provider call', async () => {
       const service = await start({ strictRotation: true });
@@ -271,10 +286,10 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       const provider = providerFor(service);
       const wrongDeviceClock = { now: () => clock.now() + 3_600_000, advance: () => {} };
       const client = createClient({ baseUrl: service.url, tokenProvider: provider, now: wrongDeviceClock.now, refreshLeeway: 60 });
-      // 40 minutes of traffic, one request every 10 s: crosses two expiries.
-      for (let i = 0; i < 240; i++) {
+      // 40 minutes of traffic, one request every 20 s (three in refreshLeeway): crosses two expiries.
+      for (let i = 0; i < 120; i++) {
         await client.get('/tick/' + i);
-        clock.advance(10_000);
+        clock.advance(20_000);
         // Let a background refresh land before the next tick.
         await new Promise((resolve) => setTimeout(resolve, 0));
       }

@@ -26,7 +26,7 @@ const KB = 1024;
 // 2.5 MiB until #34 (telemetry on the client, the exchange, the webhook handler and the inbox)
 // added ~0.12 MB (2.34 -> 2.46 MB unpacked, about 2,600 KiB on disk).
 const INSTALL_BUDGET = 2700 * KB;
-const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram'];
+const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram', 'channel-sdk/telemetry'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
 const userEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
@@ -169,8 +169,8 @@ try {
   });
 
   // --- loads --------------------------------------------------------------------------------
-  const requireAll = `for (const e of ${JSON.stringify(ENTRIES)}) { const m = require(e); if (typeof (m.createClient || m.createTokenExchange || m.startSandbox) !== 'function') throw new Error(e + ': ' + Object.keys(m)); }`;
-  const importAll = `for (const e of ${JSON.stringify(ENTRIES)}) { const m = await import(e); if (typeof (m.createClient || m.createTokenExchange || m.startSandbox) !== 'function') throw new Error(e + ': ' + Object.keys(m)); }`;
+  const requireAll = `for (const e of ${JSON.stringify(ENTRIES)}) { const m = require(e); if (typeof (m.createClient || m.createTokenExchange || m.startSandbox || m.clientTelemetry) !== 'function') throw new Error(e + ': ' + Object.keys(m)); }`;
+  const importAll = `for (const e of ${JSON.stringify(ENTRIES)}) { const m = await import(e); if (typeof (m.createClient || m.createTokenExchange || m.startSandbox || m.clientTelemetry) !== 'function') throw new Error(e + ': ' + Object.keys(m)); }`;
   for (const [label, binary, version] of [...nodes, floor]) {
     // Node 20.3 has no require(esm) at all, nor the flag that turns it off.
     const flag = binary === floor[1] ? [] : ['--no-experimental-require-module'];
@@ -231,7 +231,7 @@ try {
   for (const [tool, tsc, version] of typescripts) {
     for (const [mode, options, type] of modes) {
       if (version.startsWith('7') && mode.startsWith('node10')) continue; // TypeScript 7 removed node10 resolution
-      await check(`tsc --noEmit, ${mode}, skipLibCheck false: a file importing all four entries`, tool, version, async () => {
+      await check(`tsc --noEmit, ${mode}, skipLibCheck false: a file importing all five entries`, tool, version, async () => {
         const dir = join(npmProject, 'ts-' + mode.replace(/\W+/g, '-'));
         mkdirSync(dir, { recursive: true });
         cpSync(join(fixtures, 'consumer.ts'), join(dir, 'consumer.ts'));
@@ -348,7 +348,7 @@ try {
       useSyncFileSystemCalls: true,
     });
     const found = ENTRIES.map((entry) => relative(join(npmProject, 'node_modules/channel-sdk'), resolver.resolveSync({}, npmProject, entry)));
-    expectEqual(found, ['dist/index.js', 'dist/server.js', 'dist/testing.js', 'dist/miniprogram.js'], 'resolved');
+    expectEqual(found, ['dist/index.js', 'dist/server.js', 'dist/testing.js', 'dist/miniprogram.js', 'dist/telemetry.js'], 'resolved');
     return found.join(', ');
   });
   // The documented limit (docs/guide/compatibility.md): webpack 4's parser predates ES2022, so the
@@ -367,7 +367,7 @@ try {
 
   // --- WeChat's npm build ---------------------------------------------------------------------
   await check(
-    '`packNpm` of demo/miniprogram after a tarball install: one package, no warning, ES2017, the page runs; an upload and a download through what it wrote, each 401 → one refresh → sent again',
+    '`packNpm` of demo/miniprogram after a tarball install: one package, no warning, ES2017, the page runs; an upload and a download through what it wrote, each 401 → one refresh → sent again; the telemetry plug-in found and tracing',
     'miniprogram-ci',
     versionOf('miniprogram-ci'),
     async () => {
@@ -437,6 +437,17 @@ try {
           'files: onProgress non-decreasing across the replay, 1 once at the end ' + JSON.stringify(seen),
         );
       }
+      expectEqual(
+        flows.telemetry,
+        {
+          spans: [
+            ['channel.token_provider', false, true],
+            ['GET', 200, true],
+          ],
+          traceparent: ['00-0af7651916cd43dd8448eb211c80319c-0000000000000002-01'],
+        },
+        "telemetry: require('channel-sdk/telemetry') finds the plug-in in what packNpm wrote; a span per attempt, its traceparent sent",
+      );
       return `wrote ${files.map((file) => `${file} (${kb(statSync(join(mp, file)).size)})`).join(', ')}`;
     },
   );

@@ -2,7 +2,7 @@
 // beforeSend (issue #32): a per-attempt hook on both entries. It runs again on every replay and
 // retry, sees the attempt as sent (URL, headers, body), and can neither read nor set Authorization.
 import { describe, expect, test } from 'vitest';
-import { AbortError, ConfigError, createClient, type ClientOptions, type SendAttempt } from '../../src/index.js';
+import { AbortError, ConfigError, createClient, TimeoutError, type ClientOptions, type SendAttempt } from '../../src/index.js';
 import { createClient as createMiniProgramClient } from '../../src/miniprogram.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
@@ -188,5 +188,116 @@ describe('what beforeSend does wrong', () => {
     expect(await fenced).toBeInstanceOf(AbortError);
     expect(service.hits.map((h) => h.path)).not.toContain('/aborted');
     expect(service.hits.map((h) => h.path)).not.toContain('/fenced');
+  });
+});
+
+describe('#42 item 8: a hung beforeSend is bounded by timeout', () => {
+  test('an async hook that never settles fails the call with a TimeoutError after `timeout` (request(), client.fetch, a per-call timeout), nothing sent', async () => {
+    const service = await start();
+    const { client } = clientOf(service, (attempt) => (attempt.url.endsWith('/warm') ? undefined : new Promise<void>(() => {})), { timeout: 150 });
+    await client.get('/warm');
+    const errors = await Promise.all(
+      [client.get('/a'), client.fetch('/b', { method: 'POST', body: 'x' }), client.post('/c', { json: {}, timeout: 50 })].map((p) =>
+        p.catch((e: unknown) => e),
+      ),
+    );
+    expect(errors.map((e) => [e instanceof TimeoutError, /beforeSend did not settle within (150|50) ms/.test((e as Error).message)])).toEqual([
+      [true, true],
+      [true, true],
+      [true, true],
+    ]);
+    expect(service.hits.map((h) => h.path)).toEqual(['/warm']);
+  });
+
+  test('the mini-program entry: a hostRequest whose hook hangs fails with "request:fail timeout"', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    const client = createMiniProgramClient({
+      baseUrl: service.url,
+      tokenProvider: providerFor(service),
+      request: host.request,
+      timeout: 100,
+      beforeSend: () => new Promise<void>(() => {}),
+    });
+    const error = (await client.hostRequest({ url: '/x' }).catch((e: unknown) => e)) as Error & { errMsg: string };
+    expect([error.name, error.errMsg]).toEqual(['TimeoutError', 'request:fail timeout']);
+    expect(host.calls).toHaveLength(0);
+  });
+});
+
+describe('#42 item 3: every attempt starts from the call’s own body; the caller’s objects never change', () => {
+  /** The caller's body as it was, to compare with after the call. */
+  const snapshot = (value: unknown) => JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v));
+
+  test('client.fetch: a hook that signs URLSearchParams, stamps FormData and encrypts bytes in place sends each attempt once-changed; the caller’s bodies unchanged', async () => {
+    const service = await start();
+    const hook = async (attempt: SendAttempt) => {
+      const body = attempt.body;
+      // Async on purpose: the change lands after an await, as a signing call to a key service would.
+      await Promise.resolve();
+      if (body instanceof URLSearchParams) body.append('sig', 'sig-' + attempt.attempt + '-over-' + body.toString());
+      else if (body instanceof FormData) body.append('stamp', String(attempt.attempt) + '/' + [...body.keys()].join(','));
+      else if (body instanceof Uint8Array) body.forEach((b, i) => (body[i] = b ^ 0x20));
+    };
+    const { client, provider } = clientOf(service, hook);
+    await client.fetch('/warm');
+    const params = new URLSearchParams({ a: '1' });
+    const form = new FormData();
+    form.append('f', 'v');
+    const bytes = new TextEncoder().encode('secret');
+    const before = [params.toString(), [...form.entries()].map(String).join(), snapshot(bytes)];
+    for (const [path, body] of [
+      ['/params', params],
+      ['/form', form],
+      ['/bytes', bytes],
+    ] as const) {
+      service.expireAll();
+      expect((await client.fetch(path, { method: 'POST', body })).status).toBe(200);
+    }
+    expect(provider.forced()).toBe(3);
+    const sent = (path: string) => service.hits.filter((h) => h.path === path).map((h) => [h.status, h.body]);
+    expect(sent('/params')).toEqual([
+      [401, 'a=1&sig=sig-1-over-a%3D1'],
+      [200, 'a=1&sig=sig-2-over-a%3D1'],
+    ]);
+    expect(sent('/form').map(([, body]) => /name="stamp"\r\n\r\n(.*)\r\n/.exec(String(body))?.[1])).toEqual(['1/f', '2/f']);
+    expect(sent('/bytes')).toEqual([
+      [401, 'SECRET'],
+      [200, 'SECRET'],
+    ]);
+    expect([params.toString(), [...form.entries()].map(String).join(), snapshot(bytes)]).toEqual(before);
+  });
+
+  test('hostRequest: a hook that encrypts a field of `data` in place (nested too) sends it encrypted once on each attempt; the caller’s data unchanged, whether the hook changes, replaces or throws', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    let mode: 'change' | 'replace' | 'throw' = 'change';
+    const hook = (attempt: SendAttempt) => {
+      const data = attempt.body as { card: string; meta: { tries: number[] } } | undefined;
+      if (!data) return;
+      data.card = 'enc(' + data.card + ')';
+      data.meta.tries.push(attempt.attempt);
+      if (mode === 'replace') attempt.body = { card: data.card, replaced: true };
+      if (mode === 'throw' && attempt.attempt === 2) throw new Error('key service down');
+    };
+    const client = createMiniProgramClient({ baseUrl: service.url, tokenProvider: providerFor(service), request: host.request, beforeSend: hook });
+    await client.get('/warm');
+    for (const next of ['change', 'replace', 'throw'] as const) {
+      mode = next;
+      const data = { card: '4111', meta: { tries: [] as number[] } };
+      service.expireAll();
+      service.hits.length = 0;
+      const result = await client.hostRequest({ url: '/pay', method: 'POST', data }).then(
+        (r) => r.statusCode,
+        (e: unknown) => (e as Error).name,
+      );
+      expect({ mode, result, data }).toEqual({ mode, result: mode === 'throw' ? 'ConfigError' : 200, data: { card: '4111', meta: { tries: [] } } });
+      const bodies = service.hits.map((h) => JSON.parse(h.body) as unknown);
+      const once = mode === 'replace' ? { card: 'enc(4111)', replaced: true } : { card: 'enc(4111)', meta: { tries: [1] } };
+      expect({ mode, bodies }).toEqual({
+        mode,
+        bodies: mode === 'throw' ? [once] : [once, mode === 'replace' ? once : { card: 'enc(4111)', meta: { tries: [2] } }],
+      });
+    }
   });
 });

@@ -12,6 +12,7 @@ import { MeterProvider, type DataPoint, type Histogram } from '@opentelemetry/sd
 import { TestMetricReader } from '../helpers/metric-reader.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ConfigError, createClient } from '../../src/index.js';
+import { clientTelemetry } from '../../src/telemetry.js';
 import { createTokenExchange } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 
@@ -68,7 +69,7 @@ function setup(extra: Record<string, unknown> = {}) {
       sent.push({ url: request.url, headers: request.headers });
       return fetch(request);
     },
-    telemetry: { tracer, meter },
+    telemetry: clientTelemetry({ tracer, meter }),
     ...extra,
   });
   return { client, tokens, sent };
@@ -176,10 +177,15 @@ describe('client telemetry with the OpenTelemetry SDK', () => {
       tokenProvider: async () => {
         throw new Error('backend down: secret-detail');
       },
-      telemetry: { tracer, meter },
+      telemetry: clientTelemetry({ tracer, meter }),
     });
     await expect(failing.get(ORDER)).rejects.toMatchObject({ code: 'TOKEN_PROVIDER_ERROR' });
-    const hung = createClient({ baseUrl: sandbox.url, tokenProvider: () => new Promise<string>(() => {}), tokenTimeout: 50, telemetry: { tracer, meter } });
+    const hung = createClient({
+      baseUrl: sandbox.url,
+      tokenProvider: () => new Promise<string>(() => {}),
+      tokenTimeout: 50,
+      telemetry: clientTelemetry({ tracer, meter }),
+    });
     await expect(hung.get(ORDER)).rejects.toMatchObject({ code: 'TOKEN_PROVIDER_ERROR' });
     expect(named('channel.token_provider').map((s) => [s.attributes['error.type'], s.status.code])).toEqual([
       ['TOKEN_PROVIDER_ERROR', 2],
@@ -199,7 +205,7 @@ describe('client telemetry with the OpenTelemetry SDK', () => {
   });
 
   test('propagate: false: spans, no header (a service whose CORS does not allow traceparent)', async () => {
-    const { client, sent } = setup({ telemetry: { tracer, propagate: false } });
+    const { client, sent } = setup({ telemetry: clientTelemetry({ tracer, propagate: false }) });
     await client.get(ORDER);
     expect(named('GET')).toHaveLength(1);
     expect(sent.every((r) => !r.headers.has('traceparent'))).toBe(true);
@@ -222,7 +228,7 @@ describe('without telemetry, or with a no-op tracer', () => {
   });
 
   test('the API without an SDK (a no-op tracer) and nothing active: no header', async () => {
-    const { client, sent } = setup({ telemetry: { tracer: trace.getTracer('channel-sdk') } });
+    const { client, sent } = setup({ telemetry: clientTelemetry({ tracer: trace.getTracer('channel-sdk') }) });
     await client.get(ORDER);
     expect(sent.every((r) => !r.headers.has('traceparent'))).toBe(true);
   });
@@ -259,7 +265,7 @@ describe('a broken tracer or meter costs the requests nothing', () => {
         createClient({
           baseUrl: sandbox.url,
           tokenProvider: async ({ forceRefresh }) => (calls++, (await exchange.getToken('user-42', { forceRefresh })).accessToken),
-          telemetry: { tracer: brokenTracer as never, meter: brokenMeter as never },
+          telemetry: clientTelemetry({ tracer: brokenTracer as never, meter: brokenMeter as never }),
         });
       const client = create();
       await client.get(ORDER);
@@ -271,6 +277,43 @@ describe('a broken tracer or meter costs the requests nothing', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+});
+
+describe('#42 item 6: a tracer that runs startActiveSpan’s callback late, twice or never costs one provider call per refresh', () => {
+  type Run = (fn: (span: unknown) => unknown, span: () => unknown) => void;
+  test.each<[string, Run]>([
+    ['late, a macrotask after', (fn, span) => void setTimeout(() => fn(span()))],
+    ['late, a microtask after', (fn, span) => queueMicrotask(() => void fn(span()))],
+    ['twice at once', (fn, span) => (fn(span()), fn(span()))],
+    ['at once and again later', (fn, span) => (fn(span()), setTimeout(() => fn(span())))],
+    ['never', () => undefined],
+  ])('a tracer that runs it %s: initial, after a 401 storm, forced by getToken: one provider call each; every span it handed over ends', async (_what, run) => {
+    let calls = 0;
+    let started = 0;
+    let ended = 0;
+    const span = () => (
+      started++,
+      { setAttribute() {}, setStatus() {}, spanContext: () => ({ traceId: '', spanId: '', traceFlags: 0 }), end: () => void ended++ }
+    );
+    const lateTracer = { startSpan: span, startActiveSpan: (_n: string, _o: unknown, _c: unknown, fn: (span: unknown) => unknown) => run(fn, span) };
+    const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+    const client = createClient({
+      baseUrl: sandbox.url,
+      tokenProvider: async ({ forceRefresh }) => (calls++, (await exchange.getToken('user-42', { forceRefresh })).accessToken),
+      telemetry: clientTelemetry({ tracer: lateTracer as never }),
+    });
+    await client.get(ORDER);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(1);
+    sandbox.expireTokens();
+    await Promise.all([client.get(ORDER), client.get(ORDER), client.fetch(ORDER).then((r) => expect(r.status).toBe(200))]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(2);
+    await client.getToken({ forceRefresh: true });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(3);
+    expect(ended).toBe(started);
   });
 });
 
@@ -286,8 +329,19 @@ describe('the telemetry option is checked', () => {
     [{ tracers: {} }, /did you mean "tracer"/],
     ['yes', /telemetry must be \{ tracer.*; got "yes"$/],
     [null, /got null$/],
-  ])('%j', (telemetry, message) => {
-    expect(() => createClient({ baseUrl: sandbox.url, tokenProvider: async () => 't', telemetry: telemetry as never })).toThrow(ConfigError);
-    expect(() => createClient({ baseUrl: sandbox.url, tokenProvider: async () => 't', telemetry: telemetry as never })).toThrow(message);
+    [undefined, /clientTelemetry: telemetry must be \{ tracer.*; got null$/],
+  ])('clientTelemetry(%j)', (telemetry, message) => {
+    expect(() => clientTelemetry(telemetry as never)).toThrow(ConfigError);
+    expect(() => clientTelemetry(telemetry as never)).toThrow(message);
   });
+
+  // The option's shape before the plug-in (#44): the message names the import.
+  test.each([[{ tracer: trace.getTracer('app') }], [{ tracer: {}, meter: {} }], ['yes'], [null], [{ attach: 'no' }]])(
+    'createClient({ telemetry: %j })',
+    (telemetry) => {
+      const create = () => createClient({ baseUrl: sandbox.url, tokenProvider: async () => 't', telemetry: telemetry as never });
+      expect(create).toThrow(ConfigError);
+      expect(create).toThrow(/telemetry must be clientTelemetry\(\{ tracer, meter \}\), imported from 'channel-sdk\/telemetry'; got /);
+    },
+  );
 });

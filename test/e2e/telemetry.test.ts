@@ -16,6 +16,7 @@ import { startRecordingProxy, type RecordingProxy } from '../helpers/recording-p
 // that the test can tell that each one ended.
 const PAGE = `
 import { createClient } from 'channel-sdk';
+import { clientTelemetry } from 'channel-sdk/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor, WebTracerProvider } from '@opentelemetry/sdk-trace-web';
 const exporter = new InMemorySpanExporter();
 const open = new Set();
@@ -38,7 +39,7 @@ const spans = () =>
     status: s.status.code,
     events: s.events.map((e) => [e.name, e.attributes]),
   }));
-Object.assign(window, { createClient, tracer: provider.getTracer('partner-app'), spans, resetSpans: () => exporter.reset(), openSpans: () => [...open] });
+Object.assign(window, { createClient, clientTelemetry, tracer: provider.getTracer('partner-app'), spans, resetSpans: () => exporter.reset(), openSpans: () => [...open] });
 `;
 
 interface PageSpan {
@@ -57,6 +58,7 @@ interface Client {
 }
 interface PageWindow {
   createClient(options: object): Client;
+  clientTelemetry(options: object): object;
   tracer: { startActiveSpan<T>(name: string, fn: (span: { spanContext(): { spanId: string }; end(): void }) => T): T };
   spans(): PageSpan[];
   resetSpans(): void;
@@ -109,7 +111,7 @@ describe.runIf(hasChromium)('client telemetry in Chromium with the OpenTelemetry
         w.client = w.createClient({
           baseUrl,
           tokenProvider: ({ forceRefresh }: { forceRefresh: boolean }) => (w.asked.push(forceRefresh), w.issueToken()),
-          telemetry: { tracer: w.tracer },
+          telemetry: w.clientTelemetry({ tracer: w.tracer }),
         });
         await w.client.get(order);
         w.resetSpans();

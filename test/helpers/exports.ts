@@ -7,6 +7,7 @@ export const entries = {
   'channel-sdk/miniprogram': 'src/miniprogram.ts',
   'channel-sdk/server': 'src/server.ts',
   'channel-sdk/testing': 'src/testing.ts',
+  'channel-sdk/telemetry': 'src/telemetry.ts',
 } as const;
 
 /** The built declarations each entry's `types` condition points at. */
@@ -15,6 +16,7 @@ export const builtEntries: Record<keyof typeof entries, string> = {
   'channel-sdk/miniprogram': 'dist/miniprogram.d.ts',
   'channel-sdk/server': 'dist/server.d.ts',
   'channel-sdk/testing': 'dist/testing.d.ts',
+  'channel-sdk/telemetry': 'dist/telemetry.d.ts',
 };
 
 /** One program over the given files and what they import. */

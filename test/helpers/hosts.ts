@@ -146,12 +146,26 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
       };
       const fail = (failure: HostFailure, detail?: string) => deliver('fail', hostFailure(kind, 'request', failure, detail));
 
+      // WeChat's RequestTask events: the headers (with statusCode, as on a device) as they arrive,
+      // and with enableChunked each chunk of the body as an ArrayBuffer; none after the task ended.
+      const heard = { headers: [] as Array<(r: object) => void>, chunks: [] as Array<(r: object) => void> };
+      const emit = (list: Array<(r: object) => void>, event: object) => {
+        if (!done) for (const listener of list.slice()) listener(event);
+      };
       const task = {
         abort: () => {
           host.aborted++;
           onAbort?.();
           fail('abort');
         },
+        ...(kind === 'wx'
+          ? {
+              onHeadersReceived: (listener: (r: object) => void) => void heard.headers.push(listener),
+              offHeadersReceived: (listener: (r: object) => void) => void heard.headers.splice(heard.headers.indexOf(listener), 1),
+              onChunkReceived: (listener: (r: object) => void) => void heard.chunks.push(listener),
+              offChunkReceived: (listener: (r: object) => void) => void heard.chunks.splice(heard.chunks.indexOf(listener), 1),
+            }
+          : {}),
       };
       const headersIn = isWxShaped(kind) ? options.header : options.headers; // Alipay (older) reads only `headers`
       const dataType = options.dataType ?? 'json';
@@ -179,7 +193,11 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           },
           (res) => {
             const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
+            emit(heard.headers, { header: { ...res.headers }, statusCode: res.statusCode });
+            res.on('data', (c: Buffer) => {
+              chunks.push(c);
+              if (options.enableChunked) emit(heard.chunks, { data: new Uint8Array(c).buffer });
+            });
             res.on('end', () => {
               const answer = wireAnswer(res.statusCode ?? 0, res.rawHeaders, Buffer.concat(chunks));
               const shape = quirks.headerShape ?? (kind === 'my' ? 'lower' : 'mixed');

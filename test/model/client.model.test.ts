@@ -1,5 +1,5 @@
 // The model-based test of the client over the fetch transport and over an emulated wx.request
-// (see client-model.ts). `npm test` runs a few hundred sequences; `npm run test:model`
+// (see client-model.ts). `npm test` runs a hundred sequences; `npm run test:model`
 // thousands (MODEL_RUNS). A failure prints its seed, the shrunk sequence, what the client did in
 // it, and the line that replays it (MODEL_SEED, MODEL_PATH, MODEL_REPLAY): see checkModel.
 import { afterEach, beforeEach, expect, onTestFailed, test, vi } from 'vitest';
@@ -9,7 +9,8 @@ import type { HostRequestOptions } from '../../src/transports/miniprogram/host-a
 import { createHost } from '../helpers/hosts.js';
 import { checkModel, noCoverage, type Batch, type Coverage, type ModelClientFactory } from './client-model.js';
 
-const runs = Number(process.env.MODEL_RUNS ?? 150);
+// A short run in npm test; `npm run test:model` (in verify) runs 2,000 per transport.
+const runs = Number(process.env.MODEL_RUNS ?? 50);
 // MODEL_SEED alone runs that batch again (and shrinks again); with MODEL_PATH and MODEL_REPLAY
 // (fast-check's path to the shrunk sequence, and which of its commands ran) it runs the shrunk
 // sequence alone, at once.

@@ -35,7 +35,7 @@ const require = createRequire(import.meta.url);
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 /** The subpaths, each with a folder whose package.json serves resolvers that ignore `exports` (webpack 4, TypeScript node10); the build writes them (scripts/subpath-folders.mjs). */
-const SUBPATHS = ['server', 'testing', 'miniprogram'];
+const SUBPATHS = ['server', 'testing', 'miniprogram', 'telemetry'];
 const stub = (subpath: string) => JSON.parse(readFileSync(`${subpath}/package.json`, 'utf8')) as Record<string, string>;
 
 /** Every file reachable from package.json's entry points (and the subpath folders'): relative imports, requires, source maps. */

@@ -3,15 +3,20 @@
 // the token engine underneath, and each adversarial order named.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { AbortError, ConfigError, createClient, isChannelError, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
+import { AbortError, ConfigError, createClient, isChannelError, isRetryable, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
 import type { ClientEvents } from '../../src/core/events.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
 import { createDeadlines } from '../../src/transports/fetch-native.js';
+import { FULL, sized } from '../helpers/tier.js';
 
 const start = fakeServices();
+// The storm's calls: full-size in the integration tier, which runs this file again (test/helpers/tier.ts).
+const STORM = sized(200, 40);
 
 function clientOf(service: FakeService, extra: Partial<ClientOptions> = {}) {
   const provider = providerFor(service);
@@ -95,7 +100,21 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(service.hits).toHaveLength(0);
   });
 
-  test('one forced refresh for a storm of 200 (GET, POST bodies, Requests) on an expired token; every body intact', async () => {
+  test('#42 item 7: the error event of a refused URL carries no password (request(), client.fetch with a string and a URL object)', async () => {
+    const service = await start();
+    const client = createClient({ baseUrl: service.url + '/api', tokenProvider: providerFor(service) });
+    const port = new URL(service.url).port;
+    const events: ClientEvents['error'][] = [];
+    client.on('error', (event) => events.push(event));
+    const url = `http://user:s3cret-pw@127.0.0.1:${port}/api/x`;
+    const errors = await Promise.all([client.get(url), client.fetch(url), client.fetch(new URL(url))].map((p) => p.catch((e: unknown) => e)));
+    expect(errors.every((e) => e instanceof ConfigError)).toBe(true);
+    expect(events.map((e) => e.url)).toEqual([0, 1, 2].map(() => `http://127.0.0.1:${port}/api/x`));
+    expect(collectStrings([events, errors]).filter((text) => text.includes('s3cret'))).toEqual([]);
+    expect(service.hits).toHaveLength(0);
+  });
+
+  test(`one forced refresh for a storm of ${STORM} (GET, POST bodies, Requests) on an expired token; every body intact`, async () => {
     const service = await start();
     const provider = providerFor(service, 5);
     const client = createClient({ baseUrl: service.url, tokenProvider: provider });
@@ -103,19 +122,19 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     service.expireAll();
     service.hits.length = 0;
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => {
+      Array.from({ length: STORM }, (_, i) => {
         const body = JSON.stringify({ i, pad: 'x'.repeat(i) });
         if (i % 3 === 0) return client.fetch('/g/' + i);
         if (i % 3 === 1) return client.fetch('/p/' + i, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
         return client.fetch(new Request(service.url + '/r/' + i, { method: 'POST', body, headers: { 'content-type': 'application/json' } }));
       }),
     );
-    expect(results.map((r) => r.status)).toEqual(Array(200).fill(200));
+    expect(results.map((r) => r.status)).toEqual(Array(STORM).fill(200));
     expect(provider.forced()).toBe(1);
     const bodies = await Promise.all(results.map(async (r) => ((await r.json()) as { data: { body: string } }).data.body));
     expect(bodies.map((body, i) => (i % 3 ? JSON.parse(body) : body))).toEqual(bodies.map((_, i) => (i % 3 ? { i, pad: 'x'.repeat(i) } : '')));
-    // Exactly one replay each: 200 first attempts (401) and 200 replays.
-    expect(service.hits).toHaveLength(400);
+    // Exactly one replay each: the first attempts (401) and their replays.
+    expect(service.hits).toHaveLength(2 * STORM);
   });
 
   test('a stream body is read once, inside the call, and sent again by the replay', async () => {
@@ -178,6 +197,37 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     }
   });
 
+  test('#42 item 8: a same-origin redirect out of baseUrl keeps Authorization, as fetch does (documented); redirect: "error" keeps the token from it, for client.fetch and the client’s own calls', async () => {
+    const seen: Array<[string, string | undefined]> = [];
+    const service = await start();
+    const server = await listen(
+      createServer((req, res) => {
+        seen.push([req.url ?? '', req.headers.authorization]);
+        if (req.url?.startsWith('/api/')) return void res.writeHead(302, { location: '/other-app/landing' }).end();
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0,"data":"elsewhere"}');
+      }),
+    );
+    try {
+      const client = createClient({ baseUrl: server.url + '/api', tokenProvider: providerFor(service) });
+      expect(await (await client.fetch('/go')).json()).toEqual({ code: 0, data: 'elsewhere' });
+      expect(seen).toEqual([
+        ['/api/go', 'Bearer ' + service.issued[0]],
+        ['/other-app/landing', 'Bearer ' + service.issued[0]],
+      ]);
+      seen.length = 0;
+      await expect(client.fetch('/go', { redirect: 'error' })).rejects.toBeInstanceOf(NetworkError);
+      const own = createClient({ baseUrl: server.url + '/api', tokenProvider: providerFor(service), ky: { redirect: 'error' }, retry: 0 });
+      await expect(own.get('/go')).rejects.toBeInstanceOf(NetworkError);
+      // Sent with the token to baseUrl, refused there: the landing page outside it was never asked.
+      expect(seen.map(([path, auth]) => [path, !!auth?.startsWith('Bearer ')])).toEqual([
+        ['/api/go', true],
+        ['/api/go', true],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('stale 401: a 401 on a token already replaced is replayed with the new one, no provider call', async () => {
     const service = await start({ strictRotation: true });
     const { client, provider } = clientOf(service);
@@ -231,28 +281,31 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect((await response.arrayBuffer()).byteLength).toBe(4096);
   });
 
-  test('the attempts’ timeouts share one timer: slow calls time out in the order they started, fast ones between them succeed, and it re-arms after firing', async () => {
-    const service = await start();
-    const { client } = clientOf(service, { timeout: 150 });
-    const order: string[] = [];
-    const slow = (name: string) =>
-      client.fetch('/slow/3000?' + name).then(
-        () => order.push(name + ' answered'),
-        (error: unknown) => order.push(name + (error instanceof TimeoutError ? ' timed out' : ' failed: ' + String(error))),
-      );
-    // Storms of slow attempts, each started while the timer is armed for an earlier deadline,
-    // with fast calls finishing (and leaving the list) in between; then the same after the timer fired.
-    for (const round of ['first', 'after the timer fired']) {
-      order.length = 0;
-      const calls: Promise<unknown>[] = [];
-      for (let i = 0; i < 5; i++) {
-        calls.push(slow('s' + i));
-        expect((await client.fetch('/hello')).status).toBe(200);
+  test.runIf(FULL)(
+    'the attempts’ timeouts share one timer: slow calls time out in the order they started, fast ones between them succeed, and it re-arms after firing',
+    async () => {
+      const service = await start();
+      const { client } = clientOf(service, { timeout: 150 });
+      const order: string[] = [];
+      const slow = (name: string) =>
+        client.fetch('/slow/3000?' + name).then(
+          () => order.push(name + ' answered'),
+          (error: unknown) => order.push(name + (error instanceof TimeoutError ? ' timed out' : ' failed: ' + String(error))),
+        );
+      // Storms of slow attempts, each started while the timer is armed for an earlier deadline,
+      // with fast calls finishing (and leaving the list) in between; then the same after the timer fired.
+      for (const round of ['first', 'after the timer fired']) {
+        order.length = 0;
+        const calls: Promise<unknown>[] = [];
+        for (let i = 0; i < 5; i++) {
+          calls.push(slow('s' + i));
+          expect((await client.fetch('/hello')).status).toBe(200);
+        }
+        await Promise.all(calls);
+        expect({ round, order }).toEqual({ round, order: ['s0', 's1', 's2', 's3', 's4'].map((name) => name + ' timed out') });
       }
-      await Promise.all(calls);
-      expect({ round, order }).toEqual({ round, order: ['s0', 's1', 's2', 's3', 's4'].map((name) => name + ' timed out') });
-    }
-  });
+    },
+  );
 
   test('wrong types from user code are ConfigErrors that say what to pass, and nothing is sent', async () => {
     const service = await start();
@@ -446,6 +499,23 @@ describe('client.fetch: abort and clearToken() at every await', () => {
     }
   }
 
+  test('#42 item 4: AbortSignal.timeout() on the wire or while the token is awaited: a TimeoutError (TIMEOUT, its DOMException the cause), retryable', async () => {
+    const service = await start();
+    const { client } = clientOf(service, { tokenProvider: async () => (await new Promise((r) => setTimeout(r, 300)), service.issue()) });
+    const errors = await Promise.all(
+      [client.fetch('/first', { signal: AbortSignal.timeout(50) }), client.fetch('/slow/3000', { signal: AbortSignal.timeout(500) })].map((p) =>
+        p.catch((e: unknown) => e),
+      ),
+    );
+    expect(errors.map((e) => [e instanceof TimeoutError, (e as TimeoutError).code, ((e as TimeoutError).cause as Error).name, isRetryable(e)])).toEqual([
+      [true, 'TIMEOUT', 'TimeoutError', true],
+      [true, 'TIMEOUT', 'TimeoutError', true],
+    ]);
+    // The first was never sent: it timed out waiting for the token.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(service.hits.map((h) => h.path)).not.toContain('/first');
+  });
+
   test('the caller’s AbortSignal still stops the body it reads after the Response resolved, as with fetch', async () => {
     const service = await start();
     const { client } = clientOf(service);
@@ -456,6 +526,113 @@ describe('client.fetch: abort and clearToken() at every await', () => {
     const error = await reading.catch((e: unknown) => e);
     expect((error as Error).name).toBe('AbortError');
     expect(isChannelError(error)).toBe(false);
+  });
+});
+
+describe('#42 item 1: the fence reaches a body still arriving', () => {
+  /** Reads `reader` until it fails or `ms` pass: the chunks that arrived, and how it ended. */
+  async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number) {
+    let chunks = 0;
+    const until = Date.now() + ms;
+    try {
+      while (Date.now() < until) {
+        const { done } = await reader.read();
+        if (done) return { chunks, ended: 'done' };
+        chunks++;
+      }
+      return { chunks, ended: 'still streaming' };
+    } catch (error) {
+      return { chunks, ended: error as Error & { code?: string } };
+    }
+  }
+
+  const fences = {
+    'clearToken()': async (client: ReturnType<typeof createClient>) => client.clearToken(),
+    // Another user: noticed by the next call, which fences what the previous user had under way.
+    'a new tokenStore key()': async (client: ReturnType<typeof createClient>, store: { user: string }) => {
+      store.user = 'bob';
+      await client.fetch('/bob-first');
+    },
+  };
+  for (const [by, fence] of Object.entries(fences)) {
+    for (const call of ['client.fetch', 'download({ raw: true })'] as const) {
+      test(`${by} after ${call} resolved: the body's next read fails with the fence's AbortError, no more chunks`, async () => {
+        const service = await start();
+        const store = { user: 'alice' };
+        const client = createClient({
+          baseUrl: service.url,
+          tokenProvider: providerFor(service),
+          tokenStore: { get: () => null, set() {}, remove() {}, key: () => store.user },
+        });
+        // 1 KiB every 10 ms for about 10 s: a stream of server-sent events, a large download.
+        const path = '/slow-download/1048576/10';
+        const response = call === 'client.fetch' ? await client.fetch(path) : await client.download(path, { raw: true });
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        expect((await drain(reader, 60)).chunks).toBeGreaterThan(0);
+        await fence(client, store);
+        const after = await drain(reader, 220);
+        expect({ chunks: after.chunks, name: (after.ended as Error).name, code: (after.ended as { code?: string }).code }).toEqual({
+          chunks: 0,
+          name: 'AbortError',
+          code: 'ABORTED',
+        });
+        expect((after.ended as Error).message).toMatch(/clearToken\(\) ran/);
+      });
+    }
+  }
+
+  test('a body read to its end, or one nobody reads, is not held by the fence; a fence with none open is quiet', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const bodies = await Promise.all(Array.from({ length: 5 }, () => client.fetch('/download/4096').then((r) => r.arrayBuffer())));
+    expect(bodies.map((b) => b.byteLength)).toEqual(Array(5).fill(4096));
+    client.clearToken();
+    client.clearToken();
+    expect((await client.fetch('/after')).status).toBe(200);
+  });
+});
+
+describe('#42 item 5: without AbortSignal.any, the caller’s signal still stops the body', () => {
+  const any = AbortSignal.any;
+  beforeEach(() => void Reflect.deleteProperty(AbortSignal, 'any'));
+  afterEach(() => void (AbortSignal.any = any));
+
+  test('a signal shared by many calls: the bodies read and dropped are forgotten, and their listeners on it with them', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const controller = new AbortController();
+    let listening = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (listening++, add(...args))) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listening--, remove(...args))) as typeof remove;
+    v8.setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 100; i++) await (await client.fetch('/a', { signal: controller.signal })).arrayBuffer();
+      gc();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // 400 calls: without forgetting, 400 listeners (and 400 bodies held).
+    expect(listening).toBeLessThan(200);
+  });
+
+  test('abort() after client.fetch resolved: the next read fails with the signal’s reason, no more chunks; other calls unaffected', async () => {
+    expect(AbortSignal.any).toBeUndefined();
+    const service = await start();
+    const { client } = clientOf(service);
+    const controller = new AbortController();
+    const response = await client.fetch('/slow-download/1048576/10', { signal: controller.signal });
+    const other = await client.fetch('/slow-download/8192/10');
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    controller.abort(new Error('left the page'));
+    const next = await reader.read().then(
+      () => 'a chunk',
+      (e: unknown) => (e as Error).message,
+    );
+    expect(next).toBe('left the page');
+    expect((await other.arrayBuffer()).byteLength).toBe(8192);
   });
 });
 

@@ -8,11 +8,12 @@ import { FetchError } from 'ofetch';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { readmeBlocks, syncExamples } from '../../scripts/readme.mjs';
-import { createClient, isRetryable } from '../../src/index.js';
+import { createClient, isRetryable, type TimeoutError } from '../../src/index.js';
 import { createAxios } from '../../examples/stacks/axios-fetch.js';
 import { createGraphQL } from '../../examples/stacks/graphql-request.js';
 import { createApiFetch } from '../../examples/stacks/ofetch.js';
 import { createApi } from '../../examples/stacks/openapi-fetch.js';
+import { QueryClient } from '@tanstack/query-core';
 import { channelQuery, queryClient } from '../../examples/stacks/tanstack-query.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
@@ -83,6 +84,19 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
     expect(isRetryable(error)).toBe(false);
   });
 
+  test('#42 item 4: ofetch’s `timeout` through client.fetch is a timeout: FetchError over the SDK’s TimeoutError, which isRetryable calls worth another try', async () => {
+    const service = await start();
+    const { client } = await expired(service);
+    const $fetch = createApiFetch(client, service.url);
+    const error = (await $fetch('/slow/3000', { timeout: 100, retry: 0 }).catch((e: unknown) => e)) as FetchError;
+    expect(error).toBeInstanceOf(FetchError);
+    expect([(error.cause as TimeoutError).code, ((error.cause as TimeoutError).cause as Error).name, isRetryable(error)]).toEqual([
+      'TIMEOUT',
+      'TimeoutError',
+      true,
+    ]);
+  });
+
   test("axios (adapter: 'fetch', env: { fetch: client.fetch }): GET and JSON POST through axios's fetch adapter", async () => {
     const service = await start();
     const { client, provider } = await expired(service);
@@ -141,6 +155,86 @@ describe('client.fetch under the real request stacks: a storm costs one forced r
     expect(service.hits.map((h) => h.status)).toEqual([401, 401]);
     expect(provider.forced()).toBe(2);
     queries.clear();
+  });
+});
+
+describe('#42 item 2: a stack that retries what clearToken() fenced', () => {
+  /** Whose token it is (the fake service puts the user in `sub`). */
+  const userOf = (token: string | undefined) =>
+    token ? (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sub: string }).sub : undefined;
+
+  /**
+   * Alice's session, her app's backend still alive for a moment after clearToken() (the logout
+   * under way there): a provider call then still answers for her. Each provider call is recorded
+   * with the user it answered for and whether it came after the clear.
+   */
+  async function session() {
+    const service = await start();
+    const state = { user: 'alice', cleared: false };
+    const calls: Array<[string, boolean]> = [];
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: async () => (calls.push([state.user, state.cleared]), service.issue(state.user)),
+    });
+    await (await client.fetch('/warm')).arrayBuffer();
+    /** Attempts the client sent after the clear, by path: what a stack's retry got onto the wire. */
+    const afterClear: string[] = [];
+    client.on('request', ({ url }) => void (state.cleared && afterClear.push(url.slice(service.url.length))));
+    /** clearToken() once `path` is on the wire (its first attempt sent 30 ms ago: the service holds it 1 s); then Bob signs in and makes his first request. */
+    const logoutDuring = async (path: string, send: () => Promise<unknown>) => {
+      const sent = new Promise<void>((resolve) => client.on('request', ({ url }) => void (url.endsWith(path) && setTimeout(resolve, 30))));
+      const pending = send();
+      await sent;
+      client.clearToken();
+      state.cleared = true;
+      const outcome = await pending.then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
+      state.user = 'bob';
+      const bob = await client.fetch('/bob-first');
+      expect(bob.status).toBe(200);
+      return outcome;
+    };
+    return { service, client, calls, afterClear, logoutDuring };
+  }
+
+  /** Nothing of Alice's was sent again after the clear, no provider call answered for her after it, and Bob's first request carried a token asked for him. */
+  function fenced(service: FakeService, calls: Array<[string, boolean]>, afterClear: string[]) {
+    expect(afterClear).toEqual(['/bob-first']);
+    expect(calls.filter(([user, after]) => user === 'alice' && after)).toEqual([]);
+    expect(calls.at(-1)).toEqual(['bob', true]);
+    expect(userOf(service.hits.find((h) => h.path === '/bob-first')?.token)).toBe('bob');
+  }
+
+  test('ofetch as the README’s recipe, with `timeout` and `retry`: its retry (same signal) is refused unsent; Bob’s first request carries his own token', async () => {
+    const { service, client, calls, afterClear, logoutDuring } = await session();
+    const $fetch = createApiFetch(client, service.url);
+    // /slow/1000 is held on the wire when the clear comes; ofetch's timeout makes it retry an AbortError.
+    const error = await logoutDuring('/slow/1000', () => $fetch('/slow/1000', { timeout: 5000, retry: 2, retryDelay: 0 }));
+    expect(error).toBeInstanceOf(FetchError);
+    expect((((error as FetchError).cause as Error & { code: string }) ?? {}).code).toBe('ABORTED');
+    fenced(service, calls, afterClear);
+  });
+
+  test('TanStack Query with its default retry (3 tries, any error): the retries (same signal) are refused unsent; Bob’s first request carries his own token', async () => {
+    const { service, client, calls, afterClear, logoutDuring } = await session();
+    // retry: 3 is its default in a browser (none on a server, as here).
+    const queries = new QueryClient({ defaultOptions: { queries: { retry: 3, retryDelay: 1 } } });
+    const queryFn = channelQuery<Echo>(client);
+    const error = await logoutDuring('/slow/1000', () => queries.fetchQuery({ queryKey: ['/slow/1000'], queryFn }));
+    expect((error as Error & { code: string }).code).toBe('ABORTED');
+    fenced(service, calls, afterClear);
+    queries.clear();
+  });
+
+  test('axios with a retry of its own (an interceptor re-sending error.config, as axios-retry does): with isRetryable as its condition nothing is re-sent', async () => {
+    const { service, client, calls, afterClear, logoutDuring } = await session();
+    const api = createAxios(client, service.url);
+    api.interceptors.response.use(undefined, (error: { config: object }) => (isRetryable(error) ? api.request(error.config) : Promise.reject(error)));
+    const error = await logoutDuring('/slow/1000', () => api.get('/slow/1000'));
+    expect(isAxiosError(error) && error.code).toBe('ABORTED');
+    fenced(service, calls, afterClear);
   });
 });
 

@@ -11,7 +11,7 @@ import {
   traceparent,
   type TelemetryOptions,
   type TelemetrySpan,
-} from '../../shared/telemetry.js';
+} from '../../shared/otel-api.js';
 
 /** `hit`: the cache answered; `miss`: it had no fresh token; `bypass`: not read (a forced refresh, or a cache failing or skipped). */
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';

@@ -1,7 +1,7 @@
 // The inbox workers' spans and metrics (createRedisInbox's `telemetry` option): one CONSUMER span
 // per callback run, active (the callback's own spans are its children), with its attempt and
 // outcome. Built once per inbox, and only when `telemetry` is given. Never the body or the order.
-import { errorType, failSpan, secondsHistogram, SPAN_CONSUMER, type TelemetryOptions, type TelemetrySpan } from '../../shared/telemetry.js';
+import { errorType, failSpan, secondsHistogram, SPAN_CONSUMER, type TelemetryOptions, type TelemetrySpan } from '../../shared/otel-api.js';
 
 /** `processed`; `retry` (failed, tried again later); `timeout` (past callbackTimeoutMs, retried); `dead_letter` (failed for good). */
 export type RunOutcome = 'processed' | 'retry' | 'timeout' | 'dead_letter';

@@ -1,7 +1,7 @@
 // The webhook handler's spans and metrics (the `telemetry` option): one INTERNAL span per push, its
 // stages (verify, dedup, inbox, callback) as child spans, the answer's status and outcome. Built once
 // per handler, and only when `telemetry` is given. Nothing from the push but its event type.
-import { errorType, failSpan, secondsHistogram, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/telemetry.js';
+import { errorType, failSpan, secondsHistogram, SPAN_INTERNAL, type TelemetryOptions, type TelemetrySpan } from '../../shared/otel-api.js';
 import type { Core, Incoming, Outgoing } from '../http/route.js';
 
 /** What one push learned on its way, for its span. */

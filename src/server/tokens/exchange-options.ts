@@ -1,7 +1,7 @@
 // What createTokenExchange takes and returns, and the checks of both the options and a user id.
 import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import { MAX_DELAY } from '../../shared/signal.js';
-import { checkTelemetry, type TelemetryOptions } from '../../shared/telemetry.js';
+import { checkTelemetry, type TelemetryOptions } from '../../shared/otel-api.js';
 import type { SignFunction } from './signing.js';
 import type { ExchangedToken, TokenCache, TokenCacheErrorInfo } from './token-cache.js';
 

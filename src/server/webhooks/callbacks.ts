@@ -6,7 +6,7 @@ import { answer, type Outgoing } from '../http/route.js';
 import type { DedupLease, WebhookDedupStore } from './dedup.js';
 import type { WebhookContext, WebhookErrorInfo, WebhookHandlerOptions } from './handler-options.js';
 import { isLogisticsUpdated } from './parse.js';
-import { errorType } from '../../shared/telemetry.js';
+import { errorType } from '../../shared/otel-api.js';
 import type { Stage, WebhookTelemetry } from '../telemetry/webhook-telemetry.js';
 
 export const OK = answer(200, { ok: true });

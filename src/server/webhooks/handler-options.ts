@@ -2,7 +2,7 @@
 import { checkKeys, describeValue, fail, milliseconds, wholeNumber } from '../../shared/check.js';
 import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
-import { checkTelemetry, type TelemetryOptions } from '../../shared/telemetry.js';
+import { checkTelemetry, type TelemetryOptions } from '../../shared/otel-api.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/logistics.js';
 import { unprefixed, type FetchRoute } from '../http/route.js';

@@ -98,6 +98,10 @@ export type HostDownloadFile = HostFunction;
 export interface HostTask {
   abort?: () => void;
   onProgressUpdate?: (listener: (update: HostProgress) => void) => void;
+  /** A request task's response headers (WeChat 2.1.0+). */
+  onHeadersReceived?: (listener: (result: HostResult) => void) => void;
+  /** A request task's body chunks with `enableChunked` (WeChat 2.20.1+). */
+  onChunkReceived?: (listener: (result: HostResult) => void) => void;
   then?: unknown;
   catch?: (f: () => void) => unknown;
 }

@@ -2,7 +2,8 @@ import { Stop } from '../../core/cancel.js';
 import type { NativeCalls, NativeOptions } from '../../core/platform.js';
 import type { ChannelError } from '../../errors/ChannelError.js';
 import { describeValue, fail } from '../../shared/check.js';
-import type { HostHeaders, HostResult } from './host-api.js';
+import { isolated } from '../../shared/report.js';
+import type { HostHeaders, HostResult, HostTask } from './host-api.js';
 import { statusOf } from './host-response.js';
 
 // Mini-program code, as host-transport.ts: ES2015 built-ins only.
@@ -51,6 +52,51 @@ export type HostRequestError = ChannelError & { errMsg: string };
 export interface HostRequestTask<T = unknown> extends Promise<HostRequestResult<T>> {
   /** Stops the request wherever it is (waiting for a token, queued, on the wire): `fail` gets "request:fail abort". */
   abort(): void;
+  /**
+   * The answer's headers as they arrive, before `success` (where the host's task has this event:
+   * WeChat from base library 2.1.0, `statusCode` on devices). Not a 401's, which the SDK replays.
+   */
+  onHeadersReceived(listener: (result: { header: HostHeaders; statusCode?: number; [field: string]: unknown }) => void): void;
+  /** Removes a listener of onHeadersReceived, or all of them. */
+  offHeadersReceived(listener?: (result: never) => void): void;
+  /**
+   * With `enableChunked: true`: each chunk of the answer's body as it arrives (where the host's task
+   * has this event: WeChat from 2.20.1). Never a replayed 401's, nothing after abort() or clearToken().
+   */
+  onChunkReceived(listener: (result: { data: ArrayBuffer; [field: string]: unknown }) => void): void;
+  /** Removes a listener of onChunkReceived, or all of them. */
+  offChunkReceived(listener?: (result: never) => void): void;
+}
+
+/** The caller's listeners of the task's events (headers, chunks), and how each attempt's host task is tied to them. */
+function taskEvents() {
+  type Listener = (result: HostResult & { data?: unknown }) => void;
+  const headers: Listener[] = [];
+  const chunks: Listener[] = [];
+  const emit = (list: Listener[], result: HostResult) => list.slice().forEach((f) => isolated(() => f(result)));
+  const on = (list: Listener[]) => (f: Listener) => void list.push(f);
+  const off = (list: Listener[]) => (f?: Listener) => void list.splice(0, list.length, ...list.filter((g) => f && g !== f));
+  return {
+    methods: {
+      onHeadersReceived: on(headers),
+      offHeadersReceived: off(headers),
+      onChunkReceived: on(chunks),
+      offChunkReceived: off(chunks),
+    },
+    /**
+     * Called by the transport with each attempt's host task: its events reach the caller while the
+     * attempt is `live` (not settled, aborted or fenced); a 401's are the SDK's, which replays it.
+     */
+    attach(task: HostTask, live: () => boolean): void {
+      let heard = true;
+      if (typeof task.onHeadersReceived === 'function')
+        task.onHeadersReceived((result) => {
+          heard = !(result && statusOf(result) === 401);
+          if (heard && live()) emit(headers, result);
+        });
+      if (typeof task.onChunkReceived === 'function') task.onChunkReceived((result) => heard && live() && emit(chunks, result));
+    },
+  };
 }
 
 // What hostRequest reads itself; every other key is a host option, checked against the host's list.
@@ -58,7 +104,7 @@ const own = ['url', 'method', 'data', 'header', 'headers', 'timeout', 'success',
 
 /** The mini-program entry's native call: `client.hostRequest(options)`, over the host transport and its queue. */
 export const hostRequestCalls: NativeCalls = {
-  read(input: unknown, signal: unknown): NativeOptions {
+  read(input: unknown, extra: unknown): NativeOptions {
     if (typeof input !== 'object' || input === null)
       fail('hostRequest takes the options of wx.request, e.g. { url, method, data, success, fail }; got ' + describeValue(input));
     const o = input as Record<string, unknown>;
@@ -73,14 +119,17 @@ export const hostRequestCalls: NativeCalls = {
       headers: (o.header !== undefined ? o.header : o.headers) as Record<string, unknown> | undefined,
       body: o.data,
       timeout: o.timeout,
-      signal,
+      // The task's own: its abort(), and its events' listeners, which the transport ties to each attempt's host task.
+      signal: (extra as { signal: unknown }).signal,
+      passOn: (extra as { passOn: Record<string, unknown> }).passOn,
       hostOptions,
     };
   },
   methods: (run) => ({
     hostRequest(options: HostRequestCall) {
       const stop = new Stop();
-      const task = run(options, stop).then(
+      const events = taskEvents();
+      const task = run(options, { signal: stop, passOn: { attach: events.attach } }).then(
         (result) => {
           const r = result as HostResult;
           return Object.assign({}, r, { statusCode: statusOf(r), header: r.header || r.headers }) as HostRequestResult;
@@ -96,20 +145,22 @@ export const hostRequestCalls: NativeCalls = {
       const success = fn(o.success);
       const failed = fn(o.fail);
       const complete = fn(o.complete);
-      // With callbacks the promise is handled here (no unhandled rejection); without, the caller awaits it.
+      // With callbacks the promise is handled here (no unhandled rejection); without, the caller
+      // awaits it. Each callback on its own, as the host runs them: one that throws (an uncaught
+      // error) still lets complete run.
       if (success || failed || complete)
         task.then(
           (result) => {
-            if (success) success(result);
-            if (complete) complete(result);
+            if (success) isolated(() => success(result));
+            if (complete) isolated(() => complete(result));
           },
           (error: HostRequestError) => {
-            if (failed) failed(error);
-            if (complete) complete(error);
+            if (failed) isolated(() => failed(error));
+            if (complete) isolated(() => complete(error));
             if (!failed && !complete) throw error;
           },
         );
-      return Object.assign(task, { abort: () => stop.cancel() });
+      return Object.assign(task, { abort: () => stop.cancel() }, events.methods);
     },
   }),
 };

@@ -113,6 +113,9 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
           task = call(kind === 'request' ? requestOptions(req, dataType, success, fail) : fileOptions(req, alipay, success, fail)) as HostTask | undefined;
           // Taro returns a Promise with .abort; its rejection is reported through fail too.
           if (task && typeof task.then === 'function' && typeof task.catch === 'function') task.catch(() => {});
+          // client.hostRequest's task hears this attempt's headers and chunks while it is under way.
+          const attach = req.passOn && (req.passOn.attach as ((task: HostTask, live: () => boolean) => void) | undefined);
+          if (attach && task) attach(task, () => !settled);
           const onProgress = req.onProgress;
           if (onProgress && task && typeof task.onProgressUpdate === 'function') {
             task.onProgressUpdate((update) => {

@@ -2,9 +2,11 @@
 import * as fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { implementations } from '../implementations.js';
+import { sized } from '../../helpers/tier.js';
 
 const impls = await implementations();
-const runs = { numRuns: 150 };
+// Full-size in the integration tier (which runs this file again, against dist/ too).
+const runs = { numRuns: sized(150, 50) };
 
 describe.each(impls)('webhook properties: %s', (_name, tools) => {
   test('sign then verify is true, in either hex case', async () => {
@@ -60,7 +62,7 @@ describe.each(impls)('webhook properties: %s', (_name, tools) => {
           return typeof ok === 'boolean';
         },
       ),
-      { numRuns: 400 },
+      { numRuns: sized(400, 60) },
     );
     expect(accepted).toBe(0);
   });

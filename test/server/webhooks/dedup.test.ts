@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { FULL } from '../../helpers/tier.js';
 import {
   ConfigError,
   createMemoryDedupStore,
@@ -221,18 +222,22 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
 
   // #30.3: the lease of a callback that never settles was renewed for as long as its process
   // lived: every redelivery, on every instance, got 503.
-  test('a callback that never settles -> 500 at callbackTimeoutMs, reported; its lease is no longer renewed, lapses, and a redelivery elsewhere is processed', async () => {
-    const store = createMemoryDedupStore();
-    const a = setup(store, () => new Promise<void>(() => {}), { dedupLeaseMs: 300, dedupTimeoutMs: 100, callbackTimeoutMs: 400 });
-    const b = setup(store, undefined, { dedupLeaseMs: 300, dedupTimeoutMs: 100 });
-    const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
-    const first = await doorA.send(await push());
-    expect([first.status, first.json]).toEqual([500, { error: 'the handler did not finish in time' }]);
-    expect(a.stages()).toEqual(['callback/error/500']);
-    const next = await doorB.send(await push()); // waits for the lease to lapse (at most 300 ms)
-    await Promise.all([doorA.close(), doorB.close()]);
-    expect([next.status, next.json, b.calls.length]).toEqual([200, { ok: true }, 1]);
-  });
+  // Leases of a few hundred ms renewed by timers: integration tier only (test/helpers/tier.ts).
+  test.runIf(FULL)(
+    'a callback that never settles -> 500 at callbackTimeoutMs, reported; its lease is no longer renewed, lapses, and a redelivery elsewhere is processed',
+    async () => {
+      const store = createMemoryDedupStore();
+      const a = setup(store, () => new Promise<void>(() => {}), { dedupLeaseMs: 300, dedupTimeoutMs: 100, callbackTimeoutMs: 400 });
+      const b = setup(store, undefined, { dedupLeaseMs: 300, dedupTimeoutMs: 100 });
+      const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
+      const first = await doorA.send(await push());
+      expect([first.status, first.json]).toEqual([500, { error: 'the handler did not finish in time' }]);
+      expect(a.stages()).toEqual(['callback/error/500']);
+      const next = await doorB.send(await push()); // waits for the lease to lapse (at most 300 ms)
+      await Promise.all([doorA.close(), doorB.close()]);
+      expect([next.status, next.json, b.calls.length]).toEqual([200, { ok: true }, 1]);
+    },
+  );
 
   test('the instance holding the lease died (no renewals): the redelivery waits for the lease to lapse, then is processed', async () => {
     const store = createMemoryDedupStore();
@@ -245,23 +250,27 @@ describe.each(doors)('webhook dedup through %s', (_door, open) => {
     expect(b.calls).toHaveLength(1);
   });
 
-  test('a callback that outlives several lease lengths keeps its lease (renewed): the other instance does not run it, and answers 200 duplicate once it succeeds', async () => {
-    const store = createMemoryDedupStore();
-    let finish!: () => void;
-    const a = setup(store, () => new Promise<void>((resolve) => (finish = resolve)), { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
-    const b = setup(store, undefined, { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
-    const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
-    const first = doorA.send(await push());
-    await vi.waitFor(() => expect(a.calls).toHaveLength(1));
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // two lease lengths
-    const during = doorB.send(await push());
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // three more, while B watches
-    finish();
-    const [outcome, seen] = await Promise.all([first, during]);
-    await Promise.all([doorA.close(), doorB.close()]);
-    expect([seen.status, seen.json, outcome.status, b.calls.length]).toEqual([200, { ok: true, duplicate: true }, 200, 0]);
-    expect(a.stages()).toEqual([]);
-  });
+  // Leases of a few hundred ms renewed by timers: integration tier only (test/helpers/tier.ts).
+  test.runIf(FULL)(
+    'a callback that outlives several lease lengths keeps its lease (renewed): the other instance does not run it, and answers 200 duplicate once it succeeds',
+    async () => {
+      const store = createMemoryDedupStore();
+      let finish!: () => void;
+      const a = setup(store, () => new Promise<void>((resolve) => (finish = resolve)), { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
+      const b = setup(store, undefined, { dedupLeaseMs: 500, dedupTimeoutMs: 100 });
+      const [doorA, doorB] = await Promise.all([open(a.handler), open(b.handler)]);
+      const first = doorA.send(await push());
+      await vi.waitFor(() => expect(a.calls).toHaveLength(1));
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // two lease lengths
+      const during = doorB.send(await push());
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // three more, while B watches
+      finish();
+      const [outcome, seen] = await Promise.all([first, during]);
+      await Promise.all([doorA.close(), doorB.close()]);
+      expect([seen.status, seen.json, outcome.status, b.calls.length]).toEqual([200, { ok: true, duplicate: true }, 200, 0]);
+      expect(a.stages()).toEqual([]);
+    },
+  );
 });
 
 describe('webhook dedup', () => {

@@ -5,8 +5,11 @@ import { expect, test } from 'vitest';
 import { isLogisticsUpdatedBody, isWebhookEnvelope, logisticsUpdatedSchema, webhookEnvelopeSchema } from '../../../src/schemas/logistics.js';
 import { nodeCrypto } from '../../../src/server/crypto/node.js';
 import { parsePayload as parse } from '../../../src/server/webhooks/parse.js';
+import { sized } from '../../helpers/tier.js';
 
 const parsePayload = (raw: string) => parse(raw, nodeCrypto.utf8);
+// Bodies checked against zod: full-size in the integration tier, which runs this file again.
+const BODIES = sized(3000, 300);
 
 const json = fc.jsonValue({ maxDepth: 2 });
 const text = fc.string({ maxLength: 3 });
@@ -74,11 +77,11 @@ test('the in-place check agrees with the zod schemas on every body', () => {
       expect(isLogisticsUpdatedBody(value)).toBe(accepted);
       expect(isWebhookEnvelope(value)).toBe(webhookEnvelopeSchema.safeParse(value).success);
     }),
-    { numRuns: 3000 },
+    { numRuns: BODIES },
   );
   // The generator reaches both sides of the line.
-  expect(valid).toBeGreaterThan(150);
-  expect(valid).toBeLessThan(2850);
+  expect(valid).toBeGreaterThan(BODIES * 0.05);
+  expect(valid).toBeLessThan(BODIES * 0.95);
 });
 
 test('parsePayload returns what zod returns, and rejects what zod rejects', () => {
@@ -95,6 +98,6 @@ test('parsePayload returns what zod returns, and rejects what zod rejects', () =
       }
       expect(got).toEqual(full.success ? { data: full.data } : { refused: true });
     }),
-    { numRuns: 1000 },
+    { numRuns: sized(1000, 150) },
   );
 });

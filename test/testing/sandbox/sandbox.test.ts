@@ -340,10 +340,11 @@ describe('pushLogistics', () => {
 
   test('a 500 receiver, a slow one and an absent one are failures with the reason', async () => {
     const failing = await receiver({ status: 500 });
-    const slow = await receiver({ status: 200, delayMs: 300 });
-    const sandbox = await sandboxWith({ webhookUrl: failing.url, webhookSecret: 'whsec_test', webhookTimeoutMs: 100 });
+    // A second for the 500 (a busy machine can take more than 100 ms to answer at once), three for the slow one.
+    const slow = await receiver({ status: 200, delayMs: 3000 });
+    const sandbox = await sandboxWith({ webhookUrl: failing.url, webhookSecret: 'whsec_test', webhookTimeoutMs: 1000 });
     expect(await sandbox.pushLogistics(demoLogistics[0])).toMatchObject({ ok: false, status: 500, error: 'HTTP 500' });
-    expect(await sandbox.pushLogistics(demoLogistics[0], { url: slow.url })).toMatchObject({ ok: false, error: 'timeout after 100 ms' });
+    expect(await sandbox.pushLogistics(demoLogistics[0], { url: slow.url })).toMatchObject({ ok: false, error: 'timeout after 1000 ms' });
     const refused = await sandbox.pushLogistics(demoLogistics[0], { url: 'http://127.0.0.1:9/hook' });
     expect(refused.ok).toBe(false);
     expect(refused.error).toMatch(/^connection failed/);

@@ -14,6 +14,7 @@ import {
 import { providerFor } from '../../conformance/suite.js';
 import { startFakeService, type FakeService } from '../../helpers/fake-service.js';
 import { createHost, type HostKind, type HostQuirks } from '../../helpers/hosts.js';
+import { captureTimerThrows } from '../../helpers/uncaught.js';
 
 let service: FakeService;
 afterEach(async () => {
@@ -137,6 +138,71 @@ describe('client.hostRequest: wx.request semantics', () => {
     expect(isRetryable(error)).toBe(false);
   });
 
+  test('#42 item 8: the task’s onHeadersReceived and onChunkReceived (enableChunked) forward the answer’s, never a replayed 401’s, and nothing after clearToken() or off', async () => {
+    const { client, provider } = await setup();
+    await client.hostRequest({ url: '/warm' });
+    service.expireAll();
+    const headers: Array<number | undefined> = [];
+    let bytes = 0;
+    const task = client.hostRequest({ url: '/download/8192', enableChunked: true, responseType: 'arraybuffer' });
+    task.onHeadersReceived((h) => headers.push(h.statusCode));
+    task.onChunkReceived(({ data }) => void (bytes += data.byteLength));
+    expect((await task).statusCode).toBe(200);
+    expect(provider.forced()).toBe(1);
+    // The 401's headers and body went unheard: the replay's are the answer.
+    expect([headers, bytes]).toEqual([[200], 8192]);
+    // A listener removed hears nothing more; clearToken() while chunks arrive: none after it.
+    const slow = client.hostRequest({ url: '/slow-download/1048576/10', enableChunked: true, responseType: 'arraybuffer' });
+    const heard = { on: 0, off: 0, afterClear: 0 };
+    let cleared = false;
+    const removed = () => void heard.off++;
+    slow.onChunkReceived(removed);
+    slow.onChunkReceived(() => void (cleared ? heard.afterClear++ : heard.on++));
+    slow.offChunkReceived(removed);
+    while (heard.on < 3) await new Promise((r) => setTimeout(r, 10));
+    client.clearToken();
+    cleared = true;
+    const error = (await slow.catch((e: unknown) => e)) as HostRequestError;
+    await new Promise((r) => setTimeout(r, 100));
+    expect([error.errMsg, heard.off, heard.afterClear]).toEqual(['request:fail abort', 0, 0]);
+  });
+
+  test('#42 item 8: a success (or fail) that throws: complete still runs, the throw surfaces as an uncaught error, no unhandled rejection', async () => {
+    const { client } = await setup();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const completed: string[] = [];
+    try {
+      const uncaught = await captureTimerThrows(async (wait) => {
+        for (const [url, callback] of [
+          ['/ok', 'success'],
+          ['https://evil.example/x', 'fail'],
+        ] as const) {
+          // complete, or 500 ms without it.
+          await Promise.race([
+            new Promise<void>((resolve) => {
+              client.hostRequest({
+                url,
+                [callback]: () => {
+                  throw new Error(callback + ' threw');
+                },
+                complete: () => (completed.push(url), resolve()),
+              });
+            }),
+            wait(500),
+          ]);
+        }
+        await wait(20);
+      });
+      expect(completed).toEqual(['/ok', 'https://evil.example/x']);
+      expect(uncaught.map((e) => (e as Error).message)).toEqual(['success threw', 'fail threw']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   test('refused before anything is sent, through fail: another origin, a path above baseUrl, Authorization in any case, a wrong type', async () => {
     const { client, host } = await setup();
     const cases: Array<[HostRequestCall, RegExp]> = [
@@ -155,6 +221,18 @@ describe('client.hostRequest: wx.request semantics', () => {
     expect(host.calls).toHaveLength(0);
     expect(service.hits).toHaveLength(0);
     await expect(client.hostRequest(null as unknown as HostRequestCall)).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  test('#42 item 7: the error event of a refused URL names it without its password (hostRequest, request())', async () => {
+    const { client, host } = await setup();
+    const events: Array<{ url: string }> = [];
+    client.on('error', (event) => events.push(event));
+    const url = service.url.replace('//', '//user:s3cret-pw@') + '/x';
+    const errors = await Promise.all([client.hostRequest({ url }), client.get(url)].map((p) => p.catch((e: unknown) => e)));
+    expect(errors.every((e) => e instanceof ConfigError)).toBe(true);
+    expect(events.map((e) => e.url)).toEqual([service.url + '/x', service.url + '/x']);
+    expect(JSON.stringify(events) + errors.map(String).join()).not.toContain('s3cret');
+    expect(host.calls).toHaveLength(0);
   });
 });
 

@@ -17,6 +17,7 @@ import { MeterProvider, type DataPoint, type Histogram } from '@opentelemetry/sd
 import { TestMetricReader } from '../../helpers/metric-reader.js';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createClient, type DownloadResult, type HostRequestResult } from '../../../src/miniprogram.js';
+import { clientTelemetry } from '../../../src/telemetry.js';
 import { SANDBOX_PATHS, startSandbox, type Sandbox, type SandboxPhoto } from '../../../src/testing.js';
 import { createHost, type HostKind } from '../../helpers/hosts.js';
 import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from '../../helpers/recording-proxy.js';
@@ -72,7 +73,7 @@ function setup(kind: HostKind, wrap?: (request: (options: never) => unknown) => 
     request: wrap ? wrap(host.request as never) : host.request,
     uploadFile: host.uploadFile,
     downloadFile: host.downloadFile,
-    telemetry: { tracer, meter },
+    telemetry: clientTelemetry({ tracer, meter }),
   });
   async function points(name: string): Promise<Array<DataPoint<number | Histogram>>> {
     const { resourceMetrics } = await reader.collect();

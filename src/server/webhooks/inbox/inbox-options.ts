@@ -1,7 +1,7 @@
 // What createRedisInbox and inbox.process take, and their checks: every option checked once, with its default.
 import { checkKeys, describeValue, fail, milliseconds, TTL_SECONDS, wholeNumber } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
-import { checkTelemetry, type TelemetryOptions } from '../../../shared/telemetry.js';
+import { checkTelemetry, type TelemetryOptions } from '../../../shared/otel-api.js';
 import { checkPrefix } from '../../redis-client.js';
 import type { InboxProcessOptions } from './inbox-types.js';
 

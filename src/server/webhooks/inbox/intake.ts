@@ -8,7 +8,7 @@ import type { WebhookEvent } from '../../../schemas/logistics.js';
 import type { Crypto } from '../../crypto/crypto.js';
 import { answer, type Outgoing } from '../../http/route.js';
 import { isLogisticsUpdated, latestEventTime } from '../parse.js';
-import { errorType } from '../../../shared/telemetry.js';
+import { errorType } from '../../../shared/otel-api.js';
 import type { WebhookTelemetry } from '../../telemetry/webhook-telemetry.js';
 import type { InboxPush, WebhookInbox } from './inbox-types.js';
 

@@ -1,6 +1,6 @@
-// The `telemetry: { tracer, meter }` option of the client entries and the server helpers: the
-// parts of an OpenTelemetry Tracer and Meter the SDK calls, typed structurally so that no
-// OpenTelemetry package is a dependency (trace.getTracer() and metrics.getMeter() fit as they are).
+// The parts of the OpenTelemetry API the SDK calls, typed structurally so that no OpenTelemetry
+// package is a dependency (trace.getTracer() and metrics.getMeter() fit as they are): the server
+// helpers' `telemetry: { tracer, meter }` and the client's plug-in (`clientTelemetry()`) take them.
 import { checkKeys, describeValue, fail } from './check.js';
 
 /** Attribute values the SDK sets: never a token, secret, signature or user id. */

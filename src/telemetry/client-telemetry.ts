@@ -1,43 +1,38 @@
-// The client's spans and metrics (`telemetry: { tracer, meter }`): one CLIENT span per HTTP
-// attempt with its traceparent, one span per tokenProvider call, and the token counters. Built
-// only when the option is given: without it the attempt loop and the obtainer skip one `if`.
-// Kept small: every mini-program bundle carries it, traced or not (docs/maintainers/size.md).
-import { activeContext, endSpan, SPAN_CLIENT, traceparent, type TelemetryAttributes, type TelemetryOptions, type TelemetrySpan } from '../shared/telemetry.js';
-import { TokenProviderError } from '../errors/TokenProviderError.js';
+// The client's telemetry plug-in (`channel-sdk/telemetry`): `clientTelemetry({ tracer, meter })`
+// gives createClient one CLIENT span per HTTP attempt with its traceparent, one span per
+// tokenProvider call, and the token counters, through the core's hooks (core/telemetry-hooks.ts).
+// Only an app that imports it carries this code (docs/maintainers/size.md).
+import {
+  activeContext,
+  checkTelemetry,
+  endSpan,
+  SPAN_CLIENT,
+  traceparent,
+  type TelemetryAttributes,
+  type TelemetryOptions,
+  type TelemetrySpan,
+} from '../shared/otel-api.js';
+import { isChannelError } from '../errors/ChannelError.js';
 import { quietly } from '../shared/report.js';
-import type { TokenReason } from './types.js';
+import type { ClientTelemetry, ClientTelemetryPlugin, TelemetryHost } from '../core/telemetry-hooks.js';
 
-export interface ClientTelemetry {
-  /**
-   * Starts the span of attempt `n` of `method url` (`resend`: why it follows another, the retry
-   * event's reason) and names it in `headers.traceparent` unless the caller set one. Returns
-   * what ends it: with the status, or with the failure's error code.
-   */
-  attempt(
-    method: string,
-    url: string,
-    n: number,
-    resend: string | undefined,
-    headers: Record<string, string>,
-    parent: unknown,
-  ): (status?: number, error?: string) => void;
-  /** The context active as a call starts: its spans' parent. */
-  active(): unknown;
-  /** Runs `f` (which may call the provider synchronously) with `parent` as the provider span's parent. */
-  within<T>(parent: unknown, f: () => T): T;
-  /** Runs one tokenProvider call under its span, timed and counted. */
-  provider<T>(forced: boolean, reason: TokenReason, run: () => Promise<T>): Promise<T>;
-  /** A 401 is being replayed with a new token. */
-  replay(): void;
+/**
+ * The client's OpenTelemetry plug-in, for `createClient({ telemetry })` on both client entries:
+ * a CLIENT span per attempt with a `traceparent` header, a span per tokenProvider call, and token
+ * metrics. The SDK only calls the tracer and meter given; a tracer or meter that throws costs the
+ * requests nothing. The server helpers take `{ tracer, meter }` as it is.
+ * @example
+ * import { clientTelemetry } from 'channel-sdk/telemetry';
+ * createClient({ baseUrl, tokenProvider, telemetry: clientTelemetry({ tracer: trace.getTracer('channel-sdk') }) });
+ */
+export function clientTelemetry(options: TelemetryOptions): ClientTelemetryPlugin {
+  // Checked now, so that a wrong tracer fails where it is written, not at the first createClient.
+  const checked = checkTelemetry(options === undefined ? null : options, 'clientTelemetry') as TelemetryOptions;
+  return { attach: (host) => createClientTelemetry(checked, host) };
 }
 
-/** The telemetry of a client, or undefined without the option; `redact` masks the tokens it knows in URLs. */
-export function createClientTelemetry(
-  options: TelemetryOptions | undefined,
-  redact: (text: string) => string,
-  scope: object | undefined,
-): ClientTelemetry | undefined {
-  if (!options) return;
+/** The hooks of one client; `host.redact` masks the tokens it knows in URLs. */
+function createClientTelemetry(options: TelemetryOptions, { redact, scope }: TelemetryHost): ClientTelemetry {
   const { tracer, meter, propagate } = options;
   // Names and units: docs/guide/telemetry.md.
   const counter = quietly((name: string, unit: string) => meter && meter.createCounter('channel.client.' + name, { unit }));
@@ -79,6 +74,8 @@ export function createClientTelemetry(
       const attributes: TelemetryAttributes = { 'channel.force_refresh': forced, 'channel.token.reason': reason };
       let answer: ReturnType<typeof run> | undefined;
       const measure = (span?: TelemetrySpan) => {
+        // Once: a tracer that runs this late or twice gets its span ended, and no second provider call.
+        if (answer) return void (span && quietly(endSpan)(span));
         answer = run();
         // The span and the instruments copy the attributes they are given: error.type is added after.
         const done = quietly((error?: string) => {
@@ -89,7 +86,7 @@ export function createClientTelemetry(
         // Only the SDK's own timeout is told apart: a provider's own error code could say anything.
         answer.then(
           () => done(),
-          (error) => done(error instanceof TokenProviderError ? 'timeout' : 'TOKEN_PROVIDER_ERROR'),
+          (error) => done(isChannelError(error) && error.code === 'TOKEN_PROVIDER_ERROR' ? 'timeout' : 'TOKEN_PROVIDER_ERROR'),
         );
       };
       quietly(() => {
