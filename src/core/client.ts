@@ -13,8 +13,6 @@ import { abortError, cleared, raceRequest } from './request-abort.js';
 import { createTokenManager } from './token-manager.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, SignalLike, TransportResponse, UploadFields } from './types.js';
-// Last, so that bundlers place these modules after the ones above, as when they were one file (a
-// smaller gzip of the WeChat bundle); none of them has side effects.
 import { createAttempts } from './attempts.js';
 import { createCallPreparer } from './call-options.js';
 import type { Call } from './call.js';

@@ -1,3 +1,4 @@
+import { isolated } from '../shared/report.js';
 import type { Progress, SignalLike } from './types.js';
 
 /** A call's progress as its caller sees it: `report` takes the transport's, `end` the final 1. */
@@ -18,13 +19,7 @@ export function monotonic(listener: (progress: Progress) => void, stop: SignalLi
   let total = 0;
   const emit = (percent: number, transferredBytes: number, totalBytes: number) => {
     shown = percent;
-    try {
-      listener({ percent, transferredBytes, totalBytes });
-    } catch (error) {
-      setTimeout(() => {
-        throw error;
-      });
-    }
+    isolated(() => listener({ percent, transferredBytes, totalBytes }));
   };
   return {
     report(p) {

@@ -6,7 +6,6 @@ import { createTokenInstaller } from './token-install.js';
 import { createTokenFence } from './token-fence.js';
 import { isJwt } from './jwt-claims.js';
 import type { HeldToken, TokenManager, TokenManagerOptions, TokenState } from './token-types.js';
-// Last, so that bundlers place it after the modules above, as when it was part of this file.
 import { createTokenObtainer } from './token-obtain.js';
 
 /**

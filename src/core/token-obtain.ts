@@ -6,7 +6,6 @@ import { abortError, cleared } from './request-abort.js';
 import { createStoreReader } from './store-reader.js';
 import type { HeldToken, Obtained, TokenManagerOptions, TokenState } from './token-types.js';
 import type { SignalLike, TokenReason } from './types.js';
-// Last, so that bundlers place it after the modules above, as when it was part of the token manager.
 import { tokenFromAnswer } from './provider-answer.js';
 
 /** How a token manager obtains a token. */

@@ -44,7 +44,7 @@ export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOption
 export type { SignFunction, SignInput } from './tokens/signing.js';
 export type { Secret } from './crypto/crypto.js';
 // The zod schemas the handler explains a bad body with are not exported: undocumented, and their
-// types pulled 39 KB of zod-mini's internal declarations into the shipped .d.ts; isLogisticsUpdated()
+// types would pull zod-mini's internal declarations into the shipped .d.ts; isLogisticsUpdated()
 // and parseWebhook() are the public checks.
 export type { Logistics, LogisticsUpdatedEvent, Shipment, TrackingEvent, UnknownWebhookEvent, WebhookEvent } from '../schemas/logistics.js';
 export { ChannelError, isChannelError, ConfigError, TokenExchangeError, WebhookPayloadError, WebhookSignatureError } from '../errors/index.js';

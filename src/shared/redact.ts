@@ -10,8 +10,8 @@ const header = /eyJ[\w-]/;
  * three-part string. Host names (a few short labels) stay readable.
  *
  * Linear in the text: each maximal run of `[\w.-]` is read once and its dot-separated parts are
- * matched in code (the former single regex, `[\w-]*eyJ...`, backtracked quadratically: a 100 KB
- * error body without a dot took two minutes).
+ * matched in code (a single regex such as `[\w-]*eyJ...` backtracks quadratically on a long run
+ * without a dot: a large error body would take minutes).
  */
 export const maskTokens = (text: string): string =>
   text.replace(/[\w.-]+/g, (run) => {

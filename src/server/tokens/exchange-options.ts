@@ -5,9 +5,9 @@ import { checkTelemetry, type TelemetryOptions } from '../../shared/otel-api.js'
 import type { SignFunction } from './signing.js';
 import type { ExchangedToken, TokenCache, TokenCacheErrorInfo } from './token-cache.js';
 
-/** The token endpoint's path (spec §4.1). */
+/** The token endpoint's path, as the service's interface gives it. */
 export const TOKEN_PATH = '/open/api/v1/sdk/tokens';
-/** Longest `external_user_id`, in Unicode code points (spec §2.1). */
+/** Longest `external_user_id` the service accepts (1 to 128 characters), in Unicode code points. */
 export const MAX_EXTERNAL_USER_ID = 128;
 
 /** Options of {@link createTokenExchange}. */
@@ -90,7 +90,7 @@ export interface TokenExchange {
 }
 
 /**
- * What is wrong with an external user id, or undefined when it is fine (spec §2.1). Length is
+ * What is wrong with an external user id, or undefined when it is fine (1 to 128 characters). Length is
  * in code points, so that a CJK or emoji id counts as the characters a person sees.
  * Shared by `getToken` and the sandbox's token endpoint.
  */
@@ -106,7 +106,7 @@ export function externalUserIdProblem(value: unknown): string | undefined {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
- * Why a user id that the spec allows cannot be a cache key, or undefined: a lone surrogate. It
+ * Why a user id that the service allows cannot be a cache key, or undefined: a lone surrogate. It
  * is not well-formed text, and Redis clients (ioredis, node-redis) encode each one, and U+FFFD,
  * as the same three bytes: 'user-\ud800', 'user-\udbff' and 'user-\ufffd' would share one key,
  * and one user's token.

@@ -11,7 +11,7 @@ function order(orderNo: string, partnerOrderNo: string, shipment: Omit<Shipment,
   };
 }
 
-/** The sandbox's demo orders (its own data; the service's real data shape is in spec §2.3). */
+/** The sandbox's demo orders (its own data, in the shape of the service's logistics object: src/schemas/logistics.ts). */
 export const demoLogistics: Logistics[] = [
   order(
     'SO20240601001',

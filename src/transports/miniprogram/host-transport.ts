@@ -3,9 +3,8 @@ import { TimeoutError } from '../../errors/TimeoutError.js';
 import { abortError } from '../../core/request-abort.js';
 import type { SignalLike, Transport, TransportRequest, TransportResponse } from '../../core/types.js';
 import { isChannelError } from '../../errors/ChannelError.js';
+import { messageOf } from '../../shared/message.js';
 import type { HostDownloadFile, HostRequest, HostRequestOptions, HostResult, HostTask, HostUploadFile } from './host-api.js';
-// Last, so that bundlers place them after the modules above: of the orders tried, this one gives
-// the smallest WeChat bundle (gzip).
 import { statusOf, toError, toResponse } from './host-response.js';
 import { fileOptions, progressOf, toDownload } from './host-files.js';
 import { limiter } from './concurrency-queue.js';
@@ -82,7 +81,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
           outcome = read();
         } catch (error) {
           outcome = new NetworkError(
-            'the host answered ' + answer + ' with something that is not a response (' + (error instanceof Error ? error.message : String(error)) + ')',
+            'the host answered ' + answer + ' with something that is not a response (' + messageOf(error) + ')',
             Object.assign({ cause: error }, context),
           );
         }
@@ -131,7 +130,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
               isChannelError(error)
                 ? error
                 : new NetworkError(
-                    'the host ' + (kind === 'request' ? 'request' : kind + 'File') + '() threw: ' + (error instanceof Error ? error.message : String(error)),
+                    'the host ' + (kind === 'request' ? 'request' : kind + 'File') + '() threw: ' + messageOf(error),
                     Object.assign({ cause: error }, context),
                   ),
             ),
