@@ -20,9 +20,9 @@ export interface CheckResult {
 }
 
 /** What a check resolves to; `ok` is false when any line failed. */
-export interface CheckReport {
-  /** `token-route` or `webhook`. */
-  target: 'token-route' | 'webhook';
+export interface CheckReport<Target extends string = 'token-route' | 'webhook'> {
+  /** `token-route` or `webhook` (doctor's parts also `service` and `redis`). */
+  target: Target;
   url: string;
   ok: boolean;
   /** How many lines passed, failed, warned, were skipped. */
@@ -37,19 +37,35 @@ const MARK: Record<CheckStatus, string> = { pass: '✓', fail: '✗', warn: '⚠
  * `⚠`, `–`) with what to fix under a failure or warning, and a count.
  */
 export function formatCheckReport(report: CheckReport): string {
-  const lines = [`channel-sandbox check ${report.target} ${report.url}`];
-  for (const check of report.checks) {
+  return [`channel-sandbox check ${report.target} ${report.url}`, ...checkLines(report.checks), countLine(report.checks)].join('\n');
+}
+
+/** One line per check, with what to fix under a failure or warning. */
+export function checkLines(checks: CheckResult[]): string[] {
+  const lines: string[] = [];
+  for (const check of checks) {
     lines.push(`${MARK[check.status]} ${check.title}: ${check.detail}`);
     if (check.fix && (check.status === 'fail' || check.status === 'warn')) lines.push(`    fix: ${check.fix}`);
   }
-  const { pass, fail: failed, warn, skip } = report.counts;
+  return lines;
+}
+
+/** How many lines passed, failed, warned, were skipped. */
+export function countsOf(checks: CheckResult[]): Record<CheckStatus, number> {
+  const counts: Record<CheckStatus, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
+  for (const check of checks) counts[check.status]++;
+  return counts;
+}
+
+/** `8 checks: 7 passed, 0 failed, 1 warning` */
+export function countLine(checks: CheckResult[]): string {
+  const { pass, fail: failed, warn, skip } = countsOf(checks);
   const parts = [`${pass} passed`, `${failed} failed`, ...(warn ? [`${warn} warning${warn === 1 ? '' : 's'}`] : []), ...(skip ? [`${skip} skipped`] : [])];
-  lines.push(`${report.checks.length} checks: ${parts.join(', ')}`);
-  return lines.join('\n');
+  return `${checks.length} checks: ${parts.join(', ')}`;
 }
 
 /** Collects the lines of one report, in the order they are added. */
-export function createReport(target: CheckReport['target'], url: string) {
+export function createReport<Target extends string>(target: Target, url: string) {
   const checks: CheckResult[] = [];
   const add = (status: CheckStatus) => (id: string, title: string, detail: string, fix?: string) =>
     void checks.push({ id, title, status, detail, ...(fix ? { fix } : {}) });
@@ -58,13 +74,15 @@ export function createReport(target: CheckReport['target'], url: string) {
     fail: add('fail'),
     warn: add('warn'),
     skip: add('skip'),
-    done(): CheckReport {
-      const counts: Record<CheckStatus, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
-      for (const check of checks) counts[check.status]++;
+    done(): CheckReport<Target> {
+      const counts = countsOf(checks);
       return { target, url, ok: counts.fail === 0, counts, checks };
     },
   };
 }
+
+/** What a check adds its lines through. */
+export type Reporter = Pick<ReturnType<typeof createReport>, 'pass' | 'fail' | 'warn' | 'skip'>;
 
 /** An answer from the partner's app, or why there was none; `ms` from sending to the whole body. */
 export type Answer =

@@ -1,6 +1,18 @@
 import { checkKeys, fail, milliseconds } from '../../shared/check.js';
-import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, safeJson, type Answer, type CheckReport } from './check-report.js';
-import { CALL_TIMEOUT_MS, checkCors, checkHeaders, tokenIn, verifier } from './token-route-probes.js';
+import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, type Answer, type CheckReport } from './check-report.js';
+import { checkForced, checkRejected, type Forced } from './token-route-forced.js';
+import {
+  CALL_TIMEOUT_MS,
+  checkCors,
+  checkCrossSite,
+  checkHeaders,
+  describeShape,
+  tokenIn,
+  verifier,
+  type Got,
+  type Read,
+  type Verify,
+} from './token-route-probes.js';
 import type { Sandbox, TokenClaims } from '../sandbox/types.js';
 
 /** Options of {@link checkTokenRoute}. */
@@ -30,16 +42,24 @@ const OPTION_KEYS = ['url', 'sandbox', 'headers', 'forceWindowMs'];
 const TOKEN_TIMEOUT_MS = 10_000;
 const SLOW_MS = 2_000;
 
-/** A token read from an answer and checked by the sandbox, or what was wrong. */
-type Got = { token: string; claims: TokenClaims; expiredByControl: boolean; shape: string; answer: Answer };
-type Read = Got | { problem: string; fix: string; answer: Answer };
+/** Who checks the tokens a route answers, and how the report words them. */
+export interface Issuer {
+  verify: Verify;
+  /** What a good token is: `a JWT this sandbox issued`. */
+  issued: string;
+  /** What a bad one is not: `a token this sandbox issued`. */
+  notIssued: string;
+  /** What to change when a token is not one. */
+  fix: string;
+}
 
 /**
  * Checks your running app's token route against the tokenProvider contract, from outside, as
  * `channel-sandbox check token-route <url>` does: it answers `{ access_token }` holding a JWT
  * this sandbox issued; `?force=1` and a POSTed `{"forceRefresh":true}` give a new token;
- * `Cache-Control: no-store`; no token without the user's credentials; no CORS for other
- * origins; the time per call. Resolves to one line per check (never a token); throws
+ * a forced call never answers the token it names as `rejected`; `Cache-Control: no-store`; no
+ * token without the user's credentials; no CORS for other origins, nor a token to another site's
+ * request; the time per call. Resolves to one line per check (never a token); throws
  * `ConfigError` for bad options or when the sandbox cannot be reached.
  * @example
  * const report = await checkTokenRoute({ url: app + '/channel-token', sandbox, headers: { cookie: 'session=demo' } });
@@ -53,7 +73,16 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   const windowMs = milliseconds('forceWindowMs', options.forceWindowMs ?? 10_000, 0, 600_000);
   const { verify, where } = verifier(options.sandbox);
   await verify(''); // reaches the sandbox first: a wrong address is a ConfigError, not a report
+  return runTokenRouteChecks(url, credentials, windowMs, {
+    verify,
+    issued: 'a JWT this sandbox issued',
+    notIssued: 'a token this sandbox issued',
+    fix: `point your app's token exchange at the sandbox: baseUrl ${where} with the access and secret keys it printed`,
+  });
+}
 
+/** checkTokenRoute's lines for checked options, with the tokens checked by `issuer` (doctor's too). */
+export async function runTokenRouteChecks(url: string, credentials: Record<string, string>, windowMs: number, issuer: Issuer): Promise<CheckReport> {
   const r = createReport('token-route', url);
   const names = Object.keys(credentials);
   const given = names.length ? `with ${names.join(', ')}` : 'with no credentials (no --header given)';
@@ -72,55 +101,51 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
         problem: `${describeAnswer(answer)} ${given}`,
         fix: signedOut
           ? 'pass the credentials your front end sends for a signed-in user: --header "cookie: session=…" (headers: { cookie } from Node)'
-          : "look at your app's log: the route failed (is its token exchange pointed at the sandbox, with its access and secret keys?)",
+          : "look at your app's log: the route failed (is its token exchange pointed at the service, with its access and secret keys?)",
         answer,
       };
     }
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      body = undefined;
-    }
-    const found = tokenIn(body);
+    const found = tokenIn(answer.text);
     if (!found)
       return {
-        problem: `${describeAnswer(answer)}: not { access_token } nor { code: 0, data: { access_token } }`,
+        problem: `${describeAnswer(answer)}: no token in it (not { access_token } nor { code: 0, data: { access_token } })`,
         fix: 'answer { access_token: token } (createTokenRoute does): your tokenProvider returns that string',
         answer,
       };
     if (/^bearer\s/i.test(found.token)) return { problem: 'access_token starts with "Bearer "', fix: 'answer the token alone: the SDK adds "Bearer "', answer };
-    const verdict = await verify(found.token);
+    const verdict = await issuer.verify(found.token);
     if (!verdict.valid && verdict.reason !== 'token expired (expireTokens)') {
       const expired = verdict.reason === 'token expired';
       return {
-        problem: expired ? 'the access_token has expired' : `the access_token is not a token this sandbox issued (${verdict.reason})`,
-        fix: expired
-          ? 'drop a cached token before it expires (createTokenExchange keeps a 60 s margin)'
-          : `point your app's token exchange at the sandbox: baseUrl ${where} with the access and secret keys it printed`,
+        problem: expired ? 'the access_token has expired' : `the access_token is not ${issuer.notIssued} (${verdict.reason})`,
+        fix: expired ? 'drop a cached token before it expires (createTokenExchange keeps a 60 s margin)' : issuer.fix,
         answer,
       };
     }
-    return { token: found.token, claims: verdict.claims as TokenClaims, expiredByControl: !verdict.valid, shape: found.shape, answer };
+    return { ...found, claims: verdict.claims as TokenClaims, expiredByControl: !verdict.valid, answer };
   }
   const label = (got: Got) => {
     const name = '#' + got.claims.jti;
     seen.set(got.token, name);
     return name;
   };
+  const plain = () => call(url, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS);
 
-  // 1. A token for the signed-in user.
-  const first = await read(await call(url, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS), 'plain');
+  // 1. A token for the signed-in user, and where the answer holds it.
+  const first = await read(await plain(), 'plain');
   const title = 'answers a token for the signed-in user';
   if ('problem' in first) {
     r.fail('token', title, first.problem, first.fix);
     if (first.answer.error === undefined) await checkCors(r, url, credentials);
     for (const [id, what] of [
+      ['shape', 'answers { access_token }'],
       ['no-store', 'Cache-Control: no-store'],
       ['cache', 'plain calls share a cached token'],
       ['force-query', '?force=1 gives a new token'],
       ['force-post', 'POST {"forceRefresh":true} gives a new token'],
+      ['rejected', 'a forced call never answers the token it names as rejected'],
       ['credentials', "no token without the user's credentials"],
+      ['cross-site', 'cross-site requests are refused'],
     ] as const) {
       r.skip(id, what, 'no token to compare with');
     }
@@ -128,23 +153,36 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   }
   const user = first.claims.sub;
   const firstName = label(first);
-  const envelope = first.shape === 'envelope' ? " (the service's envelope: your tokenProvider must return data.access_token)" : '';
+  const shape = describeShape(first);
   if (first.expiredByControl) {
     r.warn(
       'token',
       title,
-      `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: token ${firstName} for "${user}", which \`channel-sandbox expire\` expired; the forced calls below must replace it${envelope}`,
+      `HTTP ${first.answer.status} ${shape} in ${duration(first.answer.ms)}: token ${firstName} for "${user}", which \`channel-sandbox expire\` expired; the forced calls below must replace it`,
     );
-  } else {
-    r.pass(
-      'token',
-      title,
-      `HTTP ${first.answer.status} ${first.shape === 'envelope' ? '{ code: 0, data: { access_token } }' : '{ access_token }'} in ${duration(first.answer.ms)}: a JWT this sandbox issued, for "${user}" (token ${firstName})${envelope}`,
+  } else r.pass('token', title, `HTTP ${first.answer.status} ${shape} in ${duration(first.answer.ms)}: ${issuer.issued}, for "${user}" (token ${firstName})`);
+  const shapeTitle = 'answers { access_token }';
+  const reads = "a tokenProvider that returns (await response.json()).access_token, as the README's does, gets undefined";
+  if (first.shape === 'access_token') r.pass('shape', shapeTitle, '{ access_token }: the string your tokenProvider returns');
+  else if (first.shape === 'envelope')
+    r.warn(
+      'shape',
+      shapeTitle,
+      `the service's whole envelope ${shape}: ${reads}`,
+      'answer { access_token } (createTokenRoute does), or return data.access_token from your tokenProvider',
     );
-  }
+  else
+    r.fail(
+      'shape',
+      shapeTitle,
+      first.shape === 'text'
+        ? `the bare token as text (Content-Type: ${first.answer.headers?.get('content-type') ?? 'none'}), not JSON: ${reads}`
+        : `${shape}: the JWT is in "${first.path}", not in "access_token": ${reads}`,
+      'answer JSON { access_token: token } (createTokenRoute does: it answers { access_token, token_type, expires_in })',
+    );
 
   // 2. Plain calls: the same (cached) token.
-  const second = await read(await call(url, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS), 'plain');
+  const second = await read(await plain(), 'plain');
   const noStore: string[] = [];
   const cacheControl = (answer: Answer, what: string) => {
     if (!/(^|,)\s*no-store\s*(,|$)/i.test(answer.headers?.get('cache-control') ?? ''))
@@ -161,64 +199,19 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
       'cache per user until shortly before expiry (createTokenExchange does)',
     );
 
-  // 3 and 4. Forced calls, in both forms: a token no earlier answer held.
-  async function forced(id: 'force-query' | 'force-post', what: string, send: () => Promise<Answer>): Promise<void> {
-    const titleOf = `${what} gives a new token`;
-    const started = performance.now();
-    let wait = 500;
-    let shared = 0;
-    let repeated = '';
-    for (;;) {
-      const answer = await send();
-      if (id === 'force-post' && (answer.status === 404 || answer.status === 405)) {
-        return r.skip(id, titleOf, `the route does not take POST (HTTP ${answer.status}): fine while your tokenProvider asks with ?force=1`);
-      }
-      const got = await read(answer, id === 'force-query' ? '?force=1' : 'POST force');
-      if ('problem' in got) return r.fail(id, titleOf, got.problem, got.fix);
-      if (shared === 0) cacheControl(got.answer, what);
-      if (got.claims.sub !== user)
-        return r.fail(
-          id,
-          titleOf,
-          `token #${got.claims.jti} is for "${got.claims.sub}", the plain call's for "${user}"`,
-          'force a refresh for the same signed-in user',
-        );
-      const before = seen.get(got.token);
-      if (before === undefined) {
-        const latest = [...seen.values()].at(-1);
-        const name = label(got);
-        const note = shared
-          ? ` (the first ${shared} answer${shared === 1 ? '' : 's'} within ${duration(Math.round(performance.now() - started))} repeated token ${repeated}: a forced refresh shared for a moment is fine)`
-          : '';
-        return r.pass(id, titleOf, `token ${name} (the cached one was ${latest}) in ${duration(got.answer.ms)}${note}`);
-      }
-      const left = windowMs - (performance.now() - started);
-      if (left <= 0) {
-        const fix =
-          id === 'force-query'
-            ? 'when the query has force=1, call exchange.getToken(user, { forceRefresh: true }) (createTokenRoute does): the service keeps older tokens valid, so the cached one may be the very token that just got a 401'
-            : 'read forceRefresh from the JSON body and call exchange.getToken(user, { forceRefresh: true }) (createTokenRoute does)';
-        return r.fail(
-          id,
-          titleOf,
-          `answered the cached token ${before} again (${shared + 1} forced calls over ${duration(Math.round(performance.now() - started))})`,
-          fix,
-        );
-      }
-      shared++;
-      repeated = before;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)));
-      wait = 1000; // then once a second: a shared forced refresh ends within the window (createTokenExchange's forceRefreshWindow)
-    }
-  }
-  await forced('force-query', '?force=1', () => call(withForce.href, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS));
-  await forced('force-post', 'POST {"forceRefresh":true}', () =>
+  // 3 to 5. Forced calls, in both forms: a token no earlier answer held; then one naming that token as rejected.
+  const forced: Forced = { r, read, seen, label, user, windowMs, cacheControl };
+  await checkForced(forced, 'force-query', '?force=1', () =>
+    call(withForce.href, { headers: { accept: 'application/json', ...credentials } }, CALL_TIMEOUT_MS),
+  );
+  await checkForced(forced, 'force-post', 'POST {"forceRefresh":true}', () =>
     call(
       url,
       { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json', ...credentials }, body: '{"forceRefresh":true}' },
       CALL_TIMEOUT_MS,
     ),
   );
+  await checkRejected(forced, withForce, credentials);
   if (noStore.length) {
     r.fail(
       'no-store',
@@ -230,7 +223,7 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
     r.pass('no-store', 'Cache-Control: no-store', 'on every token answer');
   }
 
-  // 5. Without the credentials: no token, plain or forced.
+  // 6. Without the credentials: no token, plain or forced.
   const anonymous: string[] = [];
   for (const [what, target] of [
     ['plain', url],
@@ -238,7 +231,7 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   ] as const) {
     const answer = await call(target, { headers: { accept: 'application/json' } }, CALL_TIMEOUT_MS);
     if (answer.error !== undefined) anonymous.push(`${what}: ${answer.error}`);
-    else if (is2xx(answer) && tokenIn(safeJson(answer.text))) anonymous.push(`${what}: HTTP ${answer.status} with a token`);
+    else if (is2xx(answer) && tokenIn(answer.text)) anonymous.push(`${what}: HTTP ${answer.status} with a token`);
     else anonymous.push(`${what}: HTTP ${answer.status}`);
   }
   const leaked = anonymous.filter((line) => line.endsWith('with a token'));
@@ -260,10 +253,11 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
     r.pass('credentials', "no token without the user's credentials", `without ${names.join(', ')}: ${anonymous.join(', ')}`);
   }
 
-  // 6. CORS.
+  // 7. Other sites: no CORS for them, and no token to their requests.
   await checkCors(r, url, credentials);
+  await checkCrossSite(r, withForce.href, credentials);
 
-  // 7. Time per call.
+  // 8. Time per call.
   const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
   const timing = `median ${duration(median(times.map((t) => t[0])))}, slowest ${duration(slowest[0])} (${slowest[1]}) over ${times.length} calls`;
   if (slowest[0] >= TOKEN_TIMEOUT_MS) r.fail('timing', 'time per call', timing, `the client stops waiting after tokenTimeout (10 s by default): answer faster`);

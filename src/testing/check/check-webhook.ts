@@ -68,11 +68,10 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
   const signedBody = fresh();
   const signed = timed(await push(signedBody, sign(signedBody)), 'signed push');
   const acceptedOne = is2xx(signed);
-  if (acceptedOne) r.pass('signed', 'a signed push gets 2xx', `HTTP ${signed.status} in ${duration(signed.ms)}`);
-  else r.fail('signed', 'a signed push gets 2xx', describeAnswer(signed), acceptFix(signed));
   const unreachable = signed.error !== undefined && !signed.error.startsWith('no answer');
   const skipAll = (ids: Array<[string, string]>, why: string) => ids.forEach(([id, title]) => r.skip(id, title, why));
   if (unreachable) {
+    r.fail('signed', 'a signed push gets 2xx', describeAnswer(signed), acceptFix(signed));
     skipAll(
       [
         ['uppercase-hex', 'an upper-case hex signature is accepted'],
@@ -88,24 +87,8 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     );
     return r.done();
   }
-  const notAccepting = acceptedOne ? '' : 'a correctly signed push was not accepted (above)';
-
-  // 2. Upper-case hex: the spec allows either case.
-  if (notAccepting) r.skip('uppercase-hex', 'an upper-case hex signature is accepted', notAccepting);
-  else {
-    const body = fresh();
-    const upper = timed(await push(body, sign(body).toUpperCase()), 'upper-case hex');
-    if (is2xx(upper)) r.pass('uppercase-hex', 'an upper-case hex signature is accepted', `HTTP ${upper.status} in ${duration(upper.ms)}`);
-    else
-      r.fail(
-        'uppercase-hex',
-        'an upper-case hex signature is accepted',
-        `refused: ${describeAnswer(upper)}`,
-        'compare the hex case-insensitively: the service may send upper or lower case (verifyWebhookSignature and createWebhookHandler accept both)',
-      );
-  }
-
-  // 3. What must be refused, sent at once (each is refused before any work, or it is a finding).
+  // 3. What must be refused, sent at once (each is refused before any work, or it is a finding),
+  // before 2: they tell a secret mismatch from other refusals of the signed push.
   const tamperedBody = fresh();
   const unsignedBody = fresh();
   const bad = (): [string, string] => {
@@ -128,6 +111,35 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     push(junkBody, junkSignature + 'zz'),
     push(pretty, sign(JSON.stringify(JSON.parse(pretty)))),
   ]);
+  // 1, reported now that the refusals are known: a push signed with this secret refused like
+  // the unsigned and tampered ones means the receiver verifies with another secret.
+  const refusedAlike = !acceptedOne && (signed.status === 401 || signed.status === 403) && [tampered, unsigned, wrong].every((a) => a.status === signed.status);
+  if (acceptedOne) r.pass('signed', 'a signed push gets 2xx', `HTTP ${signed.status} in ${duration(signed.ms)}`);
+  else if (refusedAlike)
+    r.fail(
+      'signed',
+      'a signed push gets 2xx',
+      `${describeAnswer(signed)}: a push signed with this secret is refused like an unsigned or tampered one: your receiver verifies with another secret`,
+      'give your receiver the webhook secret of your integration configuration, the one checked here (--webhook-secret, CHANNEL_WEBHOOK_SECRET); while rotating, accept both: createWebhookHandler({ secret: [current, previous] })',
+    );
+  else r.fail('signed', 'a signed push gets 2xx', describeAnswer(signed), acceptFix(signed));
+  const notAccepting = acceptedOne ? '' : 'a correctly signed push was not accepted (above)';
+
+  // 2. Upper-case hex: the spec allows either case.
+  if (notAccepting) r.skip('uppercase-hex', 'an upper-case hex signature is accepted', notAccepting);
+  else {
+    const body = fresh();
+    const upper = timed(await push(body, sign(body).toUpperCase()), 'upper-case hex');
+    if (is2xx(upper)) r.pass('uppercase-hex', 'an upper-case hex signature is accepted', `HTTP ${upper.status} in ${duration(upper.ms)}`);
+    else
+      r.fail(
+        'uppercase-hex',
+        'an upper-case hex signature is accepted',
+        `refused: ${describeAnswer(upper)}`,
+        'compare the hex case-insensitively: the service may send upper or lower case (verifyWebhookSignature and createWebhookHandler accept both)',
+      );
+  }
+
   const refusedLine = (id: string, title: string, answer: Answer, what: string, fix: string) => {
     if (answer.error !== undefined) r.fail(id, title, `${what}: ${answer.error}`, 'refuse a bad signature at once, before any work, within 8 s');
     else if (is2xx(answer)) r.fail(id, title, `${what} was accepted: HTTP ${answer.status}`, fix);

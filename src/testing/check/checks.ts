@@ -4,3 +4,5 @@
 export { checkTokenRoute } from './check-token-route.js';
 export { checkWebhook } from './check-webhook.js';
 export { formatCheckReport } from './check-report.js';
+// `channel-sandbox doctor`: only the CLI runs it, so it lives here, built once.
+export { formatDoctorReport, runDoctor } from './doctor.js';

@@ -1,9 +1,9 @@
 // checkTokenRoute's probes: the CORS check, where a token sits in an answer, the sandbox's
 // verdict on a token, and the credentials checked.
 import { fail } from '../../shared/check.js';
-import { call, httpUrl, safeJson, type Answer, type createReport } from './check-report.js';
+import { call, httpUrl, safeJson, type Answer, type Reporter } from './check-report.js';
 import { HEADER_NAME, readLimited } from '../http-io.js';
-import type { Sandbox, TokenVerdict } from '../sandbox/types.js';
+import type { Sandbox, TokenClaims, TokenVerdict } from '../sandbox/types.js';
 
 /** Per call; the client's own `tokenTimeout` is 10 s. */
 export const CALL_TIMEOUT_MS = 15_000;
@@ -13,8 +13,12 @@ const FOREIGN_ORIGINS = ['https://evil.example', 'null'];
 
 export type Verify = (token: string) => Promise<TokenVerdict>;
 
+/** A token read from a route's answer and checked, or what was wrong. */
+export type Got = { token: string; claims: TokenClaims; expiredByControl: boolean; shape: Shape; path?: string; answer: Answer };
+export type Read = Got | { problem: string; fix: string; answer: Answer };
+
 /** Other origins must not be allowed to read the route's answers (which hold a user's token). */
-export async function checkCors(r: ReturnType<typeof createReport>, url: string, credentials: Record<string, string>): Promise<void> {
+export async function checkCors(r: Reporter, url: string, credentials: Record<string, string>): Promise<void> {
   const title = 'CORS grants no other origin';
   const requested = Object.keys(credentials).filter((name) => name !== 'cookie');
   const granted: string[] = [];
@@ -59,14 +63,83 @@ export async function checkCors(r: ReturnType<typeof createReport>, url: string,
   }
 }
 
-/** The token in a documented answer shape, or undefined. */
-export function tokenIn(body: unknown): { token: string; shape: 'access_token' | 'envelope' } | undefined {
+/**
+ * A browser's cross-site request with the session cookie (what a page on another site can make a
+ * signed-in user's browser send, without reading the answer) must get no token.
+ */
+export async function checkCrossSite(r: Reporter, forceUrl: string, credentials: Record<string, string>): Promise<void> {
+  const title = 'cross-site requests are refused';
+  const names = Object.keys(credentials);
+  if (!names.length) return r.skip('cross-site', title, 'no --header credentials to send');
+  if (!names.includes('cookie'))
+    return r.pass('cross-site', title, `the credentials are ${names.join(', ')}: headers another site's page cannot send without a CORS preflight (above)`);
+  const sent = `a ?force=1 GET with the cookie from another site (Sec-Fetch-Site: cross-site, Origin: ${FOREIGN_ORIGINS[0]})`;
+  const answer = await call(
+    forceUrl,
+    {
+      headers: {
+        accept: '*/*',
+        ...credentials,
+        origin: FOREIGN_ORIGINS[0],
+        'sec-fetch-site': 'cross-site',
+        'sec-fetch-mode': 'no-cors',
+        'sec-fetch-dest': 'image',
+      },
+    },
+    CALL_TIMEOUT_MS,
+  );
+  if (answer.error !== undefined) return r.fail('cross-site', title, `${sent}: ${answer.error}`, 'start your app and pass the URL of its token route');
+  if (answer.status >= 200 && answer.status < 300 && tokenIn(answer.text))
+    return r.warn(
+      'cross-site',
+      title,
+      `${sent} got HTTP ${answer.status} with a token: that site cannot read it (CORS, above), but it can make your signed-in users' browsers ask for tokens, forced ones included`,
+      'refuse requests with Sec-Fetch-Site: cross-site (createTokenRoute answers 403; allowedOrigins lists your own pages on other sites). A SameSite=Lax or Strict session cookie, which browsers leave out of such requests, protects you too',
+    );
+  r.pass('cross-site', title, `${sent}: HTTP ${answer.status}`);
+}
+
+/** Where a route's answer holds its token: the contract's `{ access_token }`, or a shape a tokenProvider reading that misses. */
+export type Shape = 'access_token' | 'envelope' | 'elsewhere' | 'text';
+
+const JWT = /^eyJ[\w-]+\.[\w-]+\.[\w-]*$/;
+
+/**
+ * The token in an answer's text, and where it sits: `access_token`, the service's envelope
+ * (`data.access_token`), a JWT elsewhere in the JSON (`path`: `token`, `data.jwt`…), or the
+ * bare JWT as the whole body; undefined when there is none.
+ */
+export function tokenIn(text: string | undefined): { token: string; shape: Shape; path?: string } | undefined {
+  const body = safeJson(text);
   const o = body as { access_token?: unknown; code?: unknown; data?: { access_token?: unknown } } | null | undefined;
-  if (typeof o !== 'object' || o === null) return undefined;
+  if (typeof o !== 'object' || o === null) {
+    const bare = (typeof body === 'string' ? body : (text ?? '')).trim();
+    return JWT.test(bare) ? { token: bare, shape: 'text' } : undefined;
+  }
   if (typeof o.access_token === 'string' && o.access_token) return { token: o.access_token, shape: 'access_token' };
   if ((o.code === 0 || o.code === '0') && typeof o.data?.access_token === 'string' && o.data.access_token)
     return { token: o.data.access_token, shape: 'envelope' };
+  const found = findJwt(o, [], 3);
+  return found && { token: found.token, shape: 'elsewhere', path: found.path };
+}
+
+/** The first JWT-shaped string in `value`, at most `depth` levels down, and its path (`data.token`). */
+function findJwt(value: unknown, path: string[], depth: number): { token: string; path: string } | undefined {
+  if (typeof value === 'string') return JWT.test(value) ? { token: value, path: path.join('.') } : undefined;
+  if (typeof value !== 'object' || value === null || depth === 0) return undefined;
+  for (const [key, item] of Object.entries(value).slice(0, 50)) {
+    const found = findJwt(item, [...path, key], depth - 1);
+    if (found) return found;
+  }
   return undefined;
+}
+
+/** `{ access_token }`, `{ code: 0, data: { access_token } }`, `{ data: { token } }`, `the bare token as text`. */
+export function describeShape(found: { shape: Shape; path?: string }): string {
+  if (found.shape === 'text') return 'the bare token as text';
+  const path = found.shape === 'access_token' ? ['access_token'] : found.shape === 'envelope' ? ['data', 'access_token'] : (found.path ?? '').split('.');
+  const inner = path.reduceRight((held, key) => (held ? `${key}: { ${held} }` : key), '');
+  return found.shape === 'envelope' ? `{ code: 0, ${inner} }` : `{ ${inner} }`;
 }
 
 /** The sandbox's own check of a token, from the object or over its control API. */

@@ -1,10 +1,10 @@
 // checkWebhook's repeat check: the same push twice has its effect once.
-import { describeAnswer, duration, is2xx, safeJson, type Answer, type createReport } from './check-report.js';
+import { describeAnswer, duration, is2xx, safeJson, type Answer, type Reporter } from './check-report.js';
 import { WINDOW_MS, type Probe } from './webhook-probe.js';
 
 /** What the repeat check needs of checkWebhook's run. */
 export interface RepeatContext extends Pick<Probe, 'fresh' | 'sign' | 'push' | 'timed'> {
-  r: ReturnType<typeof createReport>;
+  r: Reporter;
   count: () => Promise<number | undefined>;
   acceptFix: (answer: Answer) => string;
 }

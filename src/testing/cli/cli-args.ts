@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import { CliError, DEFAULT_SANDBOX_URL } from './cli-client.js';
-import { isHttpUrl } from '../http-io.js';
+import { HEADER_NAME, isHttpUrl } from '../http-io.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 /** The options every command takes. */
@@ -17,6 +17,7 @@ export const optionsOf: Record<string, Options> = {
     'secret-key': { type: 'string' },
     control: { type: 'string', default: 'loopback' },
     'control-host': { type: 'string', multiple: true },
+    'clock-offset': { type: 'string' },
     quiet: { type: 'boolean' },
   },
   expire: {},
@@ -35,6 +36,19 @@ export const optionsOf: Record<string, Options> = {
     limit: { type: 'string' },
     all: { type: 'boolean' },
     since: { type: 'string' },
+  },
+  doctor: {
+    service: { type: 'string' },
+    'access-key': { type: 'string' },
+    'secret-key': { type: 'string' },
+    user: { type: 'string' },
+    'token-route': { type: 'string' },
+    header: { type: 'string', multiple: true },
+    'webhook-url': { type: 'string' },
+    'webhook-secret': { type: 'string' },
+    redis: { type: 'string' },
+    cluster: { type: 'boolean' },
+    prefix: { type: 'string' },
   },
 };
 
@@ -61,4 +75,18 @@ export function wholeNumber(text: string, name: string, min: number, max: number
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max) throw new CliError(`${name} must be a whole number from ${min} to ${max}; got "${text}"`, 2);
   return value;
+}
+
+/** `--header "name: value"` lines as headers; two of one name joined as HTTP joins them (cookies with "; "). */
+export function headersFrom(lines: string[] | undefined, command: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines ?? []) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).trim().toLowerCase();
+    if (colon < 1 || !HEADER_NAME.test(name))
+      throw new CliError(`${command}: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${line}"`, 2);
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : headers[name] + (name === 'cookie' ? '; ' : ', ') + value;
+  }
+  return headers;
 }

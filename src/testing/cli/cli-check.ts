@@ -1,9 +1,8 @@
 import { isChannelError } from '../../errors/ChannelError.js';
 import type { CheckReport } from '../check/check-report.js';
 import { checkTokenRoute, checkWebhook, formatCheckReport } from '../check/checks.js';
-import { httpUrl, sandboxUrl, type Values } from './cli-args.js';
+import { headersFrom, httpUrl, sandboxUrl, type Values } from './cli-args.js';
 import { CliError } from './cli-client.js';
-import { HEADER_NAME } from '../http-io.js';
 
 /** `channel-sandbox check token-route|webhook <url>`: one line per check; exit 1 on any ✗. */
 export async function check(args: string[], values: Values): Promise<number> {
@@ -20,16 +19,7 @@ export async function check(args: string[], values: Values): Promise<number> {
   let report: CheckReport;
   if (target === 'token-route') {
     if (values.secret !== undefined) throw new CliError('check token-route: --secret is for check webhook', 2);
-    const headers: Record<string, string> = {};
-    for (const line of (values.header as string[] | undefined) ?? []) {
-      const colon = line.indexOf(':');
-      const name = line.slice(0, colon).trim().toLowerCase();
-      if (colon < 1 || !HEADER_NAME.test(name))
-        throw new CliError(`check token-route: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${line}"`, 2);
-      // Two --header of one name are joined as HTTP joins them (cookies with "; ").
-      const value = line.slice(colon + 1).trim();
-      headers[name] = headers[name] === undefined ? value : headers[name] + (name === 'cookie' ? '; ' : ', ') + value;
-    }
+    const headers = headersFrom(values.header as string[] | undefined, 'check token-route');
     report = await asCliError(checkTokenRoute({ url, sandbox: sandboxUrl(values.sandbox as string | undefined), headers }));
   } else {
     if (values.header !== undefined) throw new CliError('check webhook: --header is for check token-route (the service sends only its own headers)', 2);

@@ -19,8 +19,11 @@ export const usage = `channel-sandbox: a local emulation of the Channel Integrat
                                             check your app's webhook receiver against the push contract
   channel-sandbox inbox stats|dead|replay|discard|pause|resume --redis <url>
                                             your webhook inbox (createRedisInbox): counts, dead letters, replay, pause
+  channel-sandbox doctor --service <url> --access-key <ak> --secret-key <sk> --token-route <url>
+    --header "cookie: …" --webhook-url <url> --webhook-secret <s> --redis <url> [--prefix <p>]
+                                            your whole integration: keys and clock, token route, webhook receiver, Redis
 
-Every command but start talks to a running sandbox:
+Every command but start, doctor and inbox talks to a running sandbox:
   --sandbox <url>   its address (default $CHANNEL_SANDBOX_URL, else ${DEFAULT_SANDBOX_URL})
   --json            one JSON object (or one per line for start, events, listen) instead of text
   -h, --help        help for a command: channel-sandbox push --help`;
@@ -40,6 +43,9 @@ export const commandHelp: Record<string, string> = {
   --control-host <name>  a DNS name the control API answers (repeatable); IP addresses, localhost
                          and single-label names (sandbox) always work: other names are refused
                          as a guard against DNS rebinding
+  --clock-offset <s>     the sandbox's clock runs s seconds ahead of this machine's (--clock-offset=-600:
+                         behind): its Date header, signature window and token times, as a service
+                         whose clock differs would (channel-sandbox doctor reports the distance)
   --quiet                print the address and credentials only
   --json                 one JSON line when ready, then one per event`,
   expire: 'channel-sandbox expire [--sandbox URL] [--json]: every token issued so far now gets 401 (tokens issued later are fine)',
@@ -89,4 +95,24 @@ Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
   --redis <url>          redis://host:6379 (default $REDIS_URL); with --cluster, the nodes, comma-separated
   --prefix <p>           the prefix given to createRedisInbox (default channel-sdk:)
 Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
+  doctor: `channel-sandbox doctor [--service <url> [--access-key <ak> --secret-key <sk>] [--user <id>]]
+    [--token-route <url> [--header "name: value"]...] [--webhook-url <url> --webhook-secret <s>]
+    [--redis <url> [--prefix <p>] [--cluster]] [--json]
+  Checks each part it is given, against the sandbox or the real service:
+  service        a token exchange for a probe user (--user, default channel-sandbox-doctor) signs with the
+                 keys (else which of access key, secret key or signature time is wrong, as far as the
+                 answer tells); this machine's clock against the service's Date header
+  token route    what check token-route checks, plus the answer's shape and a forced call naming the
+                 token it replaces as rejected (tokens verified by the sandbox at --service)
+  webhook        what check webhook checks; a push signed with this secret refused like a forged one
+                 is named a secret mismatch
+  Redis          reachable; maxmemory-policy (anything but noeviction fails); memory; persistence (none
+                 or snapshots only: a warning naming appendonly yes); with --prefix the inbox's dead
+                 letters, oldest waiting push and workers seen. Through your project's ioredis or
+                 redis: run it in your app's folder. --cluster with the nodes, comma-separated
+  The values also come from CHANNEL_BASE_URL, CHANNEL_ACCESS_KEY, CHANNEL_SECRET_KEY,
+  CHANNEL_WEBHOOK_SECRET and REDIS_URL. Nothing secret is printed (keys, secrets, the --header
+  values, tokens, a Redis password).
+One line per check: ✓ passed, ✗ failed (with what to fix), ⚠ worth a look, – not checked.
+Exit 0 when nothing failed (warnings do not fail), 1 when something did, 2 for bad arguments.`,
 };

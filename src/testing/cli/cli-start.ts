@@ -16,6 +16,7 @@ export async function start(values: Values): Promise<void> {
     if (!/^[a-z0-9.-]+$/i.test(name))
       throw new CliError(`--control-host must be a host name such as sandbox.ci.internal (no scheme, no port); got "${name}"`, 2);
   if (values['webhook-url'] !== undefined) httpUrl(values['webhook-url'] as string, '--webhook-url');
+  const offset = clockOffset(values['clock-offset'] as string | undefined);
   const sandbox = await startSandbox({
     port,
     host: values.host as string,
@@ -25,6 +26,7 @@ export async function start(values: Values): Promise<void> {
     controlApi: values.control as 'loopback' | 'any' | 'off',
     controlHosts,
     credentials: values['access-key'] ? { accessKey: values['access-key'] as string, secretKey: values['secret-key'] as string } : undefined,
+    now: offset ? () => Date.now() + offset * 1000 : undefined,
   }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE')
       throw new CliError(
@@ -44,6 +46,7 @@ export async function start(values: Values): Promise<void> {
         tokenTtlSeconds: ttl,
         webhookUrl: values['webhook-url'] ?? null,
         signed: !!values['webhook-secret'],
+        ...(offset ? { clockOffsetSeconds: offset } : {}),
       }),
     );
   } else {
@@ -52,7 +55,7 @@ export async function start(values: Values): Promise<void> {
   secretKey:  ${sandbox.credentials.secretKey}
   token TTL:  ${ttl} s
   webhook:    ${webhook}
-  pushes are ${values['webhook-secret'] ? 'signed with the webhook secret' : 'unsigned (no --webhook-secret)'}
+  pushes are ${values['webhook-secret'] ? 'signed with the webhook secret' : 'unsigned (no --webhook-secret)'}${offset ? `\n  clock:      ${Math.abs(offset)} s ${offset > 0 ? 'ahead of' : 'behind'} this machine's (--clock-offset)` : ''}
   control:    ${values.control === 'off' ? 'off' : `channel-sandbox expire | fail-next | push | listen | events --sandbox ${sandbox.url}`}
 Ctrl+C to stop.`);
   }
@@ -60,4 +63,13 @@ Ctrl+C to stop.`);
   const stop = () => sandbox.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** `--clock-offset` in whole seconds (negative: behind), within a year either way; 0 when not given. */
+function clockOffset(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const value = Number(text);
+  if (!/^[+-]?\d+$/.test(text.trim()) || Math.abs(value) > 31_536_000)
+    throw new CliError(`--clock-offset must be whole seconds from -31536000 to 31536000, e.g. 600 or --clock-offset=-600; got "${text}"`, 2);
+  return value;
 }

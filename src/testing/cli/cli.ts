@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { externalUserIdProblem } from '../../server/tokens/exchange-options.js';
 import { common, httpUrl, optionsOf, positionals, sandboxUrl, wholeNumber, type Values } from './cli-args.js';
 import { check } from './cli-check.js';
+import { doctor } from './cli-doctor.js';
 import { inbox } from './cli-inbox.js';
 import { CliError, controlClient } from './cli-client.js';
 import { commandHelp, usage } from './cli-help.js';
@@ -40,6 +41,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'start') return start(values).then(() => 0);
   if (command === 'check') return check(args, values);
   if (command === 'inbox') return inbox(args, values);
+  if (command === 'doctor') return doctor(values);
   // Arguments are checked before the address is used, so a typo is reported as a typo.
   const base = () => sandboxUrl(values.sandbox as string | undefined);
   const client = { call: (...a: Parameters<ReturnType<typeof controlClient>['call']>) => controlClient(base()).call(...a) };

@@ -212,12 +212,15 @@ describe.each(Object.entries(frameworks))('%s recipe', (name, framework) => {
     const byId = (report: CheckReport) => Object.fromEntries(report.checks.map((c) => [c.id, c.status === 'pass' ? c.status : `${c.status}: ${c.detail}`]));
     expect(byId(token)).toEqual({
       token: 'pass',
+      shape: 'pass',
       cache: 'pass',
       'force-query': 'pass',
       'force-post': expect.stringMatching(/^skip: the route does not take POST \(HTTP 40[45]\)/), // the recipe mounts GET only
+      rejected: 'pass',
       'no-store': 'pass',
       credentials: 'pass',
       cors: 'pass',
+      'cross-site': 'pass',
       timing: expect.stringMatching(/^(pass|warn: )/), // a warning only on a machine slow enough to take 2 s
     });
     expect(byId(hook)).toEqual({

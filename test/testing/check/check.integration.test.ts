@@ -54,6 +54,8 @@ function handRoute(
     headers?: (req: IncomingMessage) => Record<string, string>;
     answer?: (token: string) => unknown;
     forceRefreshWindow?: number;
+    /** Drop the `rejected` the client names (a route that passes only forceRefresh on). */
+    dropRejected?: boolean;
   } = {},
 ) {
   const exchange = createTokenExchange({
@@ -68,7 +70,8 @@ function handRoute(
     const user = (o.user ?? signedIn)(req);
     if (!user) return void res.writeHead(401, headers).end('{"error":"not signed in"}');
     const forceRefresh = (o.force ?? ((r, b) => /force=1/.test(r.url ?? '') || /"forceRefresh":true/.test(b)))(req, body);
-    const { accessToken } = await exchange.getToken(user, { forceRefresh });
+    const rejected = o.dropRejected ? undefined : (/[?&]rejected=(\w+)/.exec(req.url ?? '')?.[1] ?? /"rejected":"(\w+)"/.exec(body)?.[1]);
+    const { accessToken } = await exchange.getToken(user, rejected ? { forceRefresh, rejected } : { forceRefresh });
     res.writeHead(200, headers).end(JSON.stringify(o.answer ? o.answer(accessToken) : { access_token: accessToken, token_type: 'Bearer', expires_in: 900 }));
   };
 }
@@ -85,12 +88,15 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
       // The time per call may warn (never fail) on a machine slow enough to take 2 s.
       expect(statuses(report)).toEqual({
         token: 'pass',
+        shape: 'pass',
         cache: 'pass',
         'force-query': 'pass',
         'force-post': 'pass',
+        rejected: 'pass',
         'no-store': 'pass',
         credentials: 'pass',
         cors: 'pass',
+        'cross-site': 'pass',
         timing: expect.stringMatching(/^(pass|warn)$/),
       });
       expect(report.ok).toBe(true);
@@ -159,7 +165,8 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     const report = await checkTokenRoute({ url: app, sandbox, headers: credentials });
     expect(line(report, 'no-store')).toMatchObject({
       status: 'fail',
-      detail: 'plain call: private, max-age=60; ?force=1: private, max-age=60; POST {"forceRefresh":true}: private, max-age=60',
+      detail:
+        'plain call: private, max-age=60; ?force=1: private, max-age=60; POST {"forceRefresh":true}: private, max-age=60; ?force=1&rejected: private, max-age=60',
     });
     expect(report.counts.fail).toBe(1);
   });
@@ -211,18 +218,23 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     expect([withHeader.counts.fail, without.counts.fail]).toEqual([1, 1]);
   });
 
-  test('signed out, not a token shape, "Bearer …", a token from another sandbox: the token line fails with the fix, the rest is skipped', async () => {
+  test('signed out, no token in the answer, "Bearer …", a token from another sandbox: the token line fails with the fix, the rest is skipped', async () => {
     const sandbox = await sandboxWith();
     const other = await sandboxWith();
     const cases: Array<[string, Parameters<typeof handRoute>[1], RegExp, RegExp]> = [
       ['signed out', { user: () => null }, /^HTTP 401 \{"error":"not signed in"\} with cookie$/, /^pass the credentials your front end sends/],
-      ['shape', { answer: (token) => ({ token }) }, /not \{ access_token \} nor \{ code: 0, data: \{ access_token \} \}$/, /^answer \{ access_token: token \}/],
+      [
+        'no token',
+        { answer: () => ({ ok: true }) },
+        /no token in it \(not \{ access_token \} nor \{ code: 0, data: \{ access_token \} \}\)$/,
+        /^answer \{ access_token: token \}/,
+      ],
       ['Bearer', { answer: (token) => ({ access_token: 'Bearer ' + token }) }, /^access_token starts with "Bearer "$/, /the SDK adds "Bearer "/],
     ];
     for (const [, options, detail, fix] of cases) {
       const report = await checkTokenRoute({ url: await serve(handRoute(sandbox, options)), sandbox, headers: credentials });
       expect(line(report, 'token')).toMatchObject({ status: 'fail', detail: expect.stringMatching(detail), fix: expect.stringMatching(fix) });
-      expect(report.counts).toMatchObject({ fail: 1, skip: 5 });
+      expect(report.counts).toMatchObject({ fail: 1, skip: 8 });
       expect(JSON.stringify(report)).not.toMatch(/eyJ/);
     }
     const foreign = await checkTokenRoute({ url: await serve(handRoute(other)), sandbox, headers: credentials });
@@ -231,13 +243,79 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
       detail: 'the access_token is not a token this sandbox issued (signature invalid (tampered or foreign token))',
       fix: `point your app's token exchange at the sandbox: baseUrl ${sandbox.url} with the access and secret keys it printed`,
     });
-    // The service's own envelope passed through is a documented shape.
-    const envelope = await checkTokenRoute({
-      url: await serve(handRoute(sandbox, { answer: (token) => ({ code: 0, data: { access_token: token } }) })),
-      sandbox,
-      headers: credentials,
+  });
+
+  test("the answer's shape is named: { token } and the bare token fail, the whole envelope warns; every other line is still checked", async () => {
+    const sandbox = await sandboxWith();
+    const shapes: Array<[Parameters<typeof handRoute>[1], string, RegExp]> = [
+      [
+        { answer: (token) => ({ token }) },
+        'fail',
+        /^\{ token \}: the JWT is in "token", not in "access_token": a tokenProvider that returns \(await response\.json\(\)\)\.access_token/,
+      ],
+      [{ answer: (token) => ({ result: { jwt: token } }) }, 'fail', /^\{ result: \{ jwt \} \}: the JWT is in "result\.jwt"/],
+      [{ answer: (token) => token }, 'fail', /^the bare token as text \(Content-Type: application\/json\), not JSON/],
+      [
+        { answer: (token) => ({ code: 0, data: { access_token: token, expires_in: 900 } }) },
+        'warn',
+        /^the service's whole envelope \{ code: 0, data: \{ access_token \} \}/,
+      ],
+    ];
+    for (const [options, status, detail] of shapes) {
+      const report = await checkTokenRoute({ url: await serve(handRoute(sandbox, options)), sandbox, headers: credentials, forceWindowMs: 6000 });
+      expect(line(report, 'shape')).toMatchObject({
+        status,
+        detail: expect.stringMatching(detail),
+        fix: expect.stringMatching(/^answer (JSON )?\{ access_token/),
+      });
+      // The token itself is found and checked: only the shape line (and another site's request, which handRoute answers) is not ✓.
+      expect(report.checks.filter((c) => c.status !== 'pass').map((c) => c.id)).toEqual(['shape', 'cross-site']);
+      expect(JSON.stringify(report)).not.toMatch(/eyJ/);
+    }
+  });
+
+  test('a route that passes forceRefresh on but drops `rejected` answers the rejected token: the rejected line fails, with the fix', async () => {
+    const sandbox = await sandboxWith();
+    const [dropping, passing] = await Promise.all([serve(handRoute(sandbox, { dropRejected: true })), serve(handRoute(sandbox))]);
+    const [dropped, passed] = await Promise.all([
+      checkTokenRoute({ url: dropping, sandbox, headers: credentials }),
+      checkTokenRoute({ url: passing, sandbox, headers: credentials }),
+    ]);
+    expect(line(dropped, 'rejected')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(
+        /^\?force=1&rejected=<token #(\d+)'s fingerprint>, as the client asks after a 401: answered token #\1, the very token it named$/,
+      ),
+      fix: expect.stringContaining('exchange.getToken(user, { forceRefresh: true, rejected })'),
     });
-    expect(line(envelope, 'token')).toMatchObject({ status: 'pass', detail: expect.stringContaining('your tokenProvider must return data.access_token') });
+    expect(dropped.counts.fail).toBe(1);
+    expect(line(passed, 'rejected')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/: token #(\d+), not #(?!\1)\d+$/) });
+  });
+
+  test("another site's request: refused (createTokenRoute) passes; answered with a token warns; credentials that are headers pass", async () => {
+    const sandbox = await sandboxWith();
+    const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });
+    const [refusing, answering, byHeader] = await Promise.all([
+      serve(toNodeHandler(createTokenRoute({ exchange, resolveUser: signedIn }))),
+      serve(handRoute(sandbox)),
+      serve(handRoute(sandbox, { user: (req) => (req.headers['x-session'] === 'demo' ? 'user-1' : null) })),
+    ]);
+    const [refused, answered, headers] = await Promise.all([
+      checkTokenRoute({ url: refusing, sandbox, headers: credentials }),
+      checkTokenRoute({ url: answering, sandbox, headers: credentials }),
+      checkTokenRoute({ url: byHeader, sandbox, headers: { 'x-session': 'demo' } }),
+    ]);
+    expect(line(refused, 'cross-site')).toMatchObject({
+      status: 'pass',
+      detail: expect.stringMatching(/Sec-Fetch-Site: cross-site, Origin: https:\/\/evil\.example\): HTTP 403$/),
+    });
+    expect(line(answered, 'cross-site')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/got HTTP 200 with a token: that site cannot read it/),
+      fix: expect.stringMatching(/^refuse requests with Sec-Fetch-Site: cross-site \(createTokenRoute answers 403/),
+    });
+    expect(answered.ok).toBe(true);
+    expect(line(headers, 'cross-site').detail).toMatch(/^the credentials are x-session: headers another site's page cannot send/);
   });
 
   test('a route without a cache is a warning; a cached token that `expire` ended is a warning the forced calls must answer', async () => {
@@ -264,7 +342,7 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     const nowhere = await closedUrl();
     const report = await checkTokenRoute({ url: nowhere + '/channel-token', sandbox });
     expect(line(report, 'token')).toMatchObject({ status: 'fail', detail: 'connection refused (is your app running on that port?)' });
-    expect(report.counts).toEqual({ pass: 0, fail: 1, warn: 0, skip: 5 });
+    expect(report.counts).toEqual({ pass: 0, fail: 1, warn: 0, skip: 8 });
     await expect(checkTokenRoute({ url: 'http://127.0.0.1:1/x', sandbox: nowhere })).rejects.toThrow(
       `[channel-sdk] no sandbox at ${nowhere} (connection refused): start one with channel-sandbox start`,
     );
@@ -339,6 +417,25 @@ describe('checkWebhook', { timeout: 60_000 }, () => {
     const exact = await checkWebhook({ url, secret, effects: receiver.effects });
     expect(line(exact, 'duplicate')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^the repeat got HTTP 200; effects (\d+) → (\d+) → \2$/) });
     expect(JSON.stringify(report)).not.toContain(secret);
+  });
+
+  test('a receiver verifying with another secret: the signed line names the secret mismatch, with the fix; a receiver refusing for another reason does not', async () => {
+    const other = toNodeHandler(createWebhookHandler({ secret: 'whsec_not_this_one', onLogisticsUpdated: () => {}, onError: () => {} }));
+    // Refuses a correct push with 401, but takes an unsigned one: not a secret mismatch.
+    const odd = handReceiver((_raw, signature) => signature === undefined);
+    const [mismatch, elsewise] = await Promise.all([
+      checkWebhook({ url: (await serve(other)) + '/webhooks/channel', secret }),
+      checkWebhook({ url: (await serve(odd.handler)) + '/webhooks/channel', secret }),
+    ]);
+    expect(line(mismatch, 'signed')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(
+        /^HTTP 401 .*: a push signed with this secret is refused like an unsigned or tampered one: your receiver verifies with another secret$/,
+      ),
+      fix: expect.stringMatching(/^give your receiver the webhook secret of your integration configuration/),
+    });
+    expect(mismatch.counts.fail).toBe(1);
+    expect(line(elsewise, 'signed')).toMatchObject({ status: 'fail', detail: 'HTTP 401 {"error":"bad signature"}' });
   });
 
   test('a receiver that re-serialises the body before verifying is caught on the raw-bytes line', async () => {

@@ -263,7 +263,7 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
         .split('\n')
         .filter((l) => /^[✓✗⚠–] /.test(l) && !l.includes('time per call'))
         .map((l) => l[0]),
-    ).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓']);
+    ).toEqual(['✓', '✓', '✓', '✓', '✓', '✓', '✓', '✓', '✓', '✓']);
     expect(tokenOk.stdout).toMatch(
       /^✓ answers a token for the signed-in user: HTTP 200 \{ access_token \} in \d+ ms: a JWT this sandbox issued, for "qa-1" \(token #\d+\)$/m,
     );
@@ -272,7 +272,10 @@ describe('channel-sandbox: every QA flow from a terminal', { timeout: 60_000 }, 
       /^✗ Cache-Control: no-store: plain call: no Cache-Control; .*\n {4}fix: send Cache-Control: no-store with every token answer/m,
     );
     expect(tokenBad.stdout).toMatch(/^✗ CORS grants no other origin: Origin: https:\/\/evil\.example → Access-Control-Allow-Origin: \* on GET/m);
-    expect(tokenBad.stdout).toMatch(/^8 checks: [56] passed, 2 failed/m);
+    // It drops `rejected` too, and answers another site's request.
+    expect(tokenBad.stdout).toMatch(/^✗ a forced call never answers the token it names as rejected: .*answered token #\d+, the very token it named$/m);
+    expect(tokenBad.stdout).toMatch(/^⚠ cross-site requests are refused: /m);
+    expect(tokenBad.stdout).toMatch(/^11 checks: [67] passed, 3 failed, [12] warnings?/m);
     expect([hookOk.code, hookOk.stdout]).toEqual([0, expect.stringMatching(/\n9 checks: (9 passed, 0 failed|8 passed, 0 failed, 1 warning)\n$/)]);
     expect(hookBad.code).toBe(1);
     expect(hookBad.stdout).toMatch(
@@ -372,6 +375,24 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     expect(busy.stderr).toMatch(
       /^channel-sandbox: port \d+ is in use \(a sandbox already running\? try `channel-sandbox stats`\); pick another with --port, or --port 0 for any free one\n$/,
     );
+  });
+
+  test('start --clock-offset: the sandbox keeps its clock that far from this machine (its Date, signature window, tokens) and says so; a bad value exits 2', async () => {
+    const behind = background(['start', '--port', '0', '--json', '--clock-offset=-900', '--access-key', 'ak_clock', '--secret-key', 'sk_clock']);
+    const ready = JSON.parse((await behind.waitFor(/"event":"ready"/))[0]) as { url: string; clockOffsetSeconds: number };
+    expect(ready.clockOffsetSeconds).toBe(-900);
+    const date = Date.parse((await fetch(ready.url + '/open/api/v1/sdk/orders')).headers.get('date') ?? '');
+    expect(Math.round((Date.now() - date) / 1000)).toBeGreaterThanOrEqual(899);
+    expect(Math.round((Date.now() - date) / 1000)).toBeLessThanOrEqual(901);
+    // A backend on this machine's clock is outside its ±300 s window.
+    await expect(createTokenExchange({ baseUrl: ready.url, accessKey: 'ak_clock', secretKey: 'sk_clock' }).getToken('u-1')).rejects.toThrow(/40102|timestamp/);
+    const ahead = background(['start', '--port', '0', '--clock-offset', '120']);
+    expect(await ahead.waitFor(/clock:/)).toEqual(["  clock:      120 s ahead of this machine's (--clock-offset)"]);
+    for (const value of ['12x', '1.5', '99999999'])
+      expect(await run(['start', '--port', '0', '--clock-offset', value])).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/--clock-offset must be whole seconds/),
+      });
   });
 
   test("--help prints the commands; a command's --help its options", async () => {

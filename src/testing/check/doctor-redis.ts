@@ -1,0 +1,205 @@
+// doctor's Redis part, over commands the CLI sends through the partner's own client: reachable,
+// maxmemory-policy (an evicting Redis can delete the inbox's acknowledged pushes), memory,
+// persistence (INFO persistence works where CONFIG is disabled), and with a prefix the inbox's
+// state from its stats(): dead letters, the oldest waiting push, workers seen.
+import { createReport, duration, type CheckReport, type Reporter } from './check-report.js';
+
+/** What the Redis part is given: a connection made by the CLI (or why there is none). */
+export interface RedisTarget {
+  /** The URL(s) as shown: any password masked. */
+  url: string;
+  /** Why no connection was made: no client installed, refused, timed out. */
+  error?: string;
+  /** One command on one node, its reply as the client gives it. */
+  command?: (args: string[]) => Promise<unknown>;
+  /** createRedisInbox(client, { prefix }).stats(), when a prefix was given. */
+  stats?: () => Promise<Record<string, unknown>>;
+  prefix?: string;
+  /** How `channel-sandbox inbox` reaches this inbox: `--redis <url>`, `--cluster --redis <urls>`. */
+  inboxArgs?: string;
+}
+
+/** `INFO section` as key/value pairs. */
+async function info(command: (args: string[]) => Promise<unknown>, section: string): Promise<Record<string, string>> {
+  const fields: Record<string, string> = {};
+  for (const line of String(await command(['INFO', section])).split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && !line.startsWith('#')) fields[line.slice(0, colon)] = line.slice(colon + 1).trim();
+  }
+  return fields;
+}
+
+/** A CONFIG GET value, or undefined where CONFIG is disabled (managed Redis) or refused. */
+async function config(command: (args: string[]) => Promise<unknown>, name: string): Promise<string | undefined> {
+  try {
+    const reply = await command(['CONFIG', 'GET', name]);
+    if (Array.isArray(reply)) return reply.length >= 2 ? String(reply[1]) : undefined;
+    if (reply && typeof reply === 'object')
+      return (reply as Record<string, unknown>)[name] === undefined ? undefined : String((reply as Record<string, unknown>)[name]);
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 ** 2).toFixed(1)} MB`);
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^\[channel-sdk\] /, '');
+/** Older than this, the oldest waiting push is worth a look. */
+const WAITING_MS = 60_000;
+
+/** Runs the Redis part. */
+export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redis'>> {
+  const r = createReport('redis', target.url + (target.prefix !== undefined ? ` (prefix ${target.prefix})` : ''));
+  const { command } = target;
+  const reachTitle = 'reachable';
+  if (target.error !== undefined || !command) {
+    r.fail(
+      'reachable',
+      reachTitle,
+      target.error ?? 'no connection',
+      "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
+    );
+    return r.done();
+  }
+  let server: Record<string, string>;
+  try {
+    const started = performance.now();
+    const pong = await command(['PING']);
+    const ms = Math.round(performance.now() - started);
+    server = { ...(await info(command, 'server')), ...(await info(command, 'replication')) };
+    const version = server.valkey_version ? `Valkey ${server.valkey_version}` : `Redis ${server.redis_version ?? '?'}`;
+    if (server.role === 'slave')
+      r.fail(
+        'reachable',
+        reachTitle,
+        `${version}, a replica (read-only)`,
+        'point --redis at the primary: the inbox, the dedup store and the token cache write',
+      );
+    else r.pass('reachable', reachTitle, `${String(pong)} in ${duration(ms)}: ${version}`);
+  } catch (error) {
+    r.fail('reachable', reachTitle, message(error), 'check the URL, the password (redis://:password@host:6379) and that Redis runs');
+    return r.done();
+  }
+
+  try {
+    // Eviction: with a policy other than noeviction, a full Redis deletes keys, the inbox's included.
+    const memory = await info(command, 'memory');
+    const policy = memory.maxmemory_policy ?? (await config(command, 'maxmemory-policy')) ?? '?';
+    const max = Number(memory.maxmemory ?? 0);
+    const used = Number(memory.used_memory ?? 0);
+    const policyTitle = 'maxmemory-policy keeps every key';
+    const policyFix =
+      'CONFIG SET maxmemory-policy noeviction, and maxmemory-policy noeviction in redis.conf (a cache that needs eviction belongs on another Redis)';
+    const loses = 'the inbox can lose acknowledged pushes and the dedup store forget handled ones (a token cache alone would not mind)';
+    if (policy === 'noeviction')
+      r.pass('maxmemory-policy', policyTitle, 'noeviction: a full Redis refuses writes (the push is then delivered again) instead of deleting keys');
+    else if (policy === '?') r.warn('maxmemory-policy', policyTitle, 'neither INFO memory nor CONFIG GET tells the policy', policyFix);
+    else if (max === 0)
+      r.warn('maxmemory-policy', policyTitle, `${policy}, and no maxmemory yet: once a limit is set, Redis deletes keys when full: ${loses}`, policyFix);
+    else r.fail('maxmemory-policy', policyTitle, `${policy} with maxmemory ${mb(max)}: a full Redis deletes keys: ${loses}`, policyFix);
+    memoryLine(r, used, max, policy);
+
+    await persistenceLine(r, command);
+    if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
+  } catch (error) {
+    r.fail('info', 'Redis answers INFO', message(error), 'let this user run INFO (and CONFIG GET, where allowed): doctor reads the settings with them');
+  }
+  return r.done();
+}
+
+function memoryLine(r: Reporter, used: number, max: number, policy: string): void {
+  const title = 'memory has room';
+  if (!max) return r.pass('memory', title, `${mb(used)} used, no maxmemory (bounded by the machine)`);
+  const share = used / max;
+  const detail = `${mb(used)} of ${mb(max)} maxmemory (${Math.round(share * 100)}%)`;
+  if (share < 0.8) return r.pass('memory', title, detail);
+  r.warn(
+    'memory',
+    title,
+    `${detail}: ${policy === 'noeviction' ? 'when full, writes are refused: the webhook handler answers 503 and the service delivers again' : 'when full, keys are deleted'}`,
+    'raise maxmemory, or find what fills it (redis-cli --bigkeys)',
+  );
+}
+
+async function persistenceLine(r: Reporter, command: (args: string[]) => Promise<unknown>): Promise<void> {
+  const title = 'persistence keeps what was acknowledged';
+  const fix = 'appendonly yes (redis-server --appendonly yes, or CONFIG SET appendonly yes and the same line in redis.conf)';
+  const p = await info(command, 'persistence');
+  if (p.aof_last_write_status === 'err' || p.rdb_last_bgsave_status === 'err')
+    return r.fail(
+      'persistence',
+      title,
+      p.aof_last_write_status === 'err'
+        ? 'the append-only file cannot be written (aof_last_write_status:err)'
+        : 'the last snapshot failed (rdb_last_bgsave_status:err): Redis may refuse writes (MISCONF)',
+      "look at Redis's log: the disk is full or not writable",
+    );
+  if (p.aof_enabled === '1') {
+    const fsync = await config(command, 'appendfsync');
+    const loss =
+      fsync === 'always' ? 'nothing acknowledged is lost' : fsync === 'no' ? 'the OS decides when it reaches the disk' : 'at most about 1 s is lost in a crash';
+    return r.pass('persistence', title, `append-only file on${fsync ? ` (appendfsync ${fsync}: ${loss})` : ''}`);
+  }
+  const save = await config(command, 'save');
+  if (save === undefined)
+    return r.warn(
+      'persistence',
+      title,
+      'no append-only file (INFO persistence: aof_enabled:0); CONFIG is not available here, so the snapshot schedule is unknown: a restart loses what came since the last snapshot',
+      fix,
+    );
+  r.warn(
+    'persistence',
+    title,
+    save.trim()
+      ? `snapshots only (save ${save}): a restart loses the pushes acknowledged since the last one`
+      : 'none (no append-only file, no snapshots): a restart loses every stored push',
+    fix,
+  );
+}
+
+async function inboxLines(r: Reporter, stats: () => Promise<Record<string, unknown>>, where: string): Promise<void> {
+  let s: Record<string, unknown>;
+  try {
+    s = await stats();
+  } catch (error) {
+    return r.fail(
+      'inbox',
+      'the inbox answers',
+      `stats() failed: ${message(error)}`,
+      `check ${where}: the prefix given to createRedisInbox, and for a Cluster --cluster with its nodes`,
+    );
+  }
+  const n = (key: string) => (typeof s[key] === 'number' ? (s[key] as number) : 0);
+  const dead = n('deadLetters');
+  if (dead)
+    r.fail(
+      'dead-letters',
+      'no dead letters',
+      `${dead} push${dead === 1 ? '' : 'es'} acknowledged and never processed (each failed every attempt)`,
+      `see why: channel-sandbox inbox dead ${where}; fix the cause, then channel-sandbox inbox replay --all ${where}`,
+    );
+  else r.pass('dead-letters', 'no dead letters', 'none');
+  const waiting = n('pending') + n('retrying');
+  const oldest = n('oldestMs');
+  const queue = `pending ${n('pending')}, processing ${n('processing')}, retrying ${n('retrying')}`;
+  if (oldest >= WAITING_MS)
+    r.warn(
+      'oldest',
+      'the oldest waiting push is recent',
+      `${duration(oldest)} old (${queue})`,
+      'are workers running (inbox.process) and keeping up? channel-sandbox inbox stats shows the queue',
+    );
+  else r.pass('oldest', 'the oldest waiting push is recent', `${oldest ? duration(oldest) + ' old' : waiting ? 'just stored' : 'nothing waiting'} (${queue})`);
+  if (typeof s.workers !== 'number') return r.skip('workers', 'workers seen', "this version's inbox.stats() does not count workers");
+  const workers = s.workers;
+  if (workers > 0) r.pass('workers', 'workers seen', `${workers} recently`);
+  else if (waiting)
+    r.fail(
+      'workers',
+      'workers seen',
+      `none recently, and ${waiting} push${waiting === 1 ? '' : 'es'} waiting`,
+      'start inbox.process({ onLogisticsUpdated }) in a worker process',
+    );
+  else r.warn('workers', 'workers seen', 'none recently: pushes will wait until one runs', 'start inbox.process({ onLogisticsUpdated }) in a worker process');
+}

@@ -1,0 +1,107 @@
+// `channel-sandbox doctor`: the options and CHANNEL_* variables read and checked, Redis reached
+// through the project's own client (cli-redis.ts), then the checks of dist/check.cjs.
+import { externalUserIdProblem } from '../../server/tokens/exchange-options.js';
+import { normalizeBaseUrl } from '../../shared/url.js';
+import type { RedisTarget } from '../check/doctor-redis.js';
+import { formatDoctorReport, runDoctor } from '../check/checks.js';
+import { headersFrom, httpUrl, type Values } from './cli-args.js';
+import { CliError } from './cli-client.js';
+import { connect, shown, type Connected } from './cli-redis.js';
+
+/** An option, else its environment variable; with where it came from. */
+function given(values: Values, option: string, variable?: string): { value?: string; from?: string } {
+  const value = values[option];
+  if (typeof value === 'string' && value !== '') return { value };
+  const env = variable ? process.env[variable] : undefined;
+  return env ? { value: env, from: variable } : {};
+}
+
+/** Runs `doctor`; resolves to the exit code. */
+export async function doctor(values: Values): Promise<number> {
+  if (values.sandbox !== undefined)
+    throw new CliError("doctor: pass the sandbox's URL as --service (doctor talks to it as your backend does: token exchange, clock)", 2);
+  const service = given(values, 'service', 'CHANNEL_BASE_URL');
+  if (service.value !== undefined) {
+    try {
+      service.value = normalizeBaseUrl(service.value);
+    } catch (error) {
+      throw new CliError(`doctor: ${service.from ?? '--service'}: ${(error as Error).message.replace(/^\[channel-sdk\] baseUrl /, '')}`, 2);
+    }
+  }
+  const accessKey = given(values, 'access-key', 'CHANNEL_ACCESS_KEY').value;
+  const secretKey = given(values, 'secret-key', 'CHANNEL_SECRET_KEY').value;
+  if ((accessKey === undefined) !== (secretKey === undefined))
+    throw new CliError('doctor: pass both --access-key and --secret-key (or CHANNEL_ACCESS_KEY and CHANNEL_SECRET_KEY), or neither', 2);
+  if (accessKey !== undefined && service.value === undefined)
+    throw new CliError('doctor: the keys need --service (or CHANNEL_BASE_URL): the base URL they sign for', 2);
+  const user = values.user as string | undefined;
+  if (user !== undefined && externalUserIdProblem(user)) throw new CliError('doctor: --user: the user id ' + externalUserIdProblem(user), 2);
+  const tokenRoute = given(values, 'token-route').value;
+  if (tokenRoute !== undefined) httpUrl(tokenRoute, 'doctor: --token-route');
+  if (values.header !== undefined && tokenRoute === undefined) throw new CliError('doctor: --header is for the token route: pass --token-route URL too', 2);
+  const headers = headersFrom(values.header as string[] | undefined, 'doctor');
+  const webhookUrl = given(values, 'webhook-url').value;
+  const webhookSecret = given(values, 'webhook-secret', 'CHANNEL_WEBHOOK_SECRET').value;
+  if (webhookUrl !== undefined) httpUrl(webhookUrl, 'doctor: --webhook-url');
+  if (webhookUrl !== undefined && webhookSecret === undefined)
+    throw new CliError('doctor: which secret does your receiver verify with? pass --webhook-secret whsec_… or set CHANNEL_WEBHOOK_SECRET', 2);
+  const redis = given(values, 'redis', 'REDIS_URL');
+  const prefix = values.prefix as string | undefined;
+  if (prefix !== undefined && redis.value === undefined) throw new CliError('doctor: --prefix is the inbox prefix on Redis: pass --redis URL too', 2);
+  const urls = (redis.value ?? '').split(',').map((u) => u.trim());
+  if (redis.value !== undefined)
+    for (const url of urls) if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`doctor: --redis must be a redis:// URL; got "${shown(url)}"`, 2);
+  if (service.value === undefined && tokenRoute === undefined && webhookUrl === undefined && redis.value === undefined)
+    throw new CliError(
+      'doctor: nothing to check: pass --service URL (with --access-key and --secret-key), --token-route URL, --webhook-url URL, --redis URL, or set CHANNEL_BASE_URL… (channel-sandbox doctor --help)',
+      2,
+    );
+
+  const connections: Connected[] = [];
+  // Connected while the other parts run: an unreachable Redis costs no time of its own.
+  const targets = redis.value === undefined ? undefined : redisTargets(urls, !!values.cluster, prefix, connections);
+  try {
+    const from = { ...(service.from ? { service: service.from } : {}), ...(redis.from ? { redis: redis.from } : {}) };
+    const report = await runDoctor({
+      service: service.value,
+      accessKey,
+      secretKey,
+      user,
+      tokenRoute,
+      headers,
+      webhookUrl,
+      webhookSecret,
+      redis: targets,
+      from,
+    });
+    console.log(values.json ? JSON.stringify(report) : formatDoctorReport(report, from));
+    return report.ok ? 0 : 1;
+  } finally {
+    await targets?.catch(() => {});
+    await Promise.all(connections.map((c) => c.close().catch(() => {})));
+  }
+}
+
+/** One target per node given (a Cluster's: each node's settings), the inbox's stats on the first. */
+async function redisTargets(urls: string[], cluster: boolean, prefix: string | undefined, connections: Connected[]): Promise<RedisTarget[]> {
+  const reach = (nodes: string[], asCluster: boolean) =>
+    connect(nodes, asCluster, 'doctor', 5_000).then(
+      (c) => (connections.push(c), c),
+      (error: Error) => error,
+    );
+  const nodes = await Promise.all((cluster ? urls : urls.slice(0, 1)).map((url) => reach([url], false)));
+  const whole = cluster ? await reach(urls, true) : nodes[0];
+  let stats: RedisTarget['stats'];
+  if (prefix !== undefined && !(whole instanceof Error)) {
+    // Loaded here, not with the CLI: the other commands do without the server build.
+    const { createRedisInbox } = await import('../../server/webhooks/inbox/redis-inbox.js');
+    stats = async () => ({ ...(await createRedisInbox(whole.client, { prefix }).stats()) });
+  }
+  return nodes.map((node, i) => ({
+    url: shown(cluster ? urls[i] : urls.join(',')),
+    ...(node instanceof Error ? { error: node.message.replace(/^doctor: /, '') } : { command: node.send }),
+    ...(i === 0 && prefix !== undefined
+      ? { prefix, inboxArgs: `${cluster ? '--cluster ' : ''}--redis ${urls.map(shown).join(',')}`, ...(stats ? { stats } : {}) }
+      : {}),
+  }));
+}

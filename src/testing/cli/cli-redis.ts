@@ -1,0 +1,82 @@
+// Your project's Redis client, connected: `channel-sandbox inbox` talks to your Redis
+// through the ioredis or node-redis your project has installed, resolved from the current
+// directory: the package bundles none.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { RedisClient } from '../../server/redis-client.js';
+import { CliError } from './cli-client.js';
+
+export interface Connected {
+  client: RedisClient;
+  /** One command as an array (`['INFO', 'memory']`), the reply as the client gives it. */
+  send(args: string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Your project's ioredis or node-redis, connected to `urls` (several: a Redis Cluster) within
+ * `timeoutMs`, else a CliError naming the last connection error. `command` starts the messages.
+ */
+export async function connect(urls: string[], cluster: boolean, command = 'inbox', timeoutMs = 10_000): Promise<Connected> {
+  const require = createRequire(join(process.cwd(), 'package.json'));
+  const load = async (name: string) => {
+    try {
+      return (await import(pathToFileURL(require.resolve(name)).href)) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  };
+  let last = '';
+  const remember = (error?: unknown) => void (last = error instanceof Error ? error.message : last);
+  // Both clients retry a refused connection without end (node-redis's connect() never settles): bounded here.
+  const within = <T>(pending: Promise<T>, giveUp: () => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        giveUp();
+        reject(new CliError(`${command}: could not connect to Redis at ${urls.map(shown).join(', ')} within ${timeoutMs / 1000} s${last ? ` (${last})` : ''}`));
+      }, timeoutMs);
+      pending.then(
+        (value) => (clearTimeout(timer), resolve(value)),
+        (error: unknown) => (clearTimeout(timer), giveUp(), reject(error)),
+      );
+    });
+  const io = await load('ioredis');
+  if (io) {
+    type IoClient = RedisClient & {
+      on(event: string, f: (e?: unknown) => void): void;
+      once(event: string, f: (e?: unknown) => void): void;
+      disconnect(): void;
+      call(...args: string[]): Promise<unknown>;
+    };
+    const { Redis, Cluster } = ((io.default as Record<string, unknown> | undefined)?.Cluster ? io.default : io) as Record<
+      string,
+      new (...a: unknown[]) => IoClient
+    >;
+    const client = cluster ? new Cluster(urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) || 6379 }))) : new Redis(urls[0]);
+    client.on('error', remember);
+    await within(new Promise<void>((resolve) => client.once('ready', () => resolve())), () => client.disconnect());
+    return { client, send: (args) => client.call(...args), close: async () => client.disconnect() };
+  }
+  const node = await load('redis');
+  if (node) {
+    type NodeClient = RedisClient & {
+      on(event: string, f: (e?: unknown) => void): void;
+      connect(): Promise<unknown>;
+      disconnect(): Promise<void>;
+      destroy?(): void;
+      sendCommand(args: string[]): Promise<unknown>;
+    };
+    const create = node as { createClient(o: object): NodeClient; createCluster(o: object): NodeClient };
+    const client = cluster ? create.createCluster({ rootNodes: urls.map((url) => ({ url })) }) : create.createClient({ url: urls[0] });
+    client.on('error', remember);
+    await within(client.connect(), () => void (client.destroy ? client.destroy() : client.disconnect().catch(() => {})));
+    return { client, send: (args) => client.sendCommand(args), close: () => client.disconnect() };
+  }
+  throw new CliError(`${command}: no Redis client found from ${process.cwd()}; run this in your project (with ioredis or redis installed)`, 2);
+}
+
+/** A Redis URL as printed: its password masked. */
+export function shown(url: string): string {
+  return url.replace(/^(rediss?:\/\/[^/@]*?:)[^/@]*@/, '$1***@');
+}

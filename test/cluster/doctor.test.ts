@@ -1,0 +1,47 @@
+/**
+ * `channel-sandbox doctor --cluster` on a real 3-master Redis Cluster (cluster.mjs): each node's
+ * settings checked on their own (one switched to allkeys-lru fails, alone), the inbox's state read
+ * through a Cluster client (a dead letter), from the built CLI in a subprocess.
+ */
+import { spawn } from 'node:child_process';
+import { Cluster as IoCluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { seedDeadLetter } from '../testing/cli/dead-letter.js';
+import { cli, hasCluster, startCluster, type Cluster } from './cluster.mjs';
+
+function doctor(args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['dist/sandbox-cli.js', 'doctor', ...args], { env: { ...process.env, REDIS_URL: '', CHANNEL_BASE_URL: '' } });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.on('close', (code) => resolve({ code, stdout }));
+  });
+}
+
+describe.runIf(hasCluster)('channel-sandbox doctor --cluster', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster();
+    const client = new IoCluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
+    await seedDeadLetter(client, 'doc:', 'SO-cluster-dead');
+    client.disconnect();
+    await cli(cluster.nodes[1].port, 'CONFIG', 'SET', 'maxmemory', '64mb');
+    await cli(cluster.nodes[1].port, 'CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  test("one part per node, the evicting node's line alone fails; the dead letter found through the Cluster client", async () => {
+    const { code, stdout } = await doctor(['--cluster', '--redis', cluster.urls.join(','), '--prefix', 'doc:', '--json']);
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as { parts: Array<{ target: string; url: string; checks: Array<{ id: string; status: string; fix?: string }> }> };
+    const redis = report.parts.filter((p) => p.target === 'redis');
+    expect(redis.map((p) => p.url)).toEqual([`${cluster.urls[0]} (prefix doc:)`, cluster.urls[1], cluster.urls[2]]);
+    const failed = redis.flatMap((p, i) => p.checks.filter((c) => c.status === 'fail').map((c) => `${i}:${c.id}`));
+    expect(failed).toEqual(['0:dead-letters', '1:maxmemory-policy']);
+    expect(redis[0].checks.find((c) => c.id === 'dead-letters')?.fix).toContain(
+      `channel-sandbox inbox dead --cluster --redis ${cluster.urls.join(',')} --prefix doc:`,
+    );
+  });
+});

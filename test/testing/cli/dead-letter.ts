@@ -1,0 +1,28 @@
+// An inbox holding one dead letter, for doctor's tests: a push stored through the package's
+// handler, whose callback then fails its one attempt.
+import { createHmac } from 'node:crypto';
+import { createRedisInbox, createWebhookHandler, type RedisClient } from '../../../src/server-node.js';
+
+/** Stores one push under `prefix` on `redis` and lets it fail until it is a dead letter. */
+export async function seedDeadLetter(redis: RedisClient, prefix: string, orderNo: string): Promise<void> {
+  const inbox = createRedisInbox(redis, { prefix, maxAttempts: 1, pollMs: 10 });
+  const secret = 'whsec_dead_letter_seed';
+  const body = JSON.stringify({ event: 'logistics.updated', logistics: { order_no: orderNo, shipments: [] } });
+  const signature = createHmac('sha256', secret).update(body).digest('hex');
+  const stored = await createWebhookHandler({ secret, inbox })(
+    new Request('http://partner.example.com/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-channel-webhook-signature': signature },
+      body,
+    }),
+  );
+  if (stored.status !== 202) throw new Error('the push was not stored: HTTP ' + stored.status);
+  const worker = inbox.process({
+    onError: () => {},
+    onLogisticsUpdated: () => {
+      throw new Error('the warehouse API answered 502');
+    },
+  });
+  while ((await inbox.stats()).deadLetters < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  await worker.close();
+}

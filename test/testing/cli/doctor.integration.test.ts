@@ -1,0 +1,478 @@
+/**
+ * `channel-sandbox doctor` as a partner runs it: the built dist/sandbox-cli.js in a subprocess, in
+ * the project's folder (its ioredis found from there), against real processes: sandboxes started
+ * by the CLI (one with its clock 600 s ahead), the partner backend of doctor-backend.ts (the
+ * README's Express backend and inbox recipe, and routes and receivers with one fault each), real
+ * redis-servers (appendonly yes + noeviction with a password; allkeys-lru; no persistence).
+ * A healthy set-up gives every line ✓; each fault, seeded alone, is named by its own line while
+ * every other line stays ✓ (or – for what was not given).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { hasRedis } from '../../helpers/redis.js';
+import { controlsOf, freePort, spawnServer } from '../../helpers/redis-server.mjs';
+import { seedDeadLetter } from './dead-letter.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const cli = join(root, 'dist/sandbox-cli.js');
+const keys = { accessKey: 'ak_doctor_test', secretKey: 'sk_doctor_0123456789abcdef' };
+const webhookSecret = 'whsec_doctor_secret_value';
+const redisPassword = 'redis-pass-7f3a91';
+const session = 'demo-session'; // the README's stand-in session (examples/backend/your-app.ts)
+const stops: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const stop of stops.toReversed()) await stop();
+}, 30_000);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+/** One CLI command to its end. */
+function run(args: string[], env: Record<string, string> = {}, cwd = root): Promise<Run> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const blank = { CHANNEL_BASE_URL: '', CHANNEL_ACCESS_KEY: '', CHANNEL_SECRET_KEY: '', CHANNEL_WEBHOOK_SECRET: '', REDIS_URL: '' };
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...blank, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Math.round(performance.now() - started) }));
+  });
+}
+
+/** A long-running process; resolves with its first line matching `ready`. */
+async function background(command: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, command, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  stops.push(() => (child.exitCode === null ? new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))) : undefined));
+  let output = '';
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      output += d;
+      const found = output.split('\n').find((l) => ready.test(l));
+      if (found) resolve(found);
+    });
+    child.stderr!.on('data', (d) => (output += d));
+    child.once('exit', (code) => reject(new Error(`${command.join(' ')} exited ${code}: ${output}`)));
+  });
+  return { child, line };
+}
+
+/** A private redis-server with these settings. */
+async function redisServer(...settings: string[]): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'channel-doctor-redis-'));
+  for (;;) {
+    const port = await freePort();
+    const child = await spawnServer(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--save', '', ...settings]);
+    if (!child) continue;
+    const { stop } = controlsOf(child, () => rmSync(dir, { recursive: true, force: true }));
+    stops.push(stop);
+    return `redis://127.0.0.1:${port}`;
+  }
+}
+
+/** A sandbox started by the CLI: its URL. */
+async function sandbox(...extra: string[]): Promise<string> {
+  const args = ['start', '--port', '0', '--json', '--quiet', '--access-key', keys.accessKey, '--secret-key', keys.secretKey, ...extra];
+  const { line } = await background([cli, ...args], /"event":"ready"/);
+  return (JSON.parse(line) as { url: string }).url;
+}
+
+type Status = 'pass' | 'fail' | 'warn' | 'skip';
+interface Report {
+  ok: boolean;
+  counts: Record<Status, number>;
+  parts: Array<{ target: string; url: string; checks: Array<{ id: string; status: Status; detail: string; fix?: string }> }>;
+}
+const linesOf = (report: Report) => report.parts.flatMap((p) => p.checks.map((c) => ({ ...c, part: p.target })));
+/**
+ * Every line that is neither ✓ nor –, as `part/id: status`. A timing line may warn (never fail)
+ * on a machine busy enough to take 2 s for a call: runs here go 5 at a time on shared cores.
+ */
+const findings = (report: Report) =>
+  linesOf(report)
+    .filter((c) => c.status === 'fail' || (c.status === 'warn' && c.id !== 'timing'))
+    .map((c) => `${c.part}/${c.id}: ${c.status}`);
+
+let service = '';
+let skewed = '';
+let backend = '';
+let healthyRedis = '';
+let lruRedis = '';
+let bareRedis = '';
+
+describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
+  beforeAll(async () => {
+    [service, skewed, healthyRedis, lruRedis, bareRedis] = await Promise.all([
+      sandbox('--webhook-secret', webhookSecret),
+      sandbox('--clock-offset', '600'),
+      redisServer('--appendonly', 'yes', '--maxmemory-policy', 'noeviction', '--requirepass', redisPassword).then((url) =>
+        url.replace('//', `//:${redisPassword}@`),
+      ),
+      redisServer('--appendonly', 'yes', '--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru'),
+      redisServer('--appendonly', 'no', '--maxmemory-policy', 'noeviction'),
+    ]);
+    // A dead letter under its own prefix: a push whose callback failed its one attempt.
+    const redis = new Redis(healthyRedis);
+    await seedDeadLetter(redis, 'dead:', 'SO-dead');
+    redis.disconnect();
+    // The partner backend, bundled as the inbox examples test does (packages from node_modules).
+    mkdirSync(join(root, '.tmp'), { recursive: true });
+    const dir = mkdtempSync(join(root, '.tmp', 'doctor-'));
+    stops.push(() => rmSync(dir, { recursive: true, force: true }));
+    await build({
+      entryPoints: [join(root, 'test/testing/cli/doctor-backend.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      outfile: join(dir, 'backend.mjs'),
+      logLevel: 'silent',
+    });
+    const { line } = await background([join(dir, 'backend.mjs')], /^listening on /, {
+      CHANNEL_BASE_URL: service,
+      CHANNEL_ACCESS_KEY: keys.accessKey,
+      CHANNEL_SECRET_KEY: keys.secretKey,
+      CHANNEL_WEBHOOK_SECRET: webhookSecret,
+      REDIS_URL: healthyRedis,
+      SKEWED_BASE_URL: skewed,
+    });
+    backend = line.slice('listening on '.length);
+  }, 60_000);
+
+  /** The README's set-up, from the README's CHANNEL_* variables and REDIS_URL. */
+  const readmeEnv = () => ({
+    CHANNEL_BASE_URL: service,
+    CHANNEL_ACCESS_KEY: keys.accessKey,
+    CHANNEL_SECRET_KEY: keys.secretKey,
+    CHANNEL_WEBHOOK_SECRET: webhookSecret,
+    REDIS_URL: healthyRedis,
+  });
+  const readmeArgs = () => [
+    '--token-route',
+    backend + '/channel-token',
+    '--header',
+    `cookie: session=${session}`,
+    '--webhook-url',
+    backend + '/webhooks/inbox',
+    '--prefix',
+    'myapp:',
+  ];
+
+  test('a healthy set-up (the README backend and inbox recipe, the sandbox, redis-server --appendonly yes --maxmemory-policy noeviction): every line ✓, exit 0', async () => {
+    const text = await run(['doctor', ...readmeArgs()], readmeEnv());
+    expect(text.stderr).toBe('');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /^channel-sandbox doctor\n\nservice http:\/\/127\.0\.0\.1:\d+, from CHANNEL_BASE_URL\n✓ the keys sign a token exchange: HTTP 200/,
+    );
+    expect(text.stdout).not.toMatch(/^✗|^⚠ (?!time per call|answers within the 8 s window)/m);
+    const json = await run(['doctor', ...readmeArgs(), '--json'], readmeEnv());
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as Report;
+    expect(findings(report)).toEqual([]);
+    expect(report.parts.map((p) => p.target)).toEqual(['service', 'token-route', 'webhook', 'redis']);
+    // Not checked, and why: the README's route answers GET only; workers are counted only where stats() counts them.
+    const skipped = linesOf(report).filter((c) => c.status === 'skip');
+    expect(skipped.map((c) => c.id).filter((id) => id !== 'workers')).toEqual(['force-post']);
+    expect(linesOf(report).find((c) => c.id === 'token')?.detail).toMatch(/a JWT this sandbox issued, for "user-1"/);
+    expect(linesOf(report).find((c) => c.id === 'duplicate')?.detail).toMatch(/\{"duplicate":true\}/);
+  });
+
+  // Each fault alone: the options that seed it, and the lines that must name it (all others ✓ or –).
+  const faults: Array<[string, (base: string) => { args: string[]; env?: Record<string, string> }, Record<string, RegExp>]> = [
+    [
+      'a wrong access key',
+      (b) => ({ args: ['--token-route', b + '/fault/wrong-access-key/channel-token'], env: { CHANNEL_ACCESS_KEY: 'ak_not_this_one' } }),
+      {
+        'service/keys: fail': /code":40104.*the service does not know the access key ak_not…/,
+        'token-route/token: fail': /HTTP 502 .*the keys line above/,
+      },
+    ],
+    [
+      'a wrong secret key',
+      (b) => ({ args: ['--token-route', b + '/fault/wrong-secret-key/channel-token'], env: { CHANNEL_SECRET_KEY: 'sk_not_this_one_either' } }),
+      { 'service/keys: fail': /40101.*is known, the signature does not match: the secret key is wrong/, 'token-route/token: fail': /HTTP 502/ },
+    ],
+    [
+      "a clock 600 s from the service's",
+      (b) => ({ args: ['--token-route', b + '/fault/skewed/channel-token'], env: { CHANNEL_BASE_URL: skewed } }),
+      {
+        'service/keys: fail': /40102.*the signature's time is outside the window/,
+        'service/clock: fail': /^(599|600|601) s behind \(by its Date header, ±1 s\): beyond the ±300 s window/,
+        'token-route/token: fail': /HTTP 502/,
+      },
+    ],
+    [
+      'a route that answers the cached token when forced',
+      (b) => ({ args: ['--token-route', b + '/fault/cached-force/channel-token'] }),
+      {
+        'token-route/force-query: fail': /answered the cached token #\d+ again/,
+        'token-route/force-post: fail': /answered the cached token/,
+        'token-route/rejected: fail': /the very token it named/,
+      },
+    ],
+    [
+      'a route that answers { token }',
+      (b) => ({ args: ['--token-route', b + '/fault/token-shape/channel-token'] }),
+      { 'token-route/shape: fail': /^\{ token \}: the JWT is in "token"/ },
+    ],
+    [
+      'a route that answers the whole envelope',
+      (b) => ({ args: ['--token-route', b + '/fault/envelope/channel-token'] }),
+      { 'token-route/shape: warn': /^the service's whole envelope \{ code: 0, data: \{ access_token \} \}/ },
+    ],
+    [
+      'a route that answers the rejected token',
+      (b) => ({ args: ['--token-route', b + '/fault/rejected/channel-token'] }),
+      { 'token-route/rejected: fail': /answered token #\d+, the very token it named/ },
+    ],
+    [
+      'a route without cross-site refusal',
+      (b) => ({ args: ['--token-route', b + '/fault/no-cross-site/channel-token'] }),
+      { 'token-route/cross-site: warn': /Sec-Fetch-Site: cross-site.* got HTTP 200 with a token/ },
+    ],
+    [
+      'a route whose CORS grants any origin',
+      (b) => ({ args: ['--token-route', b + '/fault/cors-any-origin/channel-token'] }),
+      { 'token-route/cors: fail': /Access-Control-Allow-Origin: https:\/\/evil\.example with/ },
+    ],
+    [
+      'a receiver verifying with another secret',
+      (b) => ({ args: ['--webhook-url', b + '/fault/other-secret/webhooks/channel'] }),
+      { 'webhook/signed: fail': /refused like an unsigned or tampered one: your receiver verifies with another secret/ },
+    ],
+    [
+      'a receiver that runs a repeat twice (the README receiver, no dedup)',
+      (b) => ({ args: ['--webhook-url', b + '/webhooks/channel'] }),
+      { 'webhook/duplicate: warn': /the repeat got HTTP 200 like a new push/ },
+    ],
+    [
+      'a Redis with allkeys-lru',
+      () => ({ args: [], env: { REDIS_URL: lruRedis } }),
+      { 'redis/maxmemory-policy: fail': /^allkeys-lru with maxmemory 64\.0 MB: a full Redis deletes keys/ },
+    ],
+    [
+      'a Redis without persistence',
+      () => ({ args: [], env: { REDIS_URL: bareRedis } }),
+      { 'redis/persistence: warn': /^none \(no append-only file, no snapshots\)/ },
+    ],
+    ['an inbox with dead letters', () => ({ args: ['--prefix', 'dead:'] }), { 'redis/dead-letters: fail': /^1 push acknowledged and never processed/ }],
+  ];
+
+  describe('each fault seeded alone is named by its own line', () => {
+    test.concurrent.each(faults)('%s', async (_name, seed, named) => {
+      const { args, env = {} } = seed(backend);
+      const user = 'run-' + Math.random().toString(36).slice(2, 8);
+      // Everything else healthy: the package's token route (a user of its own), the README's inbox, the healthy Redis.
+      const healthy: Record<string, string[]> = {
+        '--token-route': ['--token-route', backend + '/fault/ok/channel-token', '--header', `cookie: session=${user}`],
+        '--webhook-url': ['--webhook-url', backend + '/webhooks/inbox'],
+        '--prefix': ['--prefix', 'myapp:'],
+      };
+      const given = Object.entries(healthy).flatMap(([option, pair]) => (args.includes(option) ? [] : pair));
+      const header = args.includes('--token-route') ? ['--header', `cookie: session=${user}`] : [];
+      const result = await run(['doctor', ...args, ...header, ...given, '--json'], { ...readmeEnv(), ...env });
+      expect(result.stderr).toBe('');
+      const report = JSON.parse(result.stdout) as Report;
+      expect(findings(report).toSorted()).toEqual(Object.keys(named).toSorted());
+      for (const [line, pattern] of Object.entries(named)) {
+        const [part, id] = line.split(/[/:]/);
+        expect(linesOf(report).find((c) => c.part === part && c.id === id)?.detail).toMatch(pattern);
+      }
+      expect(result.code).toBe(Object.keys(named).some((line) => line.endsWith('fail')) ? 1 : 0);
+      expect(report.ok).toBe(result.code === 0);
+    });
+  });
+
+  describe('secrets, a service that labels nothing, what it cannot reach, bad arguments', () => {
+    test('nothing secret in either output: the secret key, the webhook secret, the session cookie, tokens, the Redis password', async () => {
+      const env = {
+        CHANNEL_BASE_URL: service,
+        CHANNEL_ACCESS_KEY: keys.accessKey,
+        CHANNEL_SECRET_KEY: keys.secretKey,
+        CHANNEL_WEBHOOK_SECRET: webhookSecret,
+        REDIS_URL: healthyRedis,
+      };
+      const cookie = 'session=sess-9d8c7b6a5f4e';
+      const runs = await Promise.all(
+        [
+          // Healthy, the wrong secret key, a route whose error echoes the cookie and a token, a receiver with another secret.
+          [['--token-route', backend + '/fault/ok/channel-token', '--webhook-url', backend + '/webhooks/inbox', '--prefix', 'myapp:'], {}],
+          [['--token-route', backend + '/fault/wrong-secret-key/channel-token'], { CHANNEL_SECRET_KEY: 'sk_wrong_but_still_secret' }],
+          [['--token-route', backend + '/fault/leaky/channel-token', '--webhook-url', backend + '/fault/other-secret/webhooks/channel'], {}],
+        ].flatMap(([args, extra]) =>
+          ['', '--json'].map((json) =>
+            run(['doctor', ...(args as string[]), '--header', `cookie: ${cookie}`, ...(json ? [json] : [])], { ...env, ...(extra as object) }),
+          ),
+        ),
+      );
+      const all = runs.map((r) => r.stdout + r.stderr).join('\n');
+      for (const secret of [keys.secretKey, 'sk_wrong_but_still_secret', webhookSecret, 'sess-9d8c7b6a5f4e', redisPassword]) expect(all).not.toContain(secret);
+      expect(all).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
+      // What was masked, and where: the leaky route's echo, the Redis URL.
+      expect(runs[4].stdout).toMatch(/^✗ answers a token for the signed-in user: HTTP 500 \{"error":"no session for \[secret\]","debug":"\[token\]"\}/m);
+      expect(runs[0].stdout).toContain(`Redis redis://:***@127.0.0.1:${new URL(healthyRedis).port} (prefix myapp:), from REDIS_URL`);
+      expect(runs.map((r) => r.code)).toEqual([0, 0, 1, 1, 1, 1]);
+    });
+
+    test('options instead of the CHANNEL_* variables give the same run; a Redis or a service out of reach is a line, not a crash', async () => {
+      const closed = await freePort();
+      const options = await run([
+        'doctor',
+        '--service',
+        service + '/',
+        '--access-key',
+        keys.accessKey,
+        '--secret-key',
+        keys.secretKey,
+        '--webhook-url',
+        backend + '/webhooks/inbox',
+        '--webhook-secret',
+        webhookSecret,
+        '--redis',
+        `redis://127.0.0.1:${closed}`,
+        '--json',
+      ]);
+      const report = JSON.parse(options.stdout) as Report;
+      expect(findings(report)).toEqual(['redis/reachable: fail']);
+      expect(linesOf(report).find((c) => c.id === 'reachable')?.detail).toBe(
+        `could not connect to Redis at redis://127.0.0.1:${closed} within 5 s (connect ECONNREFUSED 127.0.0.1:${closed})`,
+      );
+      expect(options.ms).toBeLessThan(15_000);
+      const nowhere = await run(['doctor', '--service', `http://127.0.0.1:${closed}`, '--access-key', 'a', '--secret-key', 'b']);
+      expect(nowhere.code).toBe(1);
+      expect(nowhere.stdout).toMatch(
+        /^✗ the keys sign a token exchange: no answer from http:\/\/127\.0\.0\.1:\d+\/open\/api\/v1\/sdk\/tokens: connection refused/m,
+      );
+      expect(nowhere.stdout).toMatch(/^– this machine's clock agrees with the service's: no answer to read its Date from$/m);
+    });
+
+    test('run outside a project with a Redis client: the Redis line says where to run it; node-redis alone works as ioredis does', async () => {
+      const empty = mkdtempSync(join(tmpdir(), 'channel-doctor-empty-'));
+      const nodeRedisOnly = mkdtempSync(join(tmpdir(), 'channel-doctor-node-redis-'));
+      mkdirSync(join(nodeRedisOnly, 'node_modules'));
+      symlinkSync(join(root, 'node_modules/redis'), join(nodeRedisOnly, 'node_modules/redis'));
+      try {
+        const none = await run(['doctor', '--redis', healthyRedis, '--json'], {}, empty);
+        expect(linesOf(JSON.parse(none.stdout) as Report).find((c) => c.id === 'reachable')).toMatchObject({
+          status: 'fail',
+          detail: `no Redis client found from ${empty}; run this in your project (with ioredis or redis installed)`,
+        });
+        const port = await freePort();
+        const [refused, fine] = await Promise.all([
+          run(['doctor', '--redis', `redis://127.0.0.1:${port}`], {}, nodeRedisOnly),
+          run(['doctor', '--redis', healthyRedis, '--prefix', 'myapp:', '--json'], {}, nodeRedisOnly),
+        ]);
+        expect(refused.stdout).toMatch(/^✗ reachable: could not connect to Redis at redis:\/\/127\.0\.0\.1:\d+ within 5 s \(connect ECONNREFUSED/m);
+        expect(refused.ms).toBeLessThan(15_000);
+        expect(findings(JSON.parse(fine.stdout) as Report)).toEqual([]);
+      } finally {
+        rmSync(empty, { recursive: true, force: true });
+        rmSync(nodeRedisOnly, { recursive: true, force: true });
+      }
+    });
+
+    /** A stand-in for the real service: the sandbox behind it, its refusals unlabelled (the service publishes no codes). */
+    async function unlabelled(mode: 'uniform' | 'distinct' | 'date-ahead'): Promise<string> {
+      const server: Server = createServer(async (req, res) => {
+        if (req.method !== 'POST' || req.url !== '/open/api/v1/sdk/tokens') return void res.writeHead(404).end();
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name.startsWith('x-channel') || name === 'content-type')) as Record<
+          string,
+          string
+        >;
+        const answer = await fetch(service + req.url, { method: 'POST', headers, body: Buffer.concat(chunks) });
+        const text = await answer.text();
+        const date = mode === 'date-ahead' ? { date: new Date(Date.now() + 400_000).toUTCString() } : {};
+        if (answer.ok) return void res.writeHead(200, { 'content-type': 'application/json', ...date }).end(text);
+        const code = mode === 'distinct' && (JSON.parse(text) as { code: number }).code === 40104 ? 1002 : 1001;
+        res
+          .writeHead(401, { 'content-type': 'application/json', ...date })
+          .end(JSON.stringify({ code, message: 'invalid credential', request_id: Math.random().toString(16).slice(2) }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      stops.push(() => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }
+
+    test('a service whose refusals are unlabelled: doctor compares with a made-up access key and says what it cannot tell apart', async () => {
+      const [uniform, distinct, ahead] = await Promise.all([unlabelled('uniform'), unlabelled('distinct'), unlabelled('date-ahead')]);
+      const keysLine = async (base: string, accessKey: string, secretKey: string, extra: string[] = []) => {
+        const result = await run(['doctor', '--service', base, '--access-key', accessKey, '--secret-key', secretKey, ...extra, '--json']);
+        return JSON.parse(result.stdout) as Report;
+      };
+      const [wrongSecret, wrongKey, alike, good, skewedDate] = await Promise.all([
+        keysLine(distinct, keys.accessKey, 'sk_wrong_0123456789'),
+        keysLine(distinct, 'ak_unknown_key', keys.secretKey),
+        keysLine(uniform, keys.accessKey, 'sk_wrong_0123456789'),
+        keysLine(uniform, keys.accessKey, keys.secretKey, ['--token-route', backend + '/fault/ok/channel-token', '--header', 'cookie: session=real-1']),
+        keysLine(ahead, keys.accessKey, keys.secretKey),
+      ]);
+      const detail = (report: Report, id: string) => linesOf(report).find((c) => c.id === id)?.detail;
+      expect(detail(wrongSecret, 'keys')).toMatch(
+        /^refused: HTTP 401 \{"code":1001.*; a made-up access key gets HTTP 401 \{"code":1002.*, so the service knows this one: the secret key is wrong, or your backend signs another way than the reference scheme doctor uses; this machine's clock is within \d+ s of the service's, so the signature's time is not the cause$/,
+      );
+      expect(detail(wrongKey, 'keys')).toMatch(
+        /, the same answer as to a made-up access key: the access key ak_unk… is probably unknown to the service \(or it answers every refusal alike/,
+      );
+      expect(detail(alike, 'keys')).toMatch(/the same answer as to a made-up access key: .*its error codes are not published, so doctor cannot tell\)/);
+      // Good keys: the route's tokens are checked by their shape (the service keeps its key), and nothing else fails.
+      expect(findings(good)).toEqual([]);
+      expect(detail(good, 'token')).toMatch(/: a JWT \(its signature is the service's to check\), for "user-[\da-f]{8}"/);
+      // A clock 400 s off that the service accepts anyway: a warning, not a failure.
+      expect(findings(skewedDate)).toEqual(['service/clock: warn']);
+      expect(detail(skewedDate, 'clock')).toMatch(
+        /^(399|400|401) s behind \(by its Date header, ±1 s\): beyond the reference scheme's ±300 s, yet the exchange was accepted/,
+      );
+    });
+
+    test('a sandbox started with --clock-offset=-900: doctor reports this machine 900 s ahead', async () => {
+      const behind = await sandbox('--clock-offset=-900');
+      const report = JSON.parse((await run(['doctor', '--service', behind, '--json'])).stdout) as Report;
+      expect(linesOf(report).find((c) => c.id === 'clock')).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/^(899|900|901) s ahead \(by its Date header, ±1 s\)/),
+      });
+      expect(findings(report)).toEqual(['service/clock: fail']);
+    });
+
+    test('bad arguments exit 2 with what to pass', async () => {
+      const cases: Array<[string[], Record<string, string>, RegExp]> = [
+        [[], {}, /nothing to check: pass --service URL/],
+        [['--service', 'http://127.0.0.1:1', '--access-key', 'a'], {}, /pass both --access-key and --secret-key/],
+        [['--access-key', 'a', '--secret-key', 'b'], {}, /the keys need --service/],
+        [['--webhook-url', 'http://127.0.0.1:1/hook'], {}, /which secret does your receiver verify with\? pass --webhook-secret/],
+        [['--redis', 'redis://127.0.0.1:1', '--prefix'], {}, /unknown or incomplete option --prefix/],
+        [['--prefix', 'app:', '--service', 'http://127.0.0.1:1'], {}, /--prefix is the inbox prefix on Redis: pass --redis URL too/],
+        [['--header', 'cookie: a=b', '--service', 'http://127.0.0.1:1'], {}, /--header is for the token route/],
+        [['--token-route', 'http://127.0.0.1:1/t', '--header', 'no colon'], {}, /--header must be "name: value"/],
+        [['--sandbox', 'http://127.0.0.1:1'], {}, /pass the sandbox's URL as --service/],
+        [['--redis', 'http://127.0.0.1:1'], {}, /--redis must be a redis:\/\/ URL/],
+        [['--service', 'ftp://x'], {}, /--service: must be an absolute http\(s\) URL/],
+        [[], { CHANNEL_BASE_URL: 'http://user:pw@127.0.0.1:1' }, /CHANNEL_BASE_URL: must not contain a user name or password/],
+        [['--service', 'http://127.0.0.1:1', '--user', 'x'.repeat(129)], {}, /--user: the user id /],
+        [['--token-route', '/channel-token'], {}, /--token-route must be an http\(s\) URL/],
+      ];
+      for (const [args, env, message] of cases) {
+        const result = await run(['doctor', ...args], env);
+        expect([args.join(' '), result.code, result.stderr]).toEqual([args.join(' '), 2, expect.stringMatching(message)]);
+        expect(result.stderr).not.toContain('pw@');
+      }
+      expect((await run(['doctor', '--help'])).stdout).toMatch(/^channel-sandbox doctor \[--service <url>/);
+      expect((await run(['--help'])).stdout).toContain('channel-sandbox doctor --service <url> --access-key <ak> --secret-key <sk> --token-route <url>');
+    });
+  });
+});
