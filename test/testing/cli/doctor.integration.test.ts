@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hasRedis } from '../../helpers/redis.js';
 import { controlsOf, freePort, spawnServer } from '../../helpers/redis-server.mjs';
-import { seedDeadLetter } from './dead-letter.js';
+import { runIdleWorker, seedDeadLetter, seedWaitingPush } from './dead-letter.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(root, 'dist/sandbox-cli.js');
@@ -123,10 +123,18 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       redisServer('--appendonly', 'yes', '--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru'),
       redisServer('--appendonly', 'no', '--maxmemory-policy', 'noeviction'),
     ]);
-    // A dead letter under its own prefix: a push whose callback failed its one attempt.
+    // A dead letter under its own prefix: a push whose callback failed its one attempt; a push
+    // waiting under another, with no worker.
     const redis = new Redis(healthyRedis);
     await seedDeadLetter(redis, 'dead:', 'SO-dead');
-    redis.disconnect();
+    await seedWaitingPush(redis, 'idle:', 'SO-idle');
+    // Workers wherever a fault test points doctor at an inbox, so that each names its own fault only.
+    const others = [new Redis(lruRedis), new Redis(bareRedis)];
+    const workers = [runIdleWorker(redis, 'dead:'), ...others.map((client) => runIdleWorker(client, 'myapp:'))];
+    stops.push(async () => {
+      await Promise.all(workers.map((close) => close()));
+      for (const client of [redis, ...others]) client.disconnect();
+    });
     // The partner backend, bundled as the inbox examples test does (packages from node_modules).
     mkdirSync(join(root, '.tmp'), { recursive: true });
     const dir = mkdtempSync(join(root, '.tmp', 'doctor-'));
@@ -183,9 +191,11 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
     const report = JSON.parse(json.stdout) as Report;
     expect(findings(report)).toEqual([]);
     expect(report.parts.map((p) => p.target)).toEqual(['service', 'token-route', 'webhook', 'redis']);
-    // Not checked, and why: the README's route answers GET only; workers are counted only where stats() counts them.
+    // Not checked, and why: the README's route answers GET only.
     const skipped = linesOf(report).filter((c) => c.status === 'skip');
-    expect(skipped.map((c) => c.id).filter((id) => id !== 'workers')).toEqual(['force-post']);
+    expect(skipped.map((c) => c.id)).toEqual(['force-post']);
+    // The backend's inbox worker, seen by inbox.stats() (#43).
+    expect(linesOf(report).find((c) => c.id === 'workers')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^[1-9]\d* recently$/) });
     expect(linesOf(report).find((c) => c.id === 'token')?.detail).toMatch(/a JWT this sandbox issued, for "user-1"/);
     expect(linesOf(report).find((c) => c.id === 'duplicate')?.detail).toMatch(/\{"duplicate":true\}/);
   });
@@ -269,6 +279,7 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       { 'redis/persistence: warn': /^none \(no append-only file, no snapshots\)/ },
     ],
     ['an inbox with dead letters', () => ({ args: ['--prefix', 'dead:'] }), { 'redis/dead-letters: fail': /^1 push acknowledged and never processed/ }],
+    ['an inbox whose pushes wait with no worker running', () => ({ args: ['--prefix', 'idle:'] }), { 'redis/workers: fail': /^none/ }],
   ];
 
   describe('each fault seeded alone is named by its own line', () => {
