@@ -24,8 +24,8 @@ export type {
 // DownloadSpec, FileSpec, BlobLike). No option accepts a transport; it is the core's own interface.
 export type { StandardSchemaV1 } from './core/standard-schema.js';
 export { createCancelToken } from './core/cancel.js';
-export { isRetryable } from './core/is-retryable.js';
-export type { BeforeSend, SendAttempt } from './core/send-attempt.js';
+export { isRetryable } from './core/requests/is-retryable.js';
+export type { BeforeSend, SendAttempt } from './core/requests/send-attempt.js';
 export type { TelemetryOptions } from './shared/otel-api.js';
 export type { ClientTelemetryPlugin } from './core/telemetry-hooks.js';
 export type { CancelToken } from './core/cancel.js';

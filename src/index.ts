@@ -6,7 +6,7 @@
 import { createCoreClient, type BaseClient } from './core/client.js';
 import type { CoreClientOptions, FileCallOptions, UploadFields } from './core/types.js';
 import { describeValue, fail, optionalString } from './shared/check.js';
-import { isJwt } from './core/jwt-claims.js';
+import { isJwt } from './core/token-lifecycle/jwt-claims.js';
 import { createFetchTransport, type KyPassThrough } from './transports/fetch.js';
 import { readFetchArguments } from './transports/fetch-arguments.js';
 import { createNativeFetch } from './transports/fetch-native.js';

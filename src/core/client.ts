@@ -4,22 +4,22 @@ import { AbortError } from '../errors/AbortError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { Stop } from './cancel.js';
 import { messageOf } from '../shared/message.js';
-import { readResponse, validate } from './read-response.js';
+import { readResponse, validate } from './requests/read-response.js';
 import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
 import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
-import { abortError, cleared, raceRequest } from './request-abort.js';
-import { createTokenManager } from './token-manager.js';
-import { createAppState } from './app-state.js';
-import { createPacing } from './pacing.js';
-import { createRetryBudget } from './retry-budget.js';
+import { abortError, cleared, raceRequest } from './requests/request-abort.js';
+import { createTokenManager } from './token-lifecycle/token-manager.js';
+import { createAppState } from './app-life/app-state.js';
+import { createPacing } from './app-life/pacing.js';
+import { createRetryBudget } from './requests/retry-budget.js';
 import type { CallKind, Platform } from './platform.js';
 import type { CoreClientOptions, FileCallOptions, MethodOptions, RequestOptions, SignalLike, TransportResponse, UploadFields } from './types.js';
-import { createAttempts } from './attempts.js';
-import { createCallPreparer } from './call-options.js';
-import type { Call } from './call.js';
-import { createGetDedupe, dedupeKeyOf } from './dedupe-gets.js';
+import { createAttempts } from './requests/attempts.js';
+import { createCallPreparer } from './requests/call-options.js';
+import type { Call } from './requests/call.js';
+import { createGetDedupe, dedupeKeyOf } from './requests/dedupe-gets.js';
 
 /** What every client has, on both entries; `X` is what an entry adds to the request options. */
 export interface BaseClient<X = {}> {

@@ -1,12 +1,12 @@
-import { retryPolicy, type RetryPolicy } from './retry.js';
+import { retryPolicy, type RetryPolicy } from './requests/retry.js';
 import type { CoreClientOptions, TokenProvider, TokenStore } from './types.js';
-import type { RetryBudgetOptions } from './pacing-types.js';
-import type { BeforeSend } from './send-attempt.js';
+import type { RetryBudgetOptions } from './app-life/pacing-types.js';
+import type { BeforeSend } from './requests/send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
 import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
-import { offlineOptions } from './pacing.js';
-import { retryBudgetOptions } from './retry-budget.js';
+import { offlineOptions } from './app-life/pacing.js';
+import { retryBudgetOptions } from './requests/retry-budget.js';
 
 export interface ResolvedOptions {
   base: string;

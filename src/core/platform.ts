@@ -1,7 +1,7 @@
 // The seam between the platform-neutral core and an entry (src/index.ts, src/miniprogram.ts):
 // what an entry supplies to createCoreClient. Its own file, so that the core's modules and the
 // transports can name it without importing the client that uses it.
-import type { TokenManagerOptions, TokenShare } from './token-types.js';
+import type { TokenManagerOptions, TokenShare } from './token-lifecycle/token-types.js';
 import type { Transport, UploadSpec } from './types.js';
 
 /**

@@ -1,12 +1,12 @@
 import type { SignalLike } from '../shared/signal.js';
 import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
-import type { BeforeSend } from './send-attempt.js';
-import type { TokenStore } from './token-store-types.js';
-import type { OfflineOptions, RetryBudgetOptions } from './pacing-types.js';
+import type { BeforeSend } from './requests/send-attempt.js';
+import type { TokenStore } from './token-lifecycle/token-store-types.js';
+import type { OfflineOptions, RetryBudgetOptions } from './app-life/pacing-types.js';
 
-export type { StoredToken, TokenStore } from './token-store-types.js';
-export type { OfflineOptions, RetryBudgetOptions } from './pacing-types.js';
+export type { StoredToken, TokenStore } from './token-lifecycle/token-store-types.js';
+export type { OfflineOptions, RetryBudgetOptions } from './app-life/pacing-types.js';
 
 export type { SignalLike };
 

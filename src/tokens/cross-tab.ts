@@ -1,4 +1,4 @@
-import type { Obtained, TokenShare } from '../core/token-types.js';
+import type { Obtained, TokenShare } from '../core/token-lifecycle/token-types.js';
 
 // Loaded on demand by the browser entry (a separate chunk): a client without crossTab never
 // downloads it. Tokens travel between tabs of one origin over BroadcastChannel only; nothing

@@ -1,5 +1,5 @@
 import { checkKeys, describeValue, fail } from '../shared/check.js';
-import { userKey } from '../core/user-key.js';
+import { userKey } from '../core/token-lifecycle/user-key.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
 import { findHost } from '../transports/miniprogram/host-globals.js';
 

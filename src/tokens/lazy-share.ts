@@ -1,4 +1,4 @@
-import type { TokenShare } from '../core/token-types.js';
+import type { TokenShare } from '../core/token-lifecycle/token-types.js';
 
 /**
  * A share whose implementation is still loading (a dynamic import): calls wait for it, and

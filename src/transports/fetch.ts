@@ -4,7 +4,7 @@ import { TimeoutError } from '../errors/TimeoutError.js';
 import type { Transport } from '../core/types.js';
 import { messageOf } from '../shared/message.js';
 import { fail } from '../shared/check.js';
-import { originOf } from '../core/build-url.js';
+import { originOf } from '../core/requests/build-url.js';
 import type { OpenBodies } from './open-bodies.js';
 
 /** ky options the SDK owns; everything else (hooks, credentials, ...) passes through. */

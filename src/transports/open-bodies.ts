@@ -1,4 +1,4 @@
-import { abortError, cleared } from '../core/request-abort.js';
+import { abortError, cleared } from '../core/requests/request-abort.js';
 import type { SignalLike } from '../core/types.js';
 
 /** The response bodies of one client that may still be arriving after their call resolved. */

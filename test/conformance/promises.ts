@@ -12,7 +12,7 @@ import type { ClientEvents } from '../../src/core/events.js';
 import type { CoreClientOptions, SignalLike } from '../../src/core/types.js';
 import { createCancelToken } from '../../src/core/cancel.js';
 import { AbortError, ApiError, ConfigError, HttpError, isChannelError, TimeoutError, TokenProviderError } from '../../src/errors/index.js';
-import { isRetryable } from '../../src/core/is-retryable.js';
+import { isRetryable } from '../../src/core/requests/is-retryable.js';
 import { makeJwt, type FakeService } from '../helpers/fake-service.js';
 import { collectStrings } from '../helpers/scan.js';
 import { sendJson, startServer } from '../helpers/server.js';

@@ -1,7 +1,7 @@
 // Unit tests of the token manager with an injected clock: no HTTP, no timers of consequence.
 import { describe, expect, test } from 'vitest';
-import { createTokenManager } from '../../src/core/token-manager.js';
-import type { HeldToken } from '../../src/core/token-types.js';
+import { createTokenManager } from '../../src/core/token-lifecycle/token-manager.js';
+import type { HeldToken } from '../../src/core/token-lifecycle/token-types.js';
 import { TokenProviderError } from '../../src/errors/index.js';
 import { makeJwt } from '../helpers/fake-service.js';
 

@@ -7,7 +7,7 @@
  */
 import * as fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { buildUrl } from '../../src/core/build-url.js';
+import { buildUrl } from '../../src/core/requests/build-url.js';
 import { normalizeBaseUrl } from '../../src/shared/url.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { createClient as createFetchClient } from '../../src/index.js';

@@ -1,6 +1,6 @@
 import { NetworkError } from '../../errors/NetworkError.js';
 import { TimeoutError } from '../../errors/TimeoutError.js';
-import { abortError } from '../../core/request-abort.js';
+import { abortError } from '../../core/requests/request-abort.js';
 import type { SignalLike, Transport, TransportRequest, TransportResponse } from '../../core/types.js';
 import { isChannelError } from '../../errors/ChannelError.js';
 import { messageOf } from '../../shared/message.js';

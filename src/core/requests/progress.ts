@@ -1,5 +1,5 @@
-import { isolated } from '../shared/report.js';
-import type { Progress, SignalLike } from './types.js';
+import { isolated } from '../../shared/report.js';
+import type { Progress, SignalLike } from '../types.js';
 
 /** A call's progress as its caller sees it: `report` takes the transport's, `end` the final 1. */
 export interface Monotonic {

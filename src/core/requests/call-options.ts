@@ -1,14 +1,14 @@
-import { checkKeys, describeValue, fail, milliseconds, optionalString } from '../shared/check.js';
-import { messageOf } from '../shared/message.js';
-import type { NativeCalls, Platform } from './platform.js';
-import { normalizeHeaders, type ResolvedOptions } from './options.js';
+import { checkKeys, describeValue, fail, milliseconds, optionalString } from '../../shared/check.js';
+import { messageOf } from '../../shared/message.js';
+import type { NativeCalls, Platform } from '../platform.js';
+import { normalizeHeaders, type ResolvedOptions } from '../options.js';
 import { retryPolicy } from './retry.js';
-import type { StandardSchemaV1 } from './standard-schema.js';
+import type { StandardSchemaV1 } from '../standard-schema.js';
 import type { Call, CallInput } from './call.js';
 import { monotonic } from './progress.js';
-import type { FileSpec, Progress, RequestOptions, SignalLike } from './types.js';
+import type { FileSpec, Progress, RequestOptions, SignalLike } from '../types.js';
 import { buildUrl } from './build-url.js';
-import { callOfflineWait } from './pacing.js';
+import { callOfflineWait } from '../app-life/pacing.js';
 
 const requestKeys = ['method', 'headers', 'searchParams', 'json', 'body', 'schema', 'raw', 'signal', 'timeout', 'retry', 'offline'];
 // Habits from axios, fetch and got, so that a wrong key is a ConfigError that names the right one.

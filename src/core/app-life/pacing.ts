@@ -1,15 +1,15 @@
 // When a call's attempts may go (issue #45): not while the host reports no network, a retry not
 // while the host would interrupt it (a hidden mini-program), and a retry of a transient failure
 // only while the client's retry budget lasts. The attempt loop (attempts.ts) asks at each step.
-import { isChannelError, type ChannelError } from '../errors/ChannelError.js';
-import { NetworkError } from '../errors/NetworkError.js';
-import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
+import { isChannelError, type ChannelError } from '../../errors/ChannelError.js';
+import { NetworkError } from '../../errors/NetworkError.js';
+import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import type { AppState } from './app-state.js';
-import type { Call } from './call.js';
-import type { Events } from './events.js';
-import { abortError } from './request-abort.js';
-import type { RetryBudget } from './retry-budget.js';
-import type { HeldToken } from './token-types.js';
+import type { Call } from '../requests/call.js';
+import type { Events } from '../events.js';
+import { abortError } from '../requests/request-abort.js';
+import type { RetryBudget } from '../requests/retry-budget.js';
+import type { HeldToken } from '../token-lifecycle/token-types.js';
 import type { OfflineOptions } from './pacing-types.js';
 
 /** The `offline` option checked, with its defaults (the methods default to `retryMethods`). */

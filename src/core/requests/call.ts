@@ -1,9 +1,9 @@
-import type { Stop } from './cancel.js';
-import type { CallKind } from './platform.js';
+import type { Stop } from '../cancel.js';
+import type { CallKind } from '../platform.js';
 import type { Monotonic } from './progress.js';
 import type { RetryPolicy } from './retry.js';
-import type { StandardSchemaV1 } from './standard-schema.js';
-import type { FileSpec, SignalLike } from './types.js';
+import type { StandardSchemaV1 } from '../standard-schema.js';
+import type { FileSpec, SignalLike } from '../types.js';
 
 /** A call as the client's front received it, numbered and given its Stop: what prepare() reads. */
 export interface CallInput {

@@ -1,8 +1,8 @@
-import type { ClientTelemetry } from './telemetry-hooks.js';
-import type { TokenProviderError } from '../errors/TokenProviderError.js';
-import type { Redactor } from './redactor.js';
+import type { ClientTelemetry } from '../telemetry-hooks.js';
+import type { TokenProviderError } from '../../errors/TokenProviderError.js';
+import type { Redactor } from '../redactor.js';
 import type { DateSource } from './server-clock.js';
-import type { RuntimeAbortSignal, StoredToken, TokenProvider, TokenReason, TokenStore } from './types.js';
+import type { RuntimeAbortSignal, StoredToken, TokenProvider, TokenReason, TokenStore } from '../types.js';
 
 /** A token as the client holds it. `version` grows by one with every token installed. */
 export interface HeldToken {

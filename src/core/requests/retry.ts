@@ -1,7 +1,7 @@
-import { checkKeys, describeValue, fail } from '../shared/check.js';
-import { messageOf } from '../shared/message.js';
-import { MAX_DELAY } from '../shared/signal.js';
-import type { RetryOptions } from './types.js';
+import { checkKeys, describeValue, fail } from '../../shared/check.js';
+import { messageOf } from '../../shared/message.js';
+import { MAX_DELAY } from '../../shared/signal.js';
+import type { RetryOptions } from '../types.js';
 
 export interface RetryPolicy {
   limit: number;

@@ -2,7 +2,7 @@ import { claimsOf } from './jwt-claims.js';
 import type { ServerClock } from './server-clock.js';
 import { timeToken } from './token-timing.js';
 import type { HeldToken, Obtained, TokenManagerOptions, TokenState } from './token-types.js';
-import type { TokenReason } from './types.js';
+import type { TokenReason } from '../types.js';
 
 /**
  * Installs a token of a token manager: reads its claims, numbers it, times its end against the

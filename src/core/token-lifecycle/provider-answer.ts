@@ -1,5 +1,5 @@
-import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { describeValue } from '../shared/check.js';
+import { TokenProviderError } from '../../errors/TokenProviderError.js';
+import { describeValue } from '../../shared/check.js';
 import { isJwt } from './jwt-claims.js';
 
 /** What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. */

@@ -1,12 +1,12 @@
-import { ApiError } from '../errors/ApiError.js';
-import type { ErrorContext } from '../errors/ChannelError.js';
-import { HttpError } from '../errors/HttpError.js';
-import { ResponseError, type SchemaIssue } from '../errors/ResponseError.js';
-import { envelopeText, isEnvelope } from '../shared/envelope.js';
-import { messageOf } from '../shared/message.js';
-import type { Redactor } from './redactor.js';
-import type { StandardSchemaV1 } from './standard-schema.js';
-import type { TransportResponse } from './types.js';
+import { ApiError } from '../../errors/ApiError.js';
+import type { ErrorContext } from '../../errors/ChannelError.js';
+import { HttpError } from '../../errors/HttpError.js';
+import { ResponseError, type SchemaIssue } from '../../errors/ResponseError.js';
+import { envelopeText, isEnvelope } from '../../shared/envelope.js';
+import { messageOf } from '../../shared/message.js';
+import type { Redactor } from '../redactor.js';
+import type { StandardSchemaV1 } from '../standard-schema.js';
+import type { TransportResponse } from '../types.js';
 
 const unparsed = {};
 

@@ -1,4 +1,4 @@
-import { isChannelError } from '../errors/ChannelError.js';
+import { isChannelError } from '../../errors/ChannelError.js';
 
 /**
  * Whether a failed call is worth another try by a caller with a retry of its own (TanStack

@@ -1,8 +1,8 @@
-import { Stop } from './cancel.js';
+import { Stop } from '../cancel.js';
 import type { Attempts } from './attempts.js';
 import type { Call } from './call.js';
 import { raceRequest } from './request-abort.js';
-import type { TransportResponse } from './types.js';
+import type { TransportResponse } from '../types.js';
 
 /** Methods that change nothing on the service: every other one is a write. */
 const reads = ['GET', 'HEAD', 'OPTIONS'];

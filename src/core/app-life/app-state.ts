@@ -1,8 +1,8 @@
 // The app's life and the network as one client sees them (issue #45): shown or hidden, online or
 // offline, from the signals its entry supplies (platform.ts). A client follows them from its first
 // use on: one never used adds no listener and no timer.
-import type { Events } from './events.js';
-import type { Platform } from './platform.js';
+import type { Events } from '../events.js';
+import type { Platform } from '../platform.js';
 
 /** What a client knows of the app's life and the network, and who waits for it to change. */
 export interface AppState {

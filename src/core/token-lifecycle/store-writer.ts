@@ -1,4 +1,4 @@
-import type { StoredToken, TokenStore } from './types.js';
+import type { StoredToken, TokenStore } from '../types.js';
 
 /**
  * Writes to a {@link TokenStore} one call at a time, the newest wish winning: `null` (a

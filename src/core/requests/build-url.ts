@@ -1,6 +1,6 @@
-import { describeValue, fail } from '../shared/check.js';
-import { authority, controls, dots } from '../shared/url.js';
-import type { SearchParams } from './types.js';
+import { describeValue, fail } from '../../shared/check.js';
+import { authority, controls, dots } from '../../shared/url.js';
+import type { SearchParams } from '../types.js';
 
 // Built by hand: mini-program hosts have neither URL nor URLSearchParams.
 

@@ -1,8 +1,8 @@
-import { AbortError } from '../errors/AbortError.js';
-import { TimeoutError } from '../errors/TimeoutError.js';
-import type { ErrorContext } from '../errors/ChannelError.js';
-import { withoutStack } from '../shared/errors.js';
-import { raceSignal, sleep, type SignalLike } from '../shared/signal.js';
+import { AbortError } from '../../errors/AbortError.js';
+import { TimeoutError } from '../../errors/TimeoutError.js';
+import type { ErrorContext } from '../../errors/ChannelError.js';
+import { withoutStack } from '../../shared/errors.js';
+import { raceSignal, sleep, type SignalLike } from '../../shared/signal.js';
 
 /**
  * The reason a request's own signal gets when clearToken() fences it, or a new tokenStore

@@ -1,17 +1,17 @@
-import { isChannelError, type ChannelError } from '../errors/ChannelError.js';
-import { NetworkError } from '../errors/NetworkError.js';
-import { UnauthorizedError } from '../errors/UnauthorizedError.js';
+import { isChannelError, type ChannelError } from '../../errors/ChannelError.js';
+import { NetworkError } from '../../errors/NetworkError.js';
+import { UnauthorizedError } from '../../errors/UnauthorizedError.js';
 import type { Call } from './call.js';
-import type { ClientEvents, Events, RequestInfo } from './events.js';
-import type { Redactor } from './redactor.js';
+import type { ClientEvents, Events, RequestInfo } from '../events.js';
+import type { Redactor } from '../redactor.js';
 import { delayOf, retryAfterMs } from './retry.js';
 import { abortError, raceRequest, sleepRequest } from './request-abort.js';
-import type { HeldToken, TokenManager } from './token-types.js';
-import type { SignalLike, Transport, TransportRequest, TransportResponse } from './types.js';
+import type { HeldToken, TokenManager } from '../token-lifecycle/token-types.js';
+import type { SignalLike, Transport, TransportRequest, TransportResponse } from '../types.js';
 import { runBeforeSend, type Outgoing } from './before-send.js';
 import type { BeforeSend } from './send-attempt.js';
-import type { ClientTelemetry } from './telemetry-hooks.js';
-import type { Pacing } from './pacing.js';
+import type { ClientTelemetry } from '../telemetry-hooks.js';
+import type { Pacing } from '../app-life/pacing.js';
 
 /** What the transport is sent for one attempt, with the token it carries. */
 type Attempt = TransportRequest & { held: HeldToken };

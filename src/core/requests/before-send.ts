@@ -1,10 +1,10 @@
-import { ConfigError } from '../errors/ConfigError.js';
-import { TimeoutError } from '../errors/TimeoutError.js';
-import { describeValue, fail } from '../shared/check.js';
-import { messageOf } from '../shared/message.js';
+import { ConfigError } from '../../errors/ConfigError.js';
+import { TimeoutError } from '../../errors/TimeoutError.js';
+import { describeValue, fail } from '../../shared/check.js';
+import { messageOf } from '../../shared/message.js';
 import type { Call } from './call.js';
-import { normalizeHeaders } from './options.js';
-import type { Redactor } from './redactor.js';
+import { normalizeHeaders } from '../options.js';
+import type { Redactor } from '../redactor.js';
 import { raceRequest } from './request-abort.js';
 import type { BeforeSend, SendAttempt } from './send-attempt.js';
 

@@ -1,4 +1,4 @@
-import type { TokenStore } from './types.js';
+import type { TokenStore } from '../types.js';
 
 /** A user key as a non-empty string (a number id too), else undefined: nobody signed in. */
 export function userKey(value: unknown): string | undefined {

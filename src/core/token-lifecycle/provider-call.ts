@@ -1,6 +1,6 @@
-import { TokenProviderError } from '../errors/TokenProviderError.js';
+import { TokenProviderError } from '../../errors/TokenProviderError.js';
 import type { TokenManagerOptions } from './token-types.js';
-import type { TokenProviderContext } from './types.js';
+import type { TokenProviderContext } from '../types.js';
 
 /**
  * Calls tokenProvider once, bounded by tokenTimeout: past it the provider's `signal` (where the

@@ -1,8 +1,8 @@
 // The retry budget (issue #45): the retries of transient failures of one client draw on one
 // balance that answers refill, in the spirit of gRPC's retry throttling and Envoy's retry budgets,
 // so that an outage meets the load of the calls themselves plus a few retries, not three times it.
-import { checkKeys, describeValue, fail } from '../shared/check.js';
-import type { RetryBudgetOptions } from './pacing-types.js';
+import { checkKeys, describeValue, fail } from '../../shared/check.js';
+import type { RetryBudgetOptions } from '../app-life/pacing-types.js';
 
 /** A client's retry budget. */
 export interface RetryBudget {

@@ -1,11 +1,11 @@
-import { TokenProviderError } from '../errors/TokenProviderError.js';
-import { messageOf } from '../shared/message.js';
-import { tokenFingerprint } from '../shared/fingerprint.js';
+import { TokenProviderError } from '../../errors/TokenProviderError.js';
+import { messageOf } from '../../shared/message.js';
+import { tokenFingerprint } from '../../shared/fingerprint.js';
 import { callProvider } from './provider-call.js';
-import { abortError, cleared } from './request-abort.js';
+import { abortError, cleared } from '../requests/request-abort.js';
 import { createStoreReader } from './store-reader.js';
 import type { HeldToken, Obtained, TokenManagerOptions, TokenState } from './token-types.js';
-import type { SignalLike, TokenReason } from './types.js';
+import type { SignalLike, TokenReason } from '../types.js';
 import { tokenFromAnswer } from './provider-answer.js';
 
 /** How a token manager obtains a token. */

@@ -1,6 +1,6 @@
 import { isJwt } from './jwt-claims.js';
 import type { Obtained, TokenManagerOptions } from './token-types.js';
-import type { StoredToken, TokenStore } from './types.js';
+import type { StoredToken, TokenStore } from '../types.js';
 
 /**
  * Reads a {@link TokenStore} for the first token of a session: a record is taken only for the
