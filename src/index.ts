@@ -106,8 +106,8 @@ export function createClient(options: ClientOptions): Client {
   return createCoreClient(
     options,
     {
-      // client.fetch's attempts go to fetch itself; every other call through ky.
-      transport: (request) => (request.native ? native : overKy)(request),
+      // Every call through ky; client.fetch's attempts to fetch itself (its native transport below).
+      transport: overKy,
       createAbortController: () => new AbortController(),
       fence: bodies.fence,
       // Where the OpenTelemetry API registers itself: a call's spans keep the context active as it starts.
@@ -127,7 +127,7 @@ export function createClient(options: ClientOptions): Client {
           return { blob, fileName: optionalString(u, 'fileName') };
         },
       },
-      native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },
+      native: { read: readFetchArguments, methods: (run) => ({ fetch: run }), transport: native },
       // The tab's visibility and navigator.onLine, where there are (not in Node).
       visibility: signals.visibility,
       network: signals.network,

@@ -9,7 +9,7 @@ import { describeValue, fail } from './shared/check.js';
 import { hostOptionsFor } from './transports/miniprogram/host-options.js';
 import { HOST_METHODS, resolveHostFunctions } from './transports/miniprogram/host-functions.js';
 import type { HostDownloadFile, HostRequest, HostUploadFile } from './transports/miniprogram/host-api.js';
-import { createMiniProgramTransport } from './transports/miniprogram/host-transport.js';
+import { createMiniProgramTransports } from './transports/miniprogram/host-transport.js';
 import { hostRequestCalls, type HostRequestCall, type HostRequestTask } from './transports/miniprogram/host-request.js';
 import { hostSignals } from './transports/miniprogram/host-signals.js';
 
@@ -119,21 +119,22 @@ export function createClient(options: MiniProgramClientOptions): Client {
   const { concurrency = 10 } = o;
   if (!(concurrency >= 1 && concurrency % 1 === 0)) fail('concurrency must be a whole number >= 1 (WeChat allows 10 requests at once)');
   const signals = hostSignals(host.host);
+  const transports = createMiniProgramTransports({
+    request: host.request,
+    uploadFile: host.uploadFile,
+    downloadFile: host.downloadFile,
+    // Alipay (and DingTalk) take the field name as fileName and require fileType, whichever
+    // wrapper (uni, Taro) hands the upload to my.uploadFile.
+    alipay: host.alipay,
+    // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
+    dataType: host.name === 'tt' || host.name === 'swan' ? 'string' : 'text',
+    concurrency,
+    removeFile: host.removeFile,
+  });
   return createCoreClient(
     o,
     {
-      transport: createMiniProgramTransport({
-        request: host.request,
-        uploadFile: host.uploadFile,
-        downloadFile: host.downloadFile,
-        // Alipay (and DingTalk) take the field name as fileName and require fileType, whichever
-        // wrapper (uni, Taro) hands the upload to my.uploadFile.
-        alipay: host.alipay,
-        // Douyin and Baidu only know 'string' for a raw body; the others take 'text'.
-        dataType: host.name === 'tt' || host.name === 'swan' ? 'string' : 'text',
-        concurrency,
-        removeFile: host.removeFile,
-      }),
+      transport: transports.transport,
       files: {
         upload: ['filePath'],
         download: ['filePath'],
@@ -146,7 +147,7 @@ export function createClient(options: MiniProgramClientOptions): Client {
         }),
       },
       hostOptions: hostOptionsFor(host.name, o.hostOptions),
-      native: hostRequestCalls,
+      native: Object.assign({ transport: transports.native }, hostRequestCalls),
       // Its onAppShow/onAppHide and network functions, found on the host of its request().
       visibility: signals.visibility,
       network: signals.network,

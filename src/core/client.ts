@@ -4,7 +4,7 @@ import { AbortError } from '../errors/AbortError.js';
 import { ConfigError } from '../errors/ConfigError.js';
 import { Stop } from './cancel.js';
 import { messageOf } from '../shared/message.js';
-import { readResponse, validate } from './requests/read-response.js';
+import { readResponse } from './requests/read-response.js';
 import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
 import { createRedactor } from './redactor.js';
@@ -71,7 +71,6 @@ const noop = () => {};
  */
 export function createCoreClient(options: CoreClientOptions, platform: Platform, entryKeys: string[]): Client {
   const config = resolveOptions(options, entryKeys);
-  const { transport } = platform;
   const { now } = config;
   const events = createEvents();
   const redact = createRedactor();
@@ -108,25 +107,21 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   });
   const prepare = createCallPreparer(config, platform);
   // The app's life and the network (followed from the first use on), and the retry budget.
-  const pacing = createPacing(
-    createAppState(platform, events, () => tokens.warm()),
-    createRetryBudget(config.retryBudget),
+  const pacing = createPacing({
+    app: createAppState({ visibility: platform.visibility, network: platform.network, events, warm: () => tokens.warm() }),
+    budget: createRetryBudget(config.retryBudget),
     events,
     now,
-  );
+  });
   // Every call goes through the dedupe's `attempts`: a write ends the sharing of the GETs under way.
-  const { attempts, dedupeGet } = createGetDedupe(
-    createAttempts({ transport, now, tokens, events, redact, beforeSend: config.beforeSend, telemetry, pacing }),
-    live,
-  );
+  const { attempts, dedupeGet } = createGetDedupe(createAttempts({ now, tokens, events, redact, beforeSend: config.beforeSend, telemetry, pacing }), live);
 
   /** The value a final response resolves to, or the error it rejects with. */
   function settle(call: Call, response: TransportResponse): unknown {
     const { status } = response;
     // A native call resolves to the transport's own result (a Response, the host's object) whatever its status.
     if (call.kind === 'native' || (response.value !== undefined && status >= 200 && status < 300)) return response.value;
-    const value = readResponse(response, call.raw, call.context, redact);
-    return call.schema ? validate(call.schema, value, status, call.context, redact) : value;
+    return readResponse({ response, call, redact });
   }
 
   /**

@@ -71,12 +71,21 @@ export interface NativeOptions {
   hostOptions?: Record<string, unknown>;
 }
 
-/** An entry's native call: how it reads its arguments, and the methods it adds to the client. */
-export interface NativeCalls {
+/** How an entry's native call reads its arguments, and the methods it adds to the client. */
+export interface NativeShape {
   /** Reads the call's two arguments (fetch's input and init; a host request's options); throws ConfigError. */
   read(input: unknown, init: unknown): NativeOptions;
   /** The client's methods over `run`, which runs one native call and resolves to the transport's own result. */
   methods(run: (input: unknown, init?: unknown) => Promise<unknown>): object;
+}
+
+/** An entry's native call: its shape, and the platform's own transport for it. */
+export interface NativeCalls extends NativeShape {
+  /**
+   * Sends a native call's attempts (fetch itself; the host's request() answering its own result):
+   * every HTTP status resolves with the transport's own result as `value`, its body unread.
+   */
+  transport: Transport;
 }
 
 /** An entry's way of naming an upload's file, and the options that adds to upload and download. */

@@ -38,11 +38,6 @@ export interface TransportRequest {
   hostOptions?: Record<string, unknown>;
   /** The caller asked for `raw: true` (a download then resolves to the transport's own object). */
   raw?: boolean;
-  /**
-   * A native call (client.fetch, client.hostRequest): resolve with the transport's own result
-   * (a Response, the host's object) as `value`, whatever the status, its body unread.
-   */
-  native?: boolean;
   /** A native call's own options, passed on untouched (fetch: the Request and the other RequestInit keys). */
   passOn?: Record<string, unknown>;
   /**

@@ -19,13 +19,19 @@ export interface AppState {
   readonly waiters: Set<() => void>;
 }
 
+/** What a client's app state follows: the entry's signals, and what runs on show. */
+export interface AppStateOptions extends Pick<Platform, 'visibility' | 'network'> {
+  events: Events;
+  /** The token manager's pre-warm. */
+  warm: () => void;
+}
+
 /**
  * The app state of a client over `platform`'s signals, or undefined where it has none (Node,
  * a host without onAppShow and onNetworkStatusChange): the client then behaves as it always did.
  * `warm` runs on every report of a shown app with the network up: the token manager's pre-warm.
  */
-export function createAppState(platform: Pick<Platform, 'visibility' | 'network'>, events: Events, warm: () => void): AppState | undefined {
-  const { visibility, network } = platform;
+export function createAppState({ visibility, network, events, warm }: AppStateOptions): AppState | undefined {
   if (!visibility && !network) return undefined;
   let started = false;
   const app: AppState = {

@@ -69,8 +69,18 @@ export interface Pacing {
   answered(): void;
 }
 
+/** What a client's pacing works over. */
+export interface PacingOptions {
+  /** The app's life and the network; none where the platform has neither signal. */
+  app?: AppState;
+  /** The retry budget; none with `retryBudget: false`. */
+  budget?: RetryBudget;
+  events: Events;
+  now: () => number;
+}
+
 /** The pacing of a client: its app state (none without signals) and its retry budget (none with `retryBudget: false`). */
-export function createPacing(app: AppState | undefined, budget: RetryBudget | undefined, events: Events, now: () => number): Pacing {
+export function createPacing({ app, budget, events, now }: PacingOptions): Pacing {
   /** What holds `call` now: the network, or (for a call that waits, before a retry) the app's return. */
   function blocked(call: Call, again: boolean): 'online' | 'shown' | undefined {
     const state = app as AppState;

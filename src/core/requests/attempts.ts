@@ -7,7 +7,7 @@ import type { Redactor } from '../redactor.js';
 import { delayOf, retryAfterMs } from './retry.js';
 import { abortError, raceRequest, sleepRequest } from './request-abort.js';
 import type { HeldToken, TokenManager } from '../token-lifecycle/token-types.js';
-import type { SignalLike, Transport, TransportRequest, TransportResponse } from '../types.js';
+import type { SignalLike, TransportRequest, TransportResponse } from '../types.js';
 import { runBeforeSend, type Outgoing } from './before-send.js';
 import type { BeforeSend } from './send-attempt.js';
 import type { ClientTelemetry } from '../telemetry-hooks.js';
@@ -19,9 +19,8 @@ type Attempt = TransportRequest & { held: HeldToken };
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
 
-/** What the attempt loop of a client works over. */
+/** What the attempt loop of a client works over (each call brings its own transport: `Call.transport`). */
 export interface AttemptsOptions {
-  transport: Transport;
   now: () => number;
   tokens: TokenManager;
   events: Events;
@@ -32,9 +31,9 @@ export interface AttemptsOptions {
   pacing: Pacing;
 }
 
-/** The attempt loop of a client, over its transport, token manager, events and redactor, with its `beforeSend`. */
+/** The attempt loop of a client, over its token manager, events and redactor, with its `beforeSend`. */
 export function createAttempts(options: AttemptsOptions): Attempts {
-  const { transport, now, tokens, events, redact, beforeSend, telemetry, pacing } = options;
+  const { now, tokens, events, redact, beforeSend, telemetry, pacing } = options;
   /** Emits a request event of `call`'s attempt number `attempt`. No payload is built for nobody. */
   function note<K extends 'request' | 'response' | 'unauthorized' | 'retry'>(
     type: K,
@@ -107,7 +106,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
       let outgoing: Outgoing | Promise<Outgoing> | undefined;
       if (beforeSend) {
         // Per attempt, on the call's own headers and body; awaited only when the hook is async.
-        outgoing = runBeforeSend(beforeSend, call, attempt, redact);
+        outgoing = runBeforeSend({ hook: beforeSend, call, attempt, redact });
         if ('then' in outgoing) outgoing = await outgoing;
         // The hook may have called clearToken() or aborted.
         if (stop.aborted) throw abortError(stop, context);
@@ -122,7 +121,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
         end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
-        const sent = transport(request);
+        const sent = call.transport(request);
         response = await (call.dropOnAbort ? sent : raceRequest(sent, stop, context));
       } catch (error) {
         failure = transportError(error, stop, context, redact);
@@ -232,7 +231,6 @@ function attemptRequest(call: Call, held: HeldToken, rebind: (this: Attempt) => 
     onProgress: call.progress && call.progress.report,
     hostOptions: call.hostOptions,
     raw: call.raw,
-    native: call.kind === 'native',
     passOn: call.passOn,
     held,
     rebind,

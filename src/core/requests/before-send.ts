@@ -14,6 +14,14 @@ export interface Outgoing {
   body?: unknown;
 }
 
+/** One run of the hook: for attempt number `attempt` of `call`, with the client's redactor. */
+export interface BeforeSendRun {
+  hook: BeforeSend;
+  call: Call;
+  attempt: number;
+  redact: Redactor;
+}
+
 /**
  * Runs `beforeSend` for attempt number `attempt` of `call`, on a fresh copy of the call's headers
  * (never holding the token) and of its body, and checks what it left: header names and values as
@@ -22,7 +30,7 @@ export interface Outgoing {
  * TimeoutError). Anything it throws becomes a ConfigError, its message redacted: the attempt is
  * not sent.
  */
-export function runBeforeSend(hook: BeforeSend, call: Call, attempt: number, redact: Redactor): Outgoing | Promise<Outgoing> {
+export function runBeforeSend({ hook, call, attempt, redact }: BeforeSendRun): Outgoing | Promise<Outgoing> {
   const view: SendAttempt = {
     method: call.method,
     url: call.url,

@@ -122,6 +122,7 @@ export function createCallPreparer(config: ResolvedOptions, platform: Platform) 
       offlineWait: ownWait !== undefined ? ownWait : config.offline.methods.indexOf(method) >= 0 ? config.offline.wait : 0,
       hostOptions: platform.hostOptions && platform.hostOptions(n ? 'request' : kind, o.hostOptions),
       passOn: o.passOn as Record<string, unknown> | undefined,
+      transport: (n ? (platform.native as NativeCalls) : platform).transport,
       requestId: input.requestId,
       stop,
       // A plain request without a signal of its own can only be fenced by clearToken(): an

@@ -3,7 +3,7 @@ import type { CallKind } from '../platform.js';
 import type { Monotonic } from './progress.js';
 import type { RetryPolicy } from './retry.js';
 import type { StandardSchemaV1 } from '../standard-schema.js';
-import type { FileSpec, SignalLike } from '../types.js';
+import type { FileSpec, SignalLike, Transport } from '../types.js';
 
 /** A call as the client's front received it, numbered and given its Stop: what prepare() reads. */
 export interface CallInput {
@@ -49,6 +49,8 @@ export interface Call {
   readonly hostOptions?: Record<string, unknown>;
   /** A native call's own options, passed on to the transport untouched. */
   readonly passOn?: Record<string, unknown>;
+  /** What sends its attempts: the platform's transport, or for a native call the platform's own for those. */
+  readonly transport: Transport;
 
   // This run.
   /** Numbers the call's events. */

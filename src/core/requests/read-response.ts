@@ -7,6 +7,7 @@ import { messageOf } from '../../shared/message.js';
 import type { Redactor } from '../redactor.js';
 import type { StandardSchemaV1 } from '../standard-schema.js';
 import type { TransportResponse } from '../types.js';
+import type { Call } from './call.js';
 
 const unparsed = {};
 
@@ -19,11 +20,25 @@ function parse(text: string): unknown {
   }
 }
 
+/** A final response, the call it answers (its `raw`, `schema` and context) and the client's redactor. */
+export interface ResponseToRead {
+  response: TransportResponse;
+  call: Pick<Call, 'raw' | 'schema' | 'context'>;
+  redact: Redactor;
+}
+
 /**
- * Turns a final response into the value the call resolves to, or the error it rejects with.
- * Whatever an error keeps of the body is redacted first (then cut to length).
+ * Turns a final response into the value the call resolves to (a promise of it when the call's
+ * schema validates it), or the error it rejects with. Whatever an error keeps of the body is
+ * redacted first (then cut to length).
  */
-export function readResponse(response: TransportResponse, raw: boolean, context: ErrorContext, redact: Redactor): unknown {
+export function readResponse({ response, call, redact }: ResponseToRead): unknown {
+  const value = envelopeData(response, call.raw, call.context, redact);
+  return call.schema ? validate(call.schema, value, response.status, call.context, redact) : value;
+}
+
+/** The envelope's `data` (or, with `raw: true`, the body as it came), or the error the answer is. */
+function envelopeData(response: TransportResponse, raw: boolean, context: ErrorContext, redact: Redactor): unknown {
   const { status, body } = response;
   const value = parse(body);
   const ok = status >= 200 && status < 300;
@@ -78,7 +93,7 @@ export function readResponse(response: TransportResponse, raw: boolean, context:
  * Validates with a Standard Schema; issues become a readable ResponseError. What the schema says
  * is redacted: its messages may quote the data (valibot's do), and the data may echo the token.
  */
-export async function validate<T>(schema: StandardSchemaV1<unknown, T>, data: unknown, status: number, context: ErrorContext, redact: Redactor): Promise<T> {
+async function validate<T>(schema: StandardSchemaV1<unknown, T>, data: unknown, status: number, context: ErrorContext, redact: Redactor): Promise<T> {
   let result: StandardSchemaV1.Result<T>;
   try {
     result = await schema['~standard'].validate(data);

@@ -1,5 +1,5 @@
 import { Stop } from '../../core/cancel.js';
-import type { NativeCalls, NativeOptions } from '../../core/platform.js';
+import type { NativeOptions, NativeShape } from '../../core/platform.js';
 import type { ChannelError } from '../../errors/ChannelError.js';
 import { describeValue, fail } from '../../shared/check.js';
 import { isolated } from '../../shared/report.js';
@@ -103,7 +103,7 @@ function taskEvents() {
 const own = ['url', 'method', 'data', 'header', 'headers', 'timeout', 'success', 'fail', 'complete'];
 
 /** The mini-program entry's native call: `client.hostRequest(options)`, over the host transport and its queue. */
-export const hostRequestCalls: NativeCalls = {
+export const hostRequestCalls: NativeShape = {
   read(input: unknown, extra: unknown): NativeOptions {
     if (typeof input !== 'object' || input === null)
       fail('hostRequest takes the options of wx.request, e.g. { url, method, data, success, fail }; got ' + describeValue(input));

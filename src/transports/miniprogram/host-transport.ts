@@ -30,14 +30,24 @@ export interface MiniProgramTransportOptions {
 
 const HOST_TIMEOUT_LIMIT = 60000;
 
-/** A transport over a mini-program host's `request()`, `uploadFile()` and `downloadFile()`. */
-export function createMiniProgramTransport(options: MiniProgramTransportOptions): Transport {
+/** A client's transports over one host: its calls', and client.hostRequest's (the host's own result, its own dataType). */
+export interface MiniProgramTransports {
+  transport: Transport;
+  native: Transport;
+}
+
+/**
+ * The transports over a mini-program host's `request()`, `uploadFile()` and `downloadFile()`:
+ * one for the client's calls, one for client.hostRequest, sharing the host's limits.
+ */
+export function createMiniProgramTransports(options: MiniProgramTransportOptions): MiniProgramTransports {
   const { request, dataType, concurrency, alipay } = options;
   // The host's limits are per API (WeChat: 10 requests, 10 uploads, 10 downloads at once). One
   // request slot is kept free: a tokenProvider's own request() never waits behind ours.
   const slots = { request: limiter(concurrency - 1 || 1), upload: limiter(concurrency), download: limiter(concurrency) };
 
-  return (req) =>
+  /** `native`: resolve to the host's own result, whatever the status, as its caller's request() would. */
+  const attempt = (req: TransportRequest, native: boolean) =>
     new Promise<TransportResponse>((resolve, reject) => {
       const { signal, file } = req;
       const kind = file ? file.kind : 'request';
@@ -87,7 +97,7 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         }
         finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
       };
-      const read = (result: HostResult) => (kind === 'download' ? toDownload(result, options.removeFile) : toResponse(result, !!req.raw, req.native));
+      const read = (result: HostResult) => (kind === 'download' ? toDownload(result, options.removeFile) : toResponse(result, !!req.raw, native));
       const success = (result: HostResult) => settleWith(() => read(result), 'success()');
       const fail = (error: HostResult) => settleWith(() => (statusOf(error) ? read(error) : toError(error || {}, req, kind)), 'fail()');
 
@@ -109,7 +119,8 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
         }, req.timeout);
         try {
           const call = kind === 'request' ? request : kind === 'upload' ? options.uploadFile() : options.downloadFile();
-          task = call(kind === 'request' ? requestOptions(req, dataType, success, fail) : fileOptions(req, alipay, success, fail)) as HostTask | undefined;
+          task = call(kind === 'request' ? requestOptions(req, native ? undefined : dataType, success, fail) : fileOptions(req, alipay, success, fail)) as
+            HostTask | undefined;
           // Taro returns a Promise with .abort; its rejection is reported through fail too.
           if (task && typeof task.then === 'function' && typeof task.catch === 'function') task.catch(() => {});
           // client.hostRequest's task hears this attempt's headers and chunks while it is under way.
@@ -145,9 +156,16 @@ export function createMiniProgramTransport(options: MiniProgramTransportOptions)
       slot.enter(start);
       queued = !started;
     });
+
+  return { transport: (req) => attempt(req, false), native: (req) => attempt(req, true) };
 }
 
-function requestOptions(req: TransportRequest, dataType: string, success: (r: HostResult) => void, fail: (r: HostResult) => void): HostRequestOptions {
+function requestOptions(
+  req: TransportRequest,
+  dataType: string | undefined,
+  success: (r: HostResult) => void,
+  fail: (r: HostResult) => void,
+): HostRequestOptions {
   const options: HostRequestOptions = {
     url: req.url,
     method: req.method,
@@ -158,7 +176,7 @@ function requestOptions(req: TransportRequest, dataType: string, success: (r: Ho
     fail,
   };
   // The core reads text; client.hostRequest's caller reads what the host gives (its dataType, else json).
-  if (!req.native) Object.assign(options, { dataType, responseType: 'text' });
+  if (dataType) Object.assign(options, { dataType, responseType: 'text' });
   if (req.body !== undefined) options.data = req.body;
   // The SDK's own keys are refused in hostOptions, so these only add or change dataType/responseType.
   return Object.assign(options, req.hostOptions);
