@@ -35,7 +35,7 @@ const toChecks = {
   paths: (id) => builtOnce(id) ?? id,
 };
 // `channel-sandbox inbox` takes createRedisInbox from the server build beside it, not a copy of its own.
-const inboxForCli = /\/src\/server\/webhooks\/inbox\/redis-inbox\.ts$/;
+const inboxForCli = /\/src\/server-node\.ts$/;
 const resolve = () => nodeResolve({ exportConditions: ['import', 'default'], preferBuiltins: true });
 // The bundled libraries go through esbuild too: lowered to the entry's target like our own
 // code, and stripped of their doc comments (whose `import ... from` examples would read as imports).

@@ -75,4 +75,36 @@ export const createTokenExchange = server.createTokenExchange;
  */
 export const referenceSign = server.referenceSign;
 
+/**
+ * A {@link TokenCache} on your Redis, shared by every instance of your backend: tokens are kept
+ * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, renewed while its owner's token call
+ * runs, released only by its owner) makes one instance call the token endpoint for a user while
+ * the others wait for its token. An ioredis client may be passed before it is ready: the first
+ * calls wait for its first connection (up to 2 s).
+ * Attach an `error` listener to your client; while it is disconnected the exchange asks the
+ * service directly.
+ * @example
+ * import Redis from 'ioredis'; // or: import { createClient } from 'redis'
+ * const redis = new Redis(process.env.REDIS_URL);
+ * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey, cache: createRedisTokenCache(redis) });
+ */
+export const createRedisTokenCache = server.createRedisTokenCache;
+
+/**
+ * A durable webhook inbox on your Redis (Redis Streams with a consumer group), through your own
+ * ioredis or node-redis client, a Redis Cluster client included. Pass it to
+ * `createWebhookHandler({ secret, inbox })`: each verified push is stored, then answered 2xx at
+ * once. Run `inbox.process({ onLogisticsUpdated })` in one or many worker processes: each push
+ * runs at least once (a worker that dies mid-callback leaves it to another after `leaseMs`), one
+ * at a time per order, never after a newer snapshot of its order, with retries and backoff, and is
+ * put aside as a dead letter after `maxAttempts`. A repeat of a stored push is acknowledged and
+ * not run again. Run Redis with persistence (`appendonly yes`): what Redis forgets is lost.
+ * @example
+ * const inbox = createRedisInbox(redis, { prefix: 'myapp:' });
+ * app.post('/webhooks/channel', toNodeHandler(createWebhookHandler({ secret, inbox })));
+ * const worker = inbox.process({ onLogisticsUpdated: async ({ logistics }) => save(logistics), concurrency: 4 });
+ * process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
+ */
+export const createRedisInbox = server.createRedisInbox;
+
 export * from './server/exports.js';

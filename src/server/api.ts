@@ -9,6 +9,10 @@ import type { WebhookHandler, WebhookHandlerOptions, WebhookInboxHandlerOptions 
 import { createHandler } from './webhooks/handler.js';
 import { parseWith, type ParseWebhookInput } from './webhooks/parse.js';
 import { bodyKey, signBody, verifySignature, type RawBody, type Secrets } from './webhooks/verify.js';
+import { redisTokenCache, type RedisClient, type RedisTokenCacheOptions } from './redis.js';
+import { redisInbox, type RedisInbox } from './webhooks/inbox/redis-inbox.js';
+import type { RedisInboxOptions } from './webhooks/inbox/inbox-options.js';
+import type { TokenCache } from './tokens/token-cache.js';
 
 export function serverApi(crypto: Crypto) {
   const referenceSign = (input: SignInput): Promise<Record<string, string>> => signReference(crypto, input);
@@ -20,6 +24,9 @@ export function serverApi(crypto: Crypto) {
     dedupKey: (rawBody: RawBody): Promise<string> => bodyKey(crypto, rawBody),
     createWebhookHandler: (options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler => createHandler(crypto, options),
     createTokenExchange: (options: TokenExchangeOptions): TokenExchange => createExchange(referenceSign, options),
+    createRedisTokenCache: (redis: RedisClient, options?: RedisTokenCacheOptions): TokenCache & Required<Pick<TokenCache, 'lock' | 'connecting'>> =>
+      redisTokenCache(crypto, redis, options),
+    createRedisInbox: (redis: RedisClient, options?: RedisInboxOptions): RedisInbox => redisInbox(crypto, redis, options),
     referenceSign,
   };
 }

@@ -20,7 +20,6 @@ export type {
   WebhookInboxHandlerOptions,
   WebhookSecret,
 } from './webhooks/handler-options.js';
-export { createRedisInbox } from './webhooks/inbox/redis-inbox.js';
 export type { RedisInbox } from './webhooks/inbox/redis-inbox.js';
 export type { RedisInboxOptions } from './webhooks/inbox/inbox-options.js';
 export type {
@@ -39,7 +38,8 @@ export { MAX_EXTERNAL_USER_ID } from './tokens/exchange-options.js';
 export type { TokenExchange, TokenExchangeOptions } from './tokens/exchange-options.js';
 export { createMemoryTokenCache, type MemoryTokenCacheOptions } from './tokens/token-cache.js';
 export type { ExchangedToken, CachedToken, TokenCache, TokenCacheErrorInfo, TokenCacheLock } from './tokens/token-cache.js';
-export { createRedisDedupStore, createRedisTokenCache } from './redis.js';
+// createRedisTokenCache and createRedisInbox are bound to the entry's crypto (server/api.ts).
+export { createRedisDedupStore } from './redis.js';
 export type { IoRedisClient, NodeRedisClient, RedisClient, RedisDedupStoreOptions, RedisTokenCacheOptions } from './redis.js';
 export type { SignFunction, SignInput } from './tokens/signing.js';
 export type { Secret } from './crypto/crypto.js';

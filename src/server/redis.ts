@@ -5,6 +5,7 @@ import type { DedupState, WebhookDedupStore } from './webhooks/dedup.js';
 import type { CachedToken, TokenCache, TokenCacheLock } from './tokens/token-cache.js';
 
 import { checkPrefix, commandsFor, type RedisClient } from './redis-client.js';
+import type { Crypto } from './crypto/crypto.js';
 
 export type { IoRedisClient, NodeRedisClient, RedisClient } from './redis-client.js';
 
@@ -22,22 +23,9 @@ export interface RedisDedupStoreOptions {
   ttlSeconds?: number;
 }
 
-const randomOwner = () => globalThis.crypto.randomUUID();
-
-/**
- * A {@link TokenCache} on your Redis, shared by every instance of your backend: tokens are kept
- * with a TTL (`SET … PX`), and a short lock (`SET … NX PX`, renewed while its owner's token call
- * runs, released only by its owner) makes one instance call the token endpoint for a user while
- * the others wait for its token. An ioredis client may be passed before it is ready: the first
- * calls wait for its first connection (up to 2 s).
- * Attach an `error` listener to your client; while it is disconnected the exchange asks the
- * service directly.
- * @example
- * import Redis from 'ioredis'; // or: import { createClient } from 'redis'
- * const redis = new Redis(process.env.REDIS_URL);
- * const exchange = createTokenExchange({ baseUrl, accessKey, secretKey, cache: createRedisTokenCache(redis) });
- */
-export function createRedisTokenCache(
+/** `createRedisTokenCache` (its JSDoc: src/server.ts), with `crypto` for its lock owners' ids. */
+export function redisTokenCache(
+  crypto: Pick<Crypto, 'randomId'>,
   redis: RedisClient,
   options: RedisTokenCacheOptions = {},
 ): TokenCache & Required<Pick<TokenCache, 'lock' | 'connecting'>> {
@@ -56,7 +44,7 @@ export function createRedisTokenCache(
     },
     async lock(key, ttlMs): Promise<TokenCacheLock | undefined> {
       const lockKey = prefix + 'lock:' + key;
-      const owner = randomOwner();
+      const owner = crypto.randomId();
       if (!(await commands.setPx(lockKey, owner, whole(ttlMs), true))) return undefined;
       return {
         release: () => commands.deleteIfEquals(lockKey, owner),

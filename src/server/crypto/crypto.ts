@@ -14,6 +14,8 @@ export interface Crypto {
   sha256Hex(data: string | Uint8Array): Promise<string>;
   /** `bytes` random bytes as lower-case hex. */
   randomHex(bytes: number): string;
+  /** A random UUID: the id of a lease, a lock's owner, an inbox worker. */
+  randomId(): string;
   /** UTF-8 text of `bytes`, without a leading BOM; throws on invalid UTF-8. (Decoding is on the push's hot path too.) */
   utf8(bytes: Uint8Array): string;
 }

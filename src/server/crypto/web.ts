@@ -24,6 +24,7 @@ export const webCrypto: Crypto = {
     crypto.subtle.verify('HMAC', await keyFor(secret), fromHex(signatureHex) as Uint8Array<ArrayBuffer>, bytesOf(data)),
   sha256Hex: async (data) => toHex(await crypto.subtle.digest('SHA-256', bytesOf(data))),
   randomHex: (bytes) => toHex(crypto.getRandomValues(new Uint8Array(bytes))),
+  randomId: () => crypto.randomUUID(),
   utf8: (bytes) => decoder.decode(bytes),
 };
 

@@ -34,8 +34,6 @@ const NO_SECRET = answer(500, { error: 'webhook secret not configured' });
 // that delivery's outcome: well inside the service's 8-second window.
 const REPEAT_WAIT_MS = 5000;
 
-const newLeaseId = () => globalThis.crypto.randomUUID();
-
 /** The webhook route over one crypto (what `createWebhookHandler` runs). */
 export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | WebhookInboxHandlerOptions): WebhookHandler {
   const settings = handlerSettings(options);
@@ -195,7 +193,7 @@ export function createHandler(crypto: Crypto, options: WebhookHandlerOptions | W
     let settle!: (out: Outgoing) => void;
     inflight.set(key, new Promise((resolve) => (settle = resolve)));
     try {
-      const lease: DedupLease = { id: newLeaseId(), ms: dedupLeaseMs };
+      const lease: DedupLease = { id: crypto.randomId(), ms: dedupLeaseMs };
       let state = await claim(store, key, lease);
       // Another delivery holds a live lease: watch for its outcome (a claim again, now and then).
       for (let pause = 50; state === 'running' && Date.now() < until; pause = Math.min(pause * 2, 250)) {

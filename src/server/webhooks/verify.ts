@@ -2,8 +2,9 @@ import { describeValue, fail } from '../../shared/check.js';
 import { WebhookSignatureError } from '../../errors/WebhookSignatureError.js';
 import { isSignatureHex, type Crypto, type Secret } from '../crypto/crypto.js';
 
-/** The header the service signs pushes in. */
-export const SIGNATURE_HEADER = 'x-channel-webhook-signature';
+import { SIGNATURE_HEADER } from './signature-header.js';
+
+export { SIGNATURE_HEADER };
 
 /** A raw body exactly as received: bytes, or text that was never re-serialised. */
 export type RawBody = string | Uint8Array | ArrayBuffer;

@@ -5,12 +5,10 @@ import type { Logistics } from '../../schemas/logistics.js';
 import { call, type Answer } from './check-report.js';
 import { demoLogistics } from '../sandbox/demo-data.js';
 
-/**
- * The service's signature header (spec §5.3): server/webhooks/verify.ts's SIGNATURE_HEADER, written out
- * here because importing that module would bundle zod into dist/check.cjs (a test keeps them equal).
- */
-export const SIGNATURE_HEADER = 'x-channel-webhook-signature';
-/** The service waits this long for an answer (spec §4.2). */
+import { SIGNATURE_HEADER } from '../../server/webhooks/signature-header.js';
+
+export { SIGNATURE_HEADER };
+/** The service waits this long for an answer (8 s). */
 export const WINDOW_MS = 8_000;
 
 /** What checkWebhook pushes with, for one run against `url`. */

@@ -94,7 +94,7 @@ async function redisTargets(urls: string[], cluster: boolean, prefix: string | u
   let stats: RedisTarget['stats'];
   if (prefix !== undefined && !(whole instanceof Error)) {
     // Loaded here, not with the CLI: the other commands do without the server build.
-    const { createRedisInbox } = await import('../../server/webhooks/inbox/redis-inbox.js');
+    const { createRedisInbox } = await import('../../server-node.js');
     stats = async () => ({ ...(await createRedisInbox(whole.client, { prefix }).stats()) });
   }
   return nodes.map((node, i) => ({

@@ -65,7 +65,7 @@ export async function inbox(args: string[], values: Values): Promise<number> {
   for (const url of urls) if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`inbox: --redis must be a redis:// URL; got "${url}"`, 2);
   const limit = values.limit === undefined ? 100 : wholeNumber(values.limit as string, 'inbox dead: --limit', 1, 10_000);
   // Loaded here, not with the CLI: the other commands do without the server build.
-  const { createRedisInbox } = await import('../../server/webhooks/inbox/redis-inbox.js');
+  const { createRedisInbox } = await import('../../server-node.js');
   const redis = await connect(urls, !!values.cluster);
   try {
     const store = createRedisInbox(redis.client, values.prefix === undefined ? {} : { prefix: values.prefix as string });

@@ -2,12 +2,13 @@ import { httpUrl, sandboxUrl, type Values } from './cli-args.js';
 import { CliError, controlClient } from './cli-client.js';
 import { clockTime, describeFlags } from '../sandbox/describe-event.js';
 import { readAnswer, trimAnswer } from '../http-io.js';
+import { SIGNATURE_HEADER } from '../../server/webhooks/signature-header.js';
 
 // The headers a push is forwarded with: its content type and its signature, as the sandbox
 // signed them. Nothing else the event names is sent, and it goes to --forward-to only: before,
 // the CLI POSTed to the URL and headers in the event, so a hostile sandbox had it send pushes
 // (with headers of its choosing) to an internal address while it printed --forward-to.
-const FORWARDED_HEADERS = ['content-type', 'x-channel-webhook-signature'];
+const FORWARDED_HEADERS = ['content-type', SIGNATURE_HEADER];
 /** How long a receiver may take, at most, whatever the sandbox says (its own window is 8 s). */
 const MAX_TIMEOUT_MS = 60_000;
 

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { SIGNATURE_HEADER } from '../../server/webhooks/verify.js';
+import { SIGNATURE_HEADER } from '../../server/webhooks/signature-header.js';
 import { nodeCrypto } from '../../server/crypto/node.js';
 import type { Logistics } from '../../schemas/logistics.js';
 import type { EventLog } from './event-log.js';

@@ -29,11 +29,20 @@ const sleep = (ms: number, wake: Promise<void>) => {
   return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), wake]).finally(() => clearTimeout(timer));
 };
 
-export function startWorker(store: InboxStore, settings: InboxSettings, options: InboxProcessOptions, telemetry?: InboxTelemetry): InboxWorker {
+/** What one worker runs over: its inbox's store and settings, the caller's options, the telemetry, and its own id. */
+export interface WorkerOptions {
+  store: InboxStore;
+  settings: InboxSettings;
+  options: InboxProcessOptions;
+  telemetry?: InboxTelemetry;
+  /** Its consumer name in the stream's group: a random UUID. */
+  consumer: string;
+}
+
+export function startWorker({ store, settings, options, telemetry, consumer }: WorkerOptions): InboxWorker {
   const { onLogisticsUpdated, onEvent, onError, concurrency } = processSettings(options);
   const report = safeReport(onError || defaultReport);
   const { pollMs } = settings;
-  const consumer = globalThis.crypto.randomUUID();
   let closing = false;
   let paused = false;
   // Resolved to wake the loop early: a slot came free, resume() or close() was called.

@@ -5,6 +5,7 @@ import { inboxSettings, type RedisInboxOptions } from './inbox-options.js';
 import { inboxStore } from './inbox-store.js';
 import { startWorker } from './inbox-worker.js';
 import { inboxTelemetry } from '../../telemetry/inbox-telemetry.js';
+import type { Crypto } from '../../crypto/crypto.js';
 
 /** What {@link createRedisInbox} returns: the handler's `inbox`, and the workers' and operators' side. */
 export interface RedisInbox extends WebhookInbox {
@@ -55,22 +56,8 @@ function replayStart(which: unknown): { start: string; one: boolean } {
   return { start: Math.floor(ms) + '-0', one: false };
 }
 
-/**
- * A durable webhook inbox on your Redis (Redis Streams with a consumer group), through your own
- * ioredis or node-redis client, a Redis Cluster client included. Pass it to
- * `createWebhookHandler({ secret, inbox })`: each verified push is stored, then answered 2xx at
- * once. Run `inbox.process({ onLogisticsUpdated })` in one or many worker processes: each push
- * runs at least once (a worker that dies mid-callback leaves it to another after `leaseMs`), one
- * at a time per order, never after a newer snapshot of its order, with retries and backoff, and is
- * put aside as a dead letter after `maxAttempts`. A repeat of a stored push is acknowledged and
- * not run again. Run Redis with persistence (`appendonly yes`): what Redis forgets is lost.
- * @example
- * const inbox = createRedisInbox(redis, { prefix: 'myapp:' });
- * app.post('/webhooks/channel', toNodeHandler(createWebhookHandler({ secret, inbox })));
- * const worker = inbox.process({ onLogisticsUpdated: async ({ logistics }) => save(logistics), concurrency: 4 });
- * process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
- */
-export function createRedisInbox(redis: RedisClient, options?: RedisInboxOptions): RedisInbox {
+/** `createRedisInbox` (its JSDoc: src/server.ts), with `crypto` for its workers' ids. */
+export function redisInbox(crypto: Pick<Crypto, 'randomId'>, redis: RedisClient, options?: RedisInboxOptions): RedisInbox {
   const what = 'createRedisInbox(redis, options)';
   const commands = commandsFor(redis, what);
   const settings = inboxSettings(options);
@@ -78,7 +65,7 @@ export function createRedisInbox(redis: RedisClient, options?: RedisInboxOptions
   const telemetry = inboxTelemetry(settings.telemetry);
   return {
     append: (push) => store.append(push),
-    process: (processOptions) => startWorker(store, settings, processOptions, telemetry),
+    process: (processOptions) => startWorker({ store, settings, options: processOptions, telemetry, consumer: crypto.randomId() }),
     stats: () => store.stats(),
     async deadLetters(listOptions = {}) {
       const limit = listOptions?.limit ?? 100;
