@@ -1,7 +1,7 @@
 import { checkKeys, describeValue, fail } from '../shared/check.js';
 import { userKey } from '../core/token-lifecycle/user-key.js';
 import type { StoredToken, TokenStore } from '../core/types.js';
-import { findHost } from '../transports/miniprogram/host-globals.js';
+import { findHost, HOST_NAMES } from '../transports/miniprogram/host-globals.js';
 
 /** The host storage functions a store uses: WeChat-style `(key, data)`, or Alipay's `({ key, data })`. */
 export interface HostStorage {
@@ -48,7 +48,7 @@ export function hostTokenStore(options: HostTokenStoreOptions): TokenStore {
   let alipay = !!options.alipay;
   if (!storage) {
     const found = findHost('setStorageSync');
-    if (!found) fail('hostTokenStore found no host storage (wx, my, tt, swan, qq, uni, Taro); pass storage: wx');
+    if (!found) fail('hostTokenStore found no host storage (' + HOST_NAMES.join(', ') + '); pass storage: wx');
     storage = found[1] as unknown as HostStorage;
     alipay = found[0] === 'my';
   }

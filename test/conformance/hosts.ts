@@ -1,10 +1,11 @@
 // The mini-program transports the conformance suite runs over: every host kind, and two hosts with
 // the quirks of their platforms. Shared by miniprogram.test.ts and storms.integration.test.ts.
+import { HOST_NAMES } from '../../src/transports/miniprogram/host-globals.js';
 import { createClient } from '../../src/miniprogram.js';
 import { createHost, type HostKind } from '../helpers/hosts.js';
 import type { ClientFactory } from './suite.js';
 
-const kinds: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
+const kinds: HostKind[] = [...HOST_NAMES];
 
 export const hostTransports: Array<[name: string, factory: ClientFactory]> = [
   ...kinds.map((kind): [string, ClientFactory] => [

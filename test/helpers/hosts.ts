@@ -1,7 +1,7 @@
 /**
  * Emulated mini-program hosts: `wx.request`, `my.request` and the variants (tt, swan, qq,
  * uni, Taro), implemented over real node:http so that the transport meets a real server.
- * Each follows its host's documented semantics (shared/notes/miniprogram-hosts.md):
+ * Each follows its host's documented semantics (docs/maintainers/extending.md, "What each host does"):
  * WeChat family gives HTTP errors in `success`; Alipay gives them in `fail` with
  * `error: 19` and reads only `headers` (older base libraries); Douyin and Baidu accept only
  * `dataType` 'json' or 'string'; WeChat runs at most 10 requests at once and queues the rest in
@@ -237,7 +237,7 @@ export function createHost(kind: HostKind, quirks: HostQuirks = {}): EmulatedHos
           injected = undefined;
           return deliver('fail', result);
         }
-        // Android WeChat's form of a request made offline (inferred: shared/notes/miniprogram-lifecycle.md).
+        // Android WeChat's form of a request made offline (inferred from its error codes: docs/maintainers/extending.md).
         if (!life.isConnected) return fail('network', '-106:net::ERR_INTERNET_DISCONNECTED');
         const origin = options.url.replace(/^(https?:\/\/[^/]+).*$/, '$1');
         if (quirks.allowedOrigins && quirks.allowedOrigins.indexOf(origin) < 0) {

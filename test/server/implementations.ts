@@ -24,7 +24,7 @@ export async function implementations(): Promise<Array<[string, Tools]>> {
   ];
 }
 
-/** The 335-byte logistics body of the project vector (shared/notes/webhooks.md A4). */
+/** The 335-byte logistics body of the project's own test vector. */
 export const PROJECT_BODY =
   '{"event":"logistics.updated","logistics":{"order_no":"SO20240601001","shipments":[{"tracking_no":"SF1234567890","express_company":"顺丰速运","express_code":"SF","shipment_status":"in_transit","shipped_at":"2024-06-01T10:00:00+08:00","events":[{"time":"2024-06-01T12:00:00+08:00","status":"in_transit","desc":"快件已发出"}]}]}}';
 

@@ -5,6 +5,7 @@
  * "launches" — separate node:vm realms running the WeChat bundle (miniprogram_dist/index.js, built
  * here from the source in memory, exactly as `npm run build` builds it), as a cold start would.
  */
+import { HOST_NAMES } from '../../src/transports/miniprogram/host-globals.js';
 import vm from 'node:vm';
 import { afterEach, describe, expect, test } from 'vitest';
 import { FULL } from '../helpers/tier.js';
@@ -71,7 +72,7 @@ function launch(kind: HostKind, storage: object, key: string, now: () => number)
 const subOf = (token: string | undefined) =>
   token ? (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sub: string }).sub : undefined;
 
-const families: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
+const families: HostKind[] = [...HOST_NAMES];
 
 describe.each(families)('hostTokenStore over %s storage', (kind) => {
   test('a relaunch within the lifetime asks nothing; another key, an expired token and a logout ask again; 0 expired tokens sent', async () => {

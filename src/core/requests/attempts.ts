@@ -1,4 +1,5 @@
 import { isChannelError, type ChannelError } from '../../errors/ChannelError.js';
+import { messageOf } from '../../shared/message.js';
 import { NetworkError } from '../../errors/NetworkError.js';
 import { UnauthorizedError } from '../../errors/UnauthorizedError.js';
 import type { Call } from './call.js';
@@ -254,7 +255,7 @@ function transportError(error: unknown, signal: SignalLike, context: { method: s
   if (signal.aborted) return isChannelError(error) && error.code === 'ABORTED' && error.url === context.url ? error : abortError(signal, context);
   if (isChannelError(error)) return error;
   return new NetworkError(
-    'request failed before a response arrived (' + redact.text(error instanceof Error ? error.message : 'unknown error') + ')',
+    'request failed before a response arrived (' + redact.text(messageOf(error)) + ')',
     Object.assign(
       {
         cause: redact.cause(error),

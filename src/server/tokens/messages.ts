@@ -1,6 +1,7 @@
 // What a failed token call says: the URL, the status or the network error's code, and what to
 // check. Only ever built from the URL (no user name or password: baseUrl refuses them), the
 // status, error codes and the kind of body, never from the request: no secret can end up here.
+import { messageIn } from '../../shared/message.js';
 
 /** Where the service's API paths start: a baseUrl that holds it already is a common slip. */
 const API_PREFIX = '/open/api/';
@@ -30,7 +31,7 @@ function causeMessage(error: unknown): string {
     inner = next;
   }
   const message = inner instanceof Error ? inner.message : typeof inner === 'string' ? inner : '';
-  const outer = error instanceof Error ? error.name + ': ' + error.message : String(error);
+  const outer = messageIn({ name: true }, error);
   return (inner === error || !message ? outer : message).slice(0, 160);
 }
 

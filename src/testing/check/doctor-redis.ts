@@ -2,6 +2,7 @@
 // maxmemory-policy (an evicting Redis can delete the inbox's acknowledged pushes), memory,
 // persistence (INFO persistence works where CONFIG is disabled), and with a prefix the inbox's
 // state from its stats(): dead letters, the oldest waiting push, workers seen.
+import { messageIn } from '../../shared/message.js';
 import { createReport, duration, type CheckReport, type Reporter } from './check-report.js';
 
 /** What the Redis part is given: a connection made by the CLI (or why there is none). */
@@ -43,7 +44,7 @@ async function config(command: (args: string[]) => Promise<unknown>, name: strin
 }
 
 const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 ** 2).toFixed(1)} MB`);
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^\[channel-sdk\] /, '');
+const message = (error: unknown) => messageIn({ unprefixed: true }, error);
 /** Older than this, the oldest waiting push is worth a look. */
 const WAITING_MS = 60_000;
 

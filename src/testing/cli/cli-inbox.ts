@@ -1,6 +1,7 @@
 // `channel-sandbox inbox stats|dead|replay|discard|pause|resume`: the operator's side of a webhook inbox
 // (createRedisInbox) from a shell. It talks to your Redis through the client your project has
 // installed (ioredis, else node-redis), resolved from the current directory: the package bundles none.
+import { messageIn } from '../../shared/message.js';
 import type { DeadLetter, InboxStats } from '../../server/webhooks/inbox/inbox-types.js';
 import { memoryProblem, mib } from '../../server/webhooks/inbox/inbox-memory.js';
 import { wholeNumber, type Values } from './cli-args.js';
@@ -107,7 +108,7 @@ export async function inbox(args: string[], values: Values): Promise<number> {
     }
   } catch (error) {
     if (error instanceof CliError) throw error;
-    const message = error instanceof Error ? error.message.replace(/^\[channel-sdk\] /, '') : String(error);
+    const message = messageIn({ unprefixed: true }, error);
     throw new CliError('inbox ' + action + ': ' + message, (error as Error | undefined)?.name === 'ConfigError' ? 2 : 1);
   } finally {
     await redis.close();

@@ -1,10 +1,11 @@
-// What a mini-program host hands to `success` and `fail`, host by host, as
-// shared/notes/miniprogram-hosts.md records it: createMockHost answers with these, and so do the
-// test suite's emulations over real HTTP (test/helpers/hosts.ts). No I/O here.
+// What a mini-program host hands to `success` and `fail`, host by host, as their documentation
+// says (docs/maintainers/extending.md, "What each host does"): createMockHost answers with these,
+// and so do the test suite's emulations over real HTTP (test/helpers/hosts.ts). No I/O here.
 import type { HostResult } from '../../transports/miniprogram/host-api.js';
+import type { HostName } from '../../transports/miniprogram/host-globals.js';
 
-/** The hosts a mock can stand in for: WeChat, Alipay, Douyin, Baidu, QQ, and the uni-app and Taro APIs. */
-export type MockHostKind = 'wx' | 'my' | 'tt' | 'swan' | 'qq' | 'uni' | 'Taro';
+/** The hosts a mock can stand in for: WeChat, Alipay, Douyin, Baidu, QQ, and the uni-app and Taro APIs (HOST_NAMES). */
+export type MockHostKind = HostName;
 /** The three host functions that reach a server. */
 export type HostApi = 'request' | 'uploadFile' | 'downloadFile';
 /** Why a call failed before any answer. */

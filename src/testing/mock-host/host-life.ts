@@ -1,5 +1,5 @@
-// A mini-program host's app life and network, host by host, as shared/notes/miniprogram-lifecycle.md
-// records them: onAppShow/onAppHide, onNetworkStatusChange and getNetworkType with each host's
+// A mini-program host's app life and network, host by host, as their documentation says
+// (docs/maintainers/extending.md, "What each host does"): onAppShow/onAppHide, onNetworkStatusChange and getNetworkType with each host's
 // payloads, and the controls a test drives them with (hide, show, setNetwork). createMockHost
 // has them, and so do the test suite's emulations over real HTTP (test/helpers/hosts.ts). No I/O.
 import type { MockHostKind } from './host-answers.js';

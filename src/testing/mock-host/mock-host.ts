@@ -1,4 +1,6 @@
 import { checkKeys, fail } from '../../shared/check.js';
+import { HOST_NAMES } from '../../transports/miniprogram/host-globals.js';
+import { messageOf } from '../../shared/message.js';
 import type { DataAnswer } from '../sandbox/file-routes.js';
 import { SANDBOX_CODES } from '../sandbox/sandbox-api.js';
 import { createServiceState } from '../sandbox/service-state.js';
@@ -28,7 +30,6 @@ const OPTION_KEYS = [
   'files',
   'passThrough',
 ];
-const KINDS = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
 /** Where the sandbox's own data routes live (SANDBOX_PATHS). */
 const SANDBOX_PREFIX = '/open/api/v1/sdk/';
 
@@ -47,7 +48,7 @@ const SANDBOX_PREFIX = '/open/api/v1/sdk/';
 export function createMockHost(options: MockHostOptions = {}): MockHost {
   checkKeys(options ?? {}, OPTION_KEYS, 'createMockHost option');
   const kind = options.kind ?? 'wx';
-  if (!KINDS.includes(kind)) fail(`createMockHost kind must be one of ${KINDS.join(', ')}; got ${JSON.stringify(kind)}`);
+  if (!(HOST_NAMES as readonly string[]).includes(kind)) fail(`createMockHost kind must be one of ${HOST_NAMES.join(', ')}; got ${JSON.stringify(kind)}`);
   const max = options.maxConcurrent ?? defaultMaxConcurrent(kind);
   if (!(max >= 1)) fail('createMockHost maxConcurrent must be a number of calls, 1 or more');
   const allowed = options.allowedOrigins;
@@ -151,7 +152,7 @@ export function createMockHost(options: MockHostOptions = {}): MockHost {
     try {
       return toWire(await route(request));
     } catch (error) {
-      const message = `createMockHost: the route for ${outgoing.method} ${url.pathname} threw: ${(error as Error)?.message ?? String(error)}`;
+      const message = `createMockHost: the route for ${outgoing.method} ${url.pathname} threw: ${messageOf(error)}`;
       return toWire({ status: 500, body: { code: 50000, message } });
     }
   }

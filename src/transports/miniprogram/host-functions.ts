@@ -2,7 +2,7 @@
 // passed to createClient, else those of the host they belong to, else the first host that has one.
 import { fail } from '../../shared/check.js';
 import type { HostDownloadFile, HostRequest, HostUploadFile } from './host-api.js';
-import { findHost, hostGlobals } from './host-globals.js';
+import { findHost, HOST_NAMES, hostGlobals } from './host-globals.js';
 
 /** The createClient options that name host functions. */
 export const HOST_METHODS = ['request', 'uploadFile', 'downloadFile'];
@@ -52,7 +52,9 @@ export function resolveHostFunctions(options: { request?: unknown; uploadFile?: 
         fail(
           'no mini-program ' +
             method +
-            '() found: looked for wx, my, tt, swan, qq, uni and Taro; pass ' +
+            '() found: looked for ' +
+            HOST_NAMES.join(', ') +
+            '; pass ' +
             method +
             ' (e.g. ' +
             method +

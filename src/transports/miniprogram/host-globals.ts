@@ -7,18 +7,32 @@ declare const qq: unknown;
 declare const uni: unknown;
 declare const Taro: unknown;
 
+/**
+ * The hosts the mini-program entry knows, in the order they are preferred: WeChat, Alipay, Douyin,
+ * Baidu, QQ, and the uni-app and Taro APIs. The one list: the messages, hostTokenStore,
+ * createMockHost and the tests read it (docs/maintainers/extending.md, "Add a host").
+ */
+export const HOST_NAMES = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'] as const;
+
+/** A host's global name. */
+export type HostName = (typeof HOST_NAMES)[number];
+
 /** The host globals present, in the order they are preferred: [name, object]. */
 export function hostGlobals(): Array<[string, Record<string, unknown>]> {
-  const all: Array<[string, unknown]> = [
-    ['wx', typeof wx !== 'undefined' ? wx : undefined],
-    ['my', typeof my !== 'undefined' ? my : undefined],
-    ['tt', typeof tt !== 'undefined' ? tt : undefined],
-    ['swan', typeof swan !== 'undefined' ? swan : undefined],
-    ['qq', typeof qq !== 'undefined' ? qq : undefined],
-    ['uni', typeof uni !== 'undefined' ? uni : undefined],
-    ['Taro', typeof Taro !== 'undefined' ? Taro : undefined],
+  // In HOST_NAMES's order. Each read with typeof (a missing global is no ReferenceError): a host
+  // has no globalThis to look names up on.
+  const objects = [
+    typeof wx !== 'undefined' ? wx : undefined,
+    typeof my !== 'undefined' ? my : undefined,
+    typeof tt !== 'undefined' ? tt : undefined,
+    typeof swan !== 'undefined' ? swan : undefined,
+    typeof qq !== 'undefined' ? qq : undefined,
+    typeof uni !== 'undefined' ? uni : undefined,
+    typeof Taro !== 'undefined' ? Taro : undefined,
   ];
-  return all.filter((entry): entry is [string, Record<string, unknown>] => !!entry[1] && typeof entry[1] === 'object');
+  return HOST_NAMES.map((name, i): [string, unknown] => [name, objects[i]]).filter(
+    (entry): entry is [string, Record<string, unknown>] => !!entry[1] && typeof entry[1] === 'object',
+  );
 }
 
 /** The first host with a function `method`, or undefined. */

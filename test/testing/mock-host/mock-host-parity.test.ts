@@ -5,8 +5,9 @@
  * Both build their results with src/testing/mock-host/host-answers.ts; this checks what each adds
  * around it (the body's way in, dataType, responseType, statuses, headers).
  */
+import { HOST_NAMES } from '../../../src/transports/miniprogram/host-globals.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createMockHost, type MockAnswer, type MockHostKind } from '../../../src/testing.js';
+import { createMockHost, type MockAnswer } from '../../../src/testing.js';
 import { createHost } from '../../helpers/hosts.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 
@@ -51,7 +52,7 @@ async function outcome(host: { request(o: object): unknown }, url: string, optio
 }
 
 describe('createMockHost answers as the emulations over real HTTP do', () => {
-  for (const kind of ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'] as MockHostKind[]) {
+  for (const kind of HOST_NAMES) {
     test(`${kind}.request: ${cases.length} answers, the same callback and result`, async () => {
       const emulated = createHost(kind);
       const mock = createMockHost({ kind, routes: Object.fromEntries(Object.entries(answers).map(([path, answer]) => [path, () => answer])) });

@@ -1,6 +1,7 @@
 // client.upload()/download() over every host's emulated uploadFile/downloadFile (real HTTP,
 // files on disk), then what only mini-programs have: per-API concurrency limits, hosts that
 // misbehave, Alipay's fileName/fileType and status-less downloads, uploadFile detection.
+import { HOST_NAMES } from '../../../src/transports/miniprogram/host-globals.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ function harness(kind: HostKind, quirks: HostQuirks = {}) {
   };
 }
 
-const kinds: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
+const kinds: HostKind[] = [...HOST_NAMES];
 for (const kind of kinds) filesSuite(`mini-program over ${kind}.uploadFile / ${kind}.downloadFile`, harness(kind));
 filesSuite('mini-program over uni (HTTP errors in fail, DingTalk array headers)', harness('uni', { httpErrorsInFail: true, headerShape: 'array' }));
 

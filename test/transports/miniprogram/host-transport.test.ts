@@ -1,4 +1,5 @@
 // Host-specific mappings of the mini-program transport, each against an emulated host over real HTTP.
+import { HOST_NAMES } from '../../../src/transports/miniprogram/host-globals.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { AbortError, ConfigError, createCancelToken, createClient, NetworkError, TimeoutError, UnauthorizedError } from '../../../src/miniprogram.js';
 import type { HostRequestOptions } from '../../../src/miniprogram.js';
@@ -9,7 +10,7 @@ import { createHost, type HostKind, type HostQuirks } from '../../helpers/hosts.
 let service: FakeService;
 afterEach(async () => {
   await service?.close();
-  for (const kind of ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro']) delete (globalThis as Record<string, unknown>)[kind];
+  for (const kind of HOST_NAMES) delete (globalThis as Record<string, unknown>)[kind];
 });
 
 async function setup(kind: HostKind = 'wx', quirks: HostQuirks = {}, options: object = {}) {
@@ -400,7 +401,7 @@ describe('host detection', () => {
 
   test('no host at all -> ConfigError naming the hosts looked for', () => {
     expect(() => createClient({ baseUrl: 'https://api.example.com', tokenProvider: () => '' })).toThrow(
-      /no mini-program request\(\) found: looked for wx, my, tt, swan, qq, uni and Taro; pass request/,
+      /no mini-program request\(\) found: looked for wx, my, tt, swan, qq, uni, Taro; pass request/,
     );
     expect(() => createClient({ baseUrl: 'https://api.example.com', tokenProvider: () => '', request: 'wx.request' as never })).toThrow(
       /request must be the host request function/,

@@ -1,5 +1,6 @@
 // What the inbox needs of Redis's memory settings, read from INFO memory (which managed Redis
 // services answer where they disable CONFIG), and the messages that say what to change.
+import { messageIn } from '../../../shared/message.js';
 import type { InboxMemory } from './inbox-types.js';
 
 /** INFO memory's text as stats().memory, or undefined when Redis refused INFO (an ACL without it). */
@@ -53,7 +54,7 @@ export function memoryProblem(memory: InboxMemory): { level: 'error' | 'warn'; m
 
 /** The error an append gets from a full Redis (noeviction), said plainly. */
 export function fullRedis(error: unknown): unknown {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageIn({}, error);
   if (!/^OOM\b/.test(message)) return error;
   return new Error(
     'Redis is full (used memory above maxmemory, policy noeviction): the push was not stored, so it is answered 503 and the service delivers it again. The workers free room as they process pushes; if this lasts, give Redis more memory (Redis said: ' +
