@@ -17,9 +17,8 @@ const features = {
     title: "#32: client.fetch, client.hostRequest, isRetryable, beforeSend (with buildUrl's plain-path lane, added for client.fetch's overhead)",
     edits: [
       ['src/index.ts', '  const native = createNativeFetch(fetch, bodies);\n', ''],
-      ['src/index.ts', 'transport: (request) => (request.native ? native : overKy)(request),', 'transport: overKy,'],
-      ['src/index.ts', '      native: { read: readFetchArguments, methods: (run) => ({ fetch: run }) },\n', ''],
-      ['src/miniprogram.ts', '      native: hostRequestCalls,\n', ''],
+      ['src/index.ts', '      native: { read: readFetchArguments, methods: (run) => ({ fetch: run }), transport: native },\n', ''],
+      ['src/miniprogram.ts', '      native: Object.assign({ transport: transports.native }, hostRequestCalls),\n', ''],
       ['src/client-exports.ts', "export { isRetryable } from './core/requests/is-retryable.js';\n", ''],
       ['src/core/options.ts', "  'beforeSend',\n", ''],
       [
@@ -34,7 +33,7 @@ const features = {
       ],
       ['src/core/requests/attempts.ts', /      if \(beforeSend\) \{[\s\S]*?\n      \}\n(?=      const startedAt)/, ''],
       ['src/core/requests/attempts.ts', "            if (call.kind === 'native') return response;\n", ''],
-      ['src/core/requests/attempts.ts', "    native: call.kind === 'native',\n    passOn: call.passOn,\n", ''],
+      ['src/core/requests/attempts.ts', '    passOn: call.passOn,\n', ''],
       ['src/core/client.ts', "call.kind === 'native' || ", ''],
       ['src/core/client.ts', /  return platform\.native\s*\?[\s\S]*?: client;/, '  return client as never;'],
       [
@@ -42,6 +41,7 @@ const features = {
         "kind === 'native' ? (platform.native as NativeCalls).read(input.path, input.options) : undefined",
         '(undefined as unknown as { url: string } | undefined)',
       ],
+      ['src/core/requests/call-options.ts', 'transport: (n ? (platform.native as NativeCalls) : platform).transport,', 'transport: platform.transport,'],
       [
         'src/core/requests/build-url.ts',
         "typeof path === 'string' && plainPath.test(path) ? base + (path.charAt(0) === '/' ? path : '/' + path) : checkedUrl(base, path)",
@@ -50,23 +50,22 @@ const features = {
     ],
   },
   34: {
-    title: '#34: OpenTelemetry on the client (the option and its check, the spans, the instruments, the hooks)',
+    title:
+      "#34 since #44: what every client carries for telemetry (the option's check and the hooks' call sites; the plug-in itself is measured by npm run size)",
     edits: [
       ['src/core/options.ts', "  'telemetry',\n", ''],
-      ['src/core/options.ts', '    telemetry: checkTelemetry(options.telemetry),\n', ''],
-      ['src/core/client.ts', 'createClientTelemetry(config.telemetry, redact.text, platform.scope)', 'undefined'],
+      ['src/core/options.ts', /    \/\/ The plug-in, not its options[\s\S]*?got " \+ describeValue\(telemetry\)\),\n/, ''],
+      ['src/core/client.ts', 'config.telemetry && config.telemetry.attach({ redact: redact.text, scope: platform.scope })', 'undefined'],
       ['src/core/token-lifecycle/token-obtain.ts', '(options.telemetry ? options.telemetry.provider(forced, reason, asked) : asked())', 'asked()'],
       ['src/core/requests/attempts.ts', '    const parent = telemetry && telemetry.active();\n', ''],
       [
         'src/core/requests/attempts.ts',
-        '      telemetry ? telemetry.within(parent, () => token(get, stop, context)) : token(get, stop, context);',
-        '      token(get, stop, context);',
+        '(telemetry ? telemetry.within(parent, () => token(get, stop, context)) : token(get, stop, context))',
+        'token(get, stop, context)',
       ],
       ['src/core/requests/attempts.ts', '        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);\n', ''],
       ['src/core/requests/attempts.ts', '      if (end) end(response && response.status, failure && failure.code);\n', ''],
       ['src/core/requests/attempts.ts', '          if (telemetry) telemetry.replay();\n', ''],
-      ['src/core/requests/attempts.ts', "          resend = 'unauthorized';\n", ''],
-      ['src/core/requests/attempts.ts', '      resend = reason;\n', ''],
       ['src/index.ts', '      scope: globalThis,\n', ''],
     ],
   },

@@ -25,8 +25,10 @@ const KB = 1024;
 // 2 MB until #20, #22, #25 (files, check, client isolation) added ~0.4 MB of ESM + CJS + maps;
 // 2.5 MiB until #34 (telemetry on the client, the exchange, the webhook handler and the inbox)
 // added ~0.12 MB (2.34 -> 2.46 MB unpacked, about 2,600 KiB on disk); 2,700 KiB until #45 (the
-// app's life and the network) added ~0.13 MB (2.52 -> 2.65 MB unpacked, 2,696 -> 2,820 KiB on disk).
-const INSTALL_BUDGET = 2880 * KB;
+// app's life and the network) added ~0.13 MB (2.52 -> 2.65 MB unpacked, 2,696 -> 2,820 KiB on disk);
+// 2,880 KiB until #43 and #47 (the inbox at Redis's limits, channel-sandbox doctor) and the telemetry
+// plug-in's own entry (#44) took it to 2.76 MB unpacked, 2,880 KiB on disk: about 2% above that.
+const INSTALL_BUDGET = 2940 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram', 'channel-sdk/telemetry'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
@@ -141,7 +143,7 @@ try {
 
   // --- installs -----------------------------------------------------------------------------
   const npmProject = project('npm');
-  await check('plain `npm install <tgz>`: install weight ≤ 2.81 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
+  await check('plain `npm install <tgz>`: install weight ≤ 2.87 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
     await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: npmProject });
     const installed = readdirSync(join(npmProject, 'node_modules')).filter((name) => !name.startsWith('.'));
     expectEqual(installed, ['channel-sdk'], 'node_modules');
