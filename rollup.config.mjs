@@ -25,9 +25,9 @@ rmSync('dist', { recursive: true, force: true });
 const external = (id) => id.startsWith('node:');
 // `channel-sandbox check` is built once, as dist/check.cjs (the last build below), and loaded
 // by both testing builds and the CLI: four copies (ESM, CommonJS and their maps) would add
-// ~200 KB to the install. CommonJS, so that Jest's CommonJS mode can require it too.
+// to the install what one copy does four times. CommonJS, so that Jest's CommonJS mode can require it too.
 const checks = /\/src\/testing\/check\/checks\.ts$/;
-// createMockHost likewise, as dist/mock-host.cjs (issue #35): ~27 KB a copy, and its maps ~100 KB more.
+// createMockHost likewise, as dist/mock-host.cjs (issue #35): one copy, and no maps.
 const mockHost = /\/src\/testing\/mock-host\/mock-host\.ts$/;
 const builtOnce = (id) => (checks.test(id) ? './check.cjs' : mockHost.test(id) ? './mock-host.cjs' : undefined);
 const toChecks = {
@@ -43,7 +43,7 @@ const compile = (target) => esbuild({ target, tsconfig: 'tsconfig.json', include
 // dist/THIRD_PARTY_NOTICES.md: the licences of what the entries below bundle.
 const notices = thirdPartyNotices();
 // Source maps cover our own code only: the bundled libraries' lines map to nothing (their
-// sources are not installed, and their mappings alone would put the install over 2 MB).
+// sources are not installed, and their mappings alone would be most of the install).
 // The CommonJS maps leave out the sources' text (sourcemapExcludeSources): Node's
 // --enable-source-maps needs only the mappings; devtools and bundlers read the ESM maps.
 const ownMapsOnly = {
@@ -53,8 +53,8 @@ const ownMapsOnly = {
   },
 };
 
-// The server and testing code's ESM maps leave the sources' text out too (about 0.45 MB): Node's
-// --enable-source-maps needs only the mappings, and the install stays within its 2.5 MB budget
+// The server and testing code's ESM maps leave the sources' text out too: Node's
+// --enable-source-maps needs only the mappings, and the install stays within its budget
 // (test:consumers). The browser entry's maps keep the text, for devtools.
 const serverMapsWithoutSources = {
   name: 'server-maps-without-sources',
@@ -97,7 +97,7 @@ export default [
   },
   // uni-app and Taro bundle this one (ES2017 syntax, mitt inlined as well);
   // WeChat's npm build takes miniprogram_dist/ instead (scripts/build-miniprogram.mjs).
-  // Its ESM map leaves the sources' text out too (110 KB, the install's largest file): Taro's
+  // Its ESM map leaves the sources' text out too (it would be the install's largest file): Taro's
   // webpack and uni-app's vite do not read maps from node_modules unless configured to, and
   // dist/miniprogram.js itself is readable, unminified code.
   {

@@ -19,7 +19,7 @@ export const miniprogramBuild = {
   minify: true,
   legalComments: 'none',
   // Class fields as plain assignments in the constructor: at ES2017 esbuild would otherwise
-  // define every field through a __publicField helper (0.1 KB gz). A field without an
+  // define every field through a __publicField helper (bytes in every bundle). A field without an
   // initialiser (an error's optional `method`) is then absent until set, not undefined.
   tsconfigRaw: { compilerOptions: { useDefineForClassFields: false, alwaysStrict: true } },
   logLevel: 'warning',
@@ -27,7 +27,7 @@ export const miniprogramBuild = {
 
 /**
  * The entry's runtime exports assigned to `module.exports` in one object literal. esbuild's
- * own ESM-to-CJS conversion defines a getter per export through helpers (0.2 KB gz more);
+ * own ESM-to-CJS conversion defines a getter per export through helpers (more bytes);
  * mini-programs need no live bindings. `options` override esbuild's (`{ write: false }`: the
  * bundle in memory, as the fast tests run it from source; `absWorkingDir`: another copy of the
  * sources, as scripts/size-of.mjs builds one). `source` is the entry bundled.

@@ -9,8 +9,7 @@ const late = {};
 
 /**
  * The attempts' timeouts of one client on one timer: a setTimeout and a clearTimeout per attempt
- * cost about 2% of a local fetch in Node 20 (bench:fetch), an entry in a Set costs nothing
- * measurable. The timer is armed for the earliest deadline; when it fires it aborts what is due
+ * cost a measurable part of a local fetch (bench:fetch), an entry in a Set does not. The timer is armed for the earliest deadline; when it fires it aborts what is due
  * and arms for the next deadline (with one timeout for every attempt, about once per timeout).
  * Unref'd in Node: it never keeps a process alive (the fetch in flight does). performance.now(), not
  * Date.now(): a wall clock set back or forward would move every deadline with it. `after(controller,

@@ -26,8 +26,7 @@ export function createServerClock(): ServerClock {
   return {
     observe(headers, sentAt, doneAt) {
       // One Date a second is all the estimate needs (the header counts whole seconds): reading it
-      // costs a fetch Response more than everything else here (about 2% of a local request in
-      // bench:fetch). The answers that end within a second after the last one read are skipped;
+      // costs a fetch Response more than everything else here (bench:fetch measures it). The answers that end within a second after the last one read are skipped;
       // a device clock set back reads at once.
       if (doneAt >= readAt && doneAt - readAt < 1000) return false;
       readAt = doneAt;

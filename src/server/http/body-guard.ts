@@ -29,8 +29,8 @@ export interface BodyGuard {
 export function createBodyGuard(timeoutMs: number, maxBytes: number): BodyGuard {
   const state: GuardState = { held: 0, maxBytes, reading: new Set(), byStart: new Set() };
   let timer: ReturnType<typeof setInterval> | undefined;
-  // One timer for every body rather than one per request (a timer per push cost ~2% of CPU with
-  // 1 KB pushes); it stops once a sweep finds nothing to watch. A body is stopped at most one
+  // One timer for every body rather than one per request (a timer per push is measurable on small
+  // pushes: npm run bench:webhooks); it stops once a sweep finds nothing to watch. A body is stopped at most one
   // tick after its deadline.
   const tick = Math.max(5, Math.min(250, timeoutMs / 8));
   const sweep = () => {
