@@ -92,7 +92,7 @@ const tail = (file, lines = 25) => (existsSync(file) ? readFileSync(file, 'utf8'
 const versionOf = (work, name) => JSON.parse(readFileSync(join(work, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 /** Packages whose installed version differs from the committed lockfile (missing optional ones aside). */
-export function lockDrift(locked, work) {
+function lockDrift(locked, work) {
   const installed = JSON.parse(readFileSync(join(work, 'node_modules/.package-lock.json'), 'utf8')).packages;
   return Object.entries(locked.packages)
     .filter(([path, entry]) => path !== '' && !(entry.optional && !installed[path]) && installed[path]?.version !== entry.version)

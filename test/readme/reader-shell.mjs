@@ -9,9 +9,9 @@
 //   - `npx` runs with npm_config_yes=false, so a package the document forgot to install fails
 //     instead of downloading (not `npx --no`: after it npm 11 takes the command's own `--port` for
 //     its own configuration);
-//   - a scaffolding command the caller names (`npx --yes @tarojs/cli@4.2.1 init …`) runs as
-//     written; the caller checks what it made, and the project goes on in the pinned copy it names
-//     (the consumers stage's), where `npm install` keeps its lockfile;
+//   - a scaffolding command the caller names (`npx --yes @tarojs/cli@4.1.11 init …`) runs as
+//     written before the block's files are written (they go into the folder it makes), and the
+//     caller checks what it made;
 //   - `npm install <name>` installs the packed .tgz for channel-sdk, else the pinned version
 //     (a document's own `name@x.y.z`, prerelease too, is kept as it is);
 //   - a command that serves until stopped (`channel-sandbox start`, `listen`, `events`, `curl -N`,
@@ -25,7 +25,7 @@
 //     `npx` (or at its end): what comes before (`mkdir`, `npm install`, `echo … > file`) runs
 //     without them, as it would for a reader who pastes the block first.
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { readmeBlocks } from '../../scripts/readme.mjs';
@@ -197,8 +197,8 @@ export function namedFiles(argument) {
  * A reader's shell: its variables, its folder, the servers it started and their real addresses.
  * `block()` runs one try block's lines; the files it names are written (as shown, with the
  * servers' real addresses) before its first `npx`, or at its end.
- * `scaffolds`: `{ 'npx words before the folder': { project, check(folder) } }`: the command runs as
- * written, `check` looks at what it made, then the folder is replaced by the pinned `project`.
+ * `scaffolds`: `{ 'npx words before the folder': check(folder) }`: the command runs as written,
+ * before the block's files are written, and `check` looks at what it made.
  */
 export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis }) {
   const env = {};
@@ -268,10 +268,7 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis })
     if (scaffold) {
       const target = join(cwd, args[scaffold.split(' ').length]);
       await runner.run('npx', args, { cwd, env: { ...env, ...own }, timeout: 600_000 });
-      await scaffolds[scaffold].check(target);
-      rmSync(target, { recursive: true, force: true });
-      cpSync(scaffolds[scaffold].project, target, { recursive: true, filter: (source) => !/[\\/](node_modules|dist)$/.test(source) });
-      return;
+      return void (await scaffolds[scaffold](target));
     }
     if (program === 'npx') writePending();
     if (program === 'echo' && args.length === 3 && args[1] === '>') {
