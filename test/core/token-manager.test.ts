@@ -319,3 +319,30 @@ describe('remaining life from the server clock, not the device clock or the rece
     expect(calls).toBeLessThanOrEqual(6);
   });
 });
+
+test('two-second tokens (iat in whole seconds, the server clock known to a second): at most two provider calls a second, not one per request', async () => {
+  // Each new token is already inside its refresh point when it arrives (the clock's second of
+  // doubt and iat's rounding eat its half-life): a refresh ahead must not follow another at once.
+  let t = 1_000_000_500;
+  const reasons: string[] = [];
+  const manager = createTokenManager({
+    service: 'https://api.example.com',
+    provider: () => Promise.resolve(makeJwt({ iat: Math.floor(t / 1000), exp: Math.floor(t / 1000) + 2, n: reasons.length })),
+    tokenTimeout: 1000,
+    refreshLeeway: 60,
+    now: () => t,
+    onToken: (reason) => reasons.push(reason),
+    onError: () => {},
+    redact: { text: (text) => text, cause: (thrown) => thrown },
+  });
+  // 10 s of traffic, a request every 10 ms, each answer with the service's Date.
+  for (let i = 0; i < 1000; i++) {
+    const held = await manager.get();
+    expect(held.exp! * 1000).toBeGreaterThan(t); // never a token the service would refuse
+    manager.observe(dated(t), t, t);
+    await settle();
+    t += 10;
+  }
+  // Each token is usable about a second: one refresh ahead, then one at its end (510 calls before).
+  expect(reasons.length).toBeLessThanOrEqual(21);
+});

@@ -39,7 +39,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   function refreshAhead(current: HeldToken): void {
     if (state.flight) return;
     const later = () => postponeRefresh(current, now());
-    call(true, 'proactive').then((h) => void (h === current && later()), later);
+    // The same token back, or a new one already due (tokens that live a few seconds, whose
+    // half-life the clock's second of doubt eats): the next try waits, not the next request.
+    call(true, 'proactive').then((h) => void ((h === current || h.refreshAt <= now()) && postponeRefresh(h, now())), later);
   }
 
   if (share) {
