@@ -96,13 +96,12 @@ export async function quickStarts({ root, tmp, tgz, pins, shown, tries, runner, 
       `${framework.tool}: the versions the guide installs; the real build run in a WeChat-like realm: the orders, then after \`channel-sandbox expire\` a relaunch shows them after one forced refresh`,
       async () => {
         if (!existsSync(join(dir, framework.output, 'app.js'))) fail(`no build in ${framework.output}: did the guide's block build it?`);
-        // The versions the guide installs: Taro's from its own template, uni-app's the consumers stage's.
-        const pinned = JSON.parse(readFileSync(join(root, 'test/consumers', framework.id, 'package.json'), 'utf8'));
-        const wanted =
-          framework.id === 'taro' ? { '@tarojs/cli': taroVersion, '@tarojs/taro': taroVersion } : { ...pinned.dependencies, ...pinned.devDependencies };
-        for (const name of framework.id === 'taro' ? Object.keys(wanted) : framework.versions) {
+        // The versions the guide installs: Taro's those its init names, uni-app's the consumers stage's.
+        for (const [name, version] of Object.entries(
+          framework.id === 'taro' ? { '@tarojs/cli': taroVersion, '@tarojs/taro': taroVersion } : consumersVersions(root, framework),
+        )) {
           const installed = JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
-          expectEqual(installed, wanted[name], name + ' installed');
+          expectEqual(installed, version, name + ' installed');
         }
         const storage = new Map();
         const open = async () => {
@@ -215,4 +214,10 @@ async function webPage(url, { tmp, expire }) {
   } finally {
     await close();
   }
+}
+
+/** The versions of `framework.versions` the consumers stage pins (test/consumers/<id>/package.json). */
+function consumersVersions(root, framework) {
+  const { dependencies, devDependencies } = JSON.parse(readFileSync(join(root, 'test/consumers', framework.id, 'package.json'), 'utf8'));
+  return Object.fromEntries(framework.versions.map((name) => [name, { ...dependencies, ...devDependencies }[name]]));
 }
