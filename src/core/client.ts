@@ -79,11 +79,13 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   // The caller's signals (a Request's own) of the calls the fence ended: a call given one again is a
   // stack's retry of a fenced call (ofetch with `timeout`, TanStack Query's `retry`), never sent.
   const fenced = new WeakSet<SignalLike>();
+  const refuse = (given: SignalLike) => void fenced.add(given);
   let requests = 0;
   function fence(): void {
     live.forEach((stop) => stop.cancel(cleared));
     live.clear();
-    if (platform.fence) platform.fence();
+    // The bodies still arriving too: their calls' signals are fenced as those of the calls under way.
+    if (platform.fence) platform.fence(refuse);
   }
 
   const telemetry = config.telemetry && config.telemetry.attach({ redact: redact.text, scope: platform.scope });

@@ -2,7 +2,7 @@
 // what an entry supplies to createCoreClient. Its own file, so that the core's modules and the
 // transports can name it without importing the client that uses it.
 import type { TokenManagerOptions, TokenShare } from './token-lifecycle/token-types.js';
-import type { Transport, UploadSpec } from './types.js';
+import type { SignalLike, Transport, UploadSpec } from './types.js';
 
 /**
  * What a call is: `request()` and its helpers, `upload()` or `download()`, or `native`: a call
@@ -14,8 +14,12 @@ export type CallKind = 'request' | 'upload' | 'download' | 'native';
 /** What an entry supplies to the platform-neutral core. */
 export interface Platform {
   transport: Transport;
-  /** Ends what the fence of the calls under way cannot reach: the bodies callers read after their call (clearToken(), another user). */
-  fence?: () => void;
+  /**
+   * Ends what the fence of the calls under way cannot reach: the bodies callers read after their
+   * call (clearToken(), another user). Names to `refuse` the caller's signal of each body it ended:
+   * a later call given it is a stack's retry of that call, refused unsent.
+   */
+  fence?: (refuse: (given: SignalLike) => void) => void;
   /** For the `signal` handed to tokenProvider; omitted where the host has no AbortController. */
   createAbortController?: TokenManagerOptions['createAbortController'];
   /** Shares the token with other clients (the browser entry's crossTab), given the checked options. */

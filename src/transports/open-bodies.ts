@@ -9,14 +9,19 @@ export interface OpenBodies {
    * follow it (no AbortSignal.any).
    */
   hold(response: Response, controller: AbortController, context: { method: string; url: string }, given?: AbortSignal): void;
-  /** Ends every body still arriving with clearToken()'s AbortError (a logout, another user). */
-  fence(): void;
+  /**
+   * Ends every body still arriving with clearToken()'s AbortError (a logout, another user), and
+   * names to `refuse` the caller's signal of each: a stack that retries the failed read (TanStack
+   * Query's `retry`) calls again with it, and that call is refused as one the fence ended.
+   */
+  fence(refuse: (given: AbortSignal) => void): void;
 }
 
-/** A body held: the stream (weakly), how to end it, and how to stop following the caller's signal. */
+/** A body held: the stream (weakly), how to end it, the caller's signal, and how to stop following it. */
 interface Open {
   body: WeakRef<ReadableStream>;
   end(reason: unknown): void;
+  given?: AbortSignal;
   off?: () => void;
 }
 
@@ -39,6 +44,7 @@ export function createOpenBodies(): OpenBodies {
         body: new WeakRef(body),
         // Aborting the connection fails the stream's next read with the reason.
         end: (reason) => controller.abort(reason === cleared ? abortError({ reason } as SignalLike, context) : reason),
+        given,
       };
       if (given && !AbortSignal.any) {
         const follow = () => entry.body.deref() && entry.end(given.reason);
@@ -50,10 +56,10 @@ export function createOpenBodies(): OpenBodies {
         limit = 2 * open.length + 64;
       }
     },
-    fence() {
+    fence(refuse) {
       const ended = open;
       open = [];
-      ended.forEach((entry) => gone(entry) || (entry.end(cleared), entry.off && entry.off()));
+      ended.forEach((entry) => gone(entry) || (entry.end(cleared), entry.off && entry.off(), entry.given && refuse(entry.given)));
     },
   };
 }

@@ -180,9 +180,12 @@ describe('#42 item 2: a stack that retries what clearToken() fenced', () => {
     /** Attempts the client sent after the clear, by path: what a stack's retry got onto the wire. */
     const afterClear: string[] = [];
     client.on('request', ({ url }) => void (state.cleared && afterClear.push(url.slice(service.url.length))));
-    /** clearToken() once `path` is on the wire (its first attempt sent 30 ms ago: the service holds it 1 s); then Bob signs in and makes his first request. */
-    const logoutDuring = async (path: string, send: () => Promise<unknown>) => {
-      const sent = new Promise<void>((resolve) => client.on('request', ({ url }) => void (url.endsWith(path) && setTimeout(resolve, 30))));
+    /**
+     * clearToken() once `path` is on the wire (its first attempt sent 30 ms ago: the service holds it 1 s), or with `on: 'response'`
+     * once its answer's headers came 30 ms ago (the call resolved; its body arrives); then Bob signs in and makes his first request.
+     */
+    const logoutDuring = async (path: string, send: () => Promise<unknown>, on: 'request' | 'response' = 'request') => {
+      const sent = new Promise<void>((resolve) => client.on(on, ({ url }) => void (url.endsWith(path) && setTimeout(resolve, 30))));
       const pending = send();
       await sent;
       client.clearToken();
@@ -223,6 +226,19 @@ describe('#42 item 2: a stack that retries what clearToken() fenced', () => {
     const queries = new QueryClient({ defaultOptions: { queries: { retry: 3, retryDelay: 1 } } });
     const queryFn = channelQuery<Echo>(client);
     const error = await logoutDuring('/slow/1000', () => queries.fetchQuery({ queryKey: ['/slow/1000'], queryFn }));
+    expect((error as Error & { code: string }).code).toBe('ABORTED');
+    fenced(service, calls, afterClear);
+    queries.clear();
+  });
+
+  test('TanStack Query with its default retry, the logout while the body is still arriving: the retries (same signal) are refused unsent; Bob’s first request carries his own token', async () => {
+    const { service, client, calls, afterClear, logoutDuring } = await session();
+    const queries = new QueryClient({ defaultOptions: { queries: { retry: 3, retryDelay: 1 } } });
+    // 64 KiB, 1 KiB every 20 ms: the call has resolved (its headers came) and its queryFn reads the body when the clear comes.
+    // Before the fix the fence ended the read but not the signal: TanStack Query sent the call 3 times more after the clear,
+    // a provider call answered for Alice after it, and Bob's first request carried her token.
+    const path = '/slow-download/65536/20';
+    const error = await logoutDuring(path, () => queries.fetchQuery({ queryKey: [path], queryFn: channelQuery<Echo>(client) }), 'response');
     expect((error as Error & { code: string }).code).toBe('ABORTED');
     fenced(service, calls, afterClear);
     queries.clear();
