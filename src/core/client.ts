@@ -9,6 +9,7 @@ import { createEvents, type ClientEvents } from './events.js';
 import { resolveOptions } from './options.js';
 import { createRedactor } from './redactor.js';
 import { onAbort } from '../shared/signal.js';
+import { withoutUserinfo } from '../shared/url.js';
 import { abortError, cleared, raceRequest } from './requests/request-abort.js';
 import { createTokenManager } from './token-lifecycle/token-manager.js';
 import { createAppState } from './app-life/app-state.js';
@@ -172,7 +173,7 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
           error.method ||
           String(helper || (kind === 'upload' ? 'POST' : kind === 'download' ? 'GET' : (o && (o as { method?: unknown }).method) || 'GET')).toUpperCase();
         // A refused URL as the caller gave it (a Request's or hostRequest's `url`), without its userinfo.
-        const url = error.url || String(Object(path).url || path).replace(/\/\/.*@/, '//');
+        const url = error.url || withoutUserinfo(String(Object(path).url || path));
         events.emit('error', { requestId, method, url, error });
       }
       throw error;

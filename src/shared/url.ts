@@ -11,10 +11,18 @@ export const authority = /^([a-z][a-z\d+.-]*:\/\/)([^/?#]*)/i;
 // eslint-disable-next-line no-control-regex -- the control characters are what it looks for
 export const controls = /[\0-\x1f\x7f]/;
 
+/**
+ * `url` without the userinfo (`user:password@`) a URL parser would read in it, for an error or an
+ * event to quote: as a WHATWG parser reads it, with tabs and line breaks anywhere, backslashes
+ * for slashes, and up to the last `@` before the path, query or fragment. A relative path
+ * (`orders:batchGet@v2`) is kept as it is.
+ */
+export const withoutUserinfo = (url: string): string => url.replace(/^([\0- ]*[a-z][a-z\d+.\-\t\n\r]*:[\t\n\r]*[/\\][/\\\t\n\r]*)[^/\\?#]*@/i, '$1');
+
 /** `https://host[:port][/base]` without a trailing slash, or throws ConfigError. */
 export function normalizeBaseUrl(value: unknown): string {
   // Checked first and never echoed: the password would end up in every error and event.
-  if (typeof value === 'string' && /@/.test((authority.exec(value) || ['', '', ''])[2])) {
+  if (typeof value === 'string' && withoutUserinfo(value) !== value) {
     fail('baseUrl must not contain a user name or password (user:password@host); remove them, channel-sdk authenticates with the token');
   }
   // Paths are checked to stay under baseUrl's path, which must therefore be a plain one.

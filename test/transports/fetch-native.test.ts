@@ -6,7 +6,17 @@ import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { AbortError, ConfigError, createClient, isChannelError, isRetryable, NetworkError, TimeoutError, type ClientOptions } from '../../src/index.js';
+import {
+  AbortError,
+  ConfigError,
+  createClient,
+  isChannelError,
+  isRetryable,
+  NetworkError,
+  TimeoutError,
+  type Client,
+  type ClientOptions,
+} from '../../src/index.js';
 import type { ClientEvents } from '../../src/core/events.js';
 import { fakeServices, providerFor } from '../conformance/suite.js';
 import type { FakeService } from '../helpers/fake-service.js';
@@ -100,18 +110,42 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(service.hits).toHaveLength(0);
   });
 
-  test('#42 item 7: the error event of a refused URL carries no password (request(), client.fetch with a string and a URL object)', async () => {
+  /** Each URL (the port put in) through `calls` on a client bound to `/api`: the errors and events, none with the password, nothing sent. */
+  async function refusedWithoutPassword(urls: (port: string) => string[], calls: (client: Client, url: string) => Array<Promise<unknown>>) {
     const service = await start();
     const client = createClient({ baseUrl: service.url + '/api', tokenProvider: providerFor(service) });
-    const port = new URL(service.url).port;
     const events: ClientEvents['error'][] = [];
     client.on('error', (event) => events.push(event));
-    const url = `http://user:s3cret-pw@127.0.0.1:${port}/api/x`;
-    const errors = await Promise.all([client.get(url), client.fetch(url), client.fetch(new URL(url))].map((p) => p.catch((e: unknown) => e)));
+    const port = new URL(service.url).port;
+    const errors = await Promise.all(urls(port).flatMap((url) => calls(client, url).map((p) => p.catch((e: unknown) => e))));
     expect(errors.every((e) => e instanceof ConfigError)).toBe(true);
-    expect(events.map((e) => e.url)).toEqual([0, 1, 2].map(() => `http://127.0.0.1:${port}/api/x`));
+    expect(events).toHaveLength(errors.length);
     expect(collectStrings([events, errors]).filter((text) => text.includes('s3cret'))).toEqual([]);
     expect(service.hits).toHaveLength(0);
+    return { events, port };
+  }
+
+  test('#42 item 7: the error event of a refused URL carries no password (request(), client.fetch with a string and a URL object)', async () => {
+    const { events, port } = await refusedWithoutPassword(
+      (p) => [`http://user:s3cret-pw@127.0.0.1:${p}/api/x`],
+      (client, url) => [client.get(url), client.fetch(url), client.fetch(new URL(url))],
+    );
+    expect(events.map((e) => e.url)).toEqual([0, 1, 2].map(() => `http://127.0.0.1:${port}/api/x`));
+  });
+
+  test('#42 item 7, as a URL parser reads the userinfo: a line break or backslashes around it, a fragment after it, two @: no password in the error or its event', async () => {
+    // Each is read by a WHATWG parser (and by fetch) as user "al...", password "s3cret-pw": tab and line break dropped, "\\" read as "/".
+    // Before the fix: the events of the first two, and the fragment's error message, carried the password.
+    const { events } = await refusedWithoutPassword(
+      (port) => [
+        `http://al\nice:s3cret-pw@127.0.0.1:${port}/api/x`,
+        `http:\\\\alice:s3cret-pw@127.0.0.1:${port}/api/x`,
+        `http://alice:s3cret-pw@127.0.0.1:${port}/api/x#top`,
+        `http://a@b:s3cret-pw@127.0.0.1:${port}/api/x#top`,
+      ],
+      (client, url) => [client.get(url), client.fetch(url)],
+    );
+    expect(events).toHaveLength(8);
   });
 
   test(`one forced refresh for a storm of ${STORM} (GET, POST bodies, Requests) on an expired token; every body intact`, async () => {

@@ -1,5 +1,5 @@
 import { describeValue, fail } from '../../shared/check.js';
-import { authority, controls, dots } from '../../shared/url.js';
+import { authority, controls, dots, withoutUserinfo } from '../../shared/url.js';
 import type { SearchParams } from '../types.js';
 
 // Built by hand: mini-program hosts have neither URL nor URLSearchParams.
@@ -31,7 +31,7 @@ const plainPath = /^\/?[\w-]+(?:\/[\w-]*)*$/;
 function checkedUrl(base: string, path: string): string {
   if (typeof path !== 'string') fail('the path must be a string such as "/open/api/v1/sdk/orders"; got ' + describeValue(path));
   if (path.indexOf('#') >= 0)
-    fail('the path "' + path + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
+    fail('the path "' + withoutUserinfo(path) + '" has a fragment (#...), which is never sent to a server; remove it (put query values in searchParams)');
   // Not quoted: a line break would break the message too.
   if (controls.test(path) || /^[^?]*\\/.test(path))
     fail(
@@ -45,7 +45,7 @@ function checkedUrl(base: string, path: string): string {
     const rest = path.replace(authority, '');
     const own = base.replace(authority, '');
     if (origin.indexOf('@') >= 0 || origin !== originOf(base) || rest.slice(0, own.length) !== own || !/^([/?]|$)/.test(rest.slice(own.length))) {
-      fail('refusing to send the token to ' + origin.replace(/\/\/.*@/, '//') + ': pass a path relative to baseUrl (' + base + ')');
+      fail('refusing to send the token to ' + withoutUserinfo(origin) + ': pass a path relative to baseUrl (' + base + ')');
     }
     path = rest.slice(own.length);
     return base + (path.charAt(0) === '?' || !path ? path : '/' + resolveDots(path));
