@@ -137,6 +137,30 @@ describe.runIf(hasChromium)('bodies still arriving, in Chromium', () => {
         });
       }
 
+      test('item 2 through the body: a call given the signal of a client.fetch whose body clearToken() stopped (a stack retrying the failed read) is refused unsent', async () => {
+        const id = [name.length, 'again'].join('-');
+        const outcome = await page().evaluate(
+          async ([baseUrl, jwt, streamId]) => {
+            type Client = { fetch(path: string, init?: object): Promise<Response>; clearToken(): void };
+            const client = (window as unknown as { createClient: (o: object) => Client }).createClient({ baseUrl, tokenProvider: () => jwt });
+            const { signal } = new AbortController();
+            const response = await client.fetch('/events?id=' + streamId, { signal });
+            const reading = response.text().catch((e: Error & { code?: string }) => e.code);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            client.clearToken();
+            const read = await reading;
+            const again = await client.fetch('/events?id=' + streamId + '-again', { signal }).then(
+              (r) => (r.body?.cancel(), 'sent: ' + r.status),
+              (e: Error & { code?: string }) => e.code,
+            );
+            return { read, again };
+          },
+          [api.url, token, id] as const,
+        );
+        expect(outcome).toEqual({ read: 'ABORTED', again: 'ABORTED' });
+        expect(streams.has(id + '-again')).toBe(false);
+      });
+
       test('item 5: the caller’s signal after client.fetch resolved: no event after it, the read fails with its reason, the connection dropped', async () => {
         const id = [name.length, 'signal'].join('-');
         const seen = await run(page(), id, 'fetch', 'signal');
