@@ -268,6 +268,27 @@ describe('#42 item 3: every attempt starts from the call’s own body; the calle
     expect([params.toString(), [...form.entries()].map(String).join(), snapshot(bytes)]).toEqual(before);
   });
 
+  test('client.fetch with a DataView body (an ArrayBufferView fetch sends): a hook that encrypts it in place sends each attempt once-encrypted; the caller’s bytes unchanged', async () => {
+    const service = await start();
+    const hook = (attempt: SendAttempt) => {
+      const body = attempt.body;
+      if (body instanceof DataView) for (let i = 0; i < body.byteLength; i++) body.setUint8(i, body.getUint8(i) ^ 0x20);
+    };
+    const { client } = clientOf(service, hook);
+    await client.fetch('/warm');
+    // A view on part of a larger buffer: only its bytes are sent.
+    const buffer = new TextEncoder().encode('--secret--').buffer;
+    const view = new DataView(buffer, 2, 6);
+    service.expireAll();
+    expect((await client.fetch('/view', { method: 'POST', body: view })).status).toBe(200);
+    // Before: the caller's view was encrypted by the first attempt, and the replay sent it encrypted twice ("secret").
+    expect(service.hits.filter((h) => h.path === '/view').map((h) => [h.status, h.body])).toEqual([
+      [401, 'SECRET'],
+      [200, 'SECRET'],
+    ]);
+    expect(new TextDecoder().decode(buffer)).toBe('--secret--');
+  });
+
   test('hostRequest: a hook that encrypts a field of `data` in place (nested too) sends it encrypted once on each attempt; the caller’s data unchanged, whether the hook changes, replaces or throws', async () => {
     const service = await start();
     const host = createHost('wx');
