@@ -86,8 +86,9 @@ export interface Client extends BaseClient {
  * @example
  * const client = createClient({
  *   baseUrl: 'https://api.example.com',
- *   tokenProvider: async ({ forceRefresh }) => {
- *     const r = await fetch('/my-backend/channel-token' + (forceRefresh ? '?force=1' : ''));
+ *   // With forceRefresh the route must skip its cache; `rejected` names the token a 401 refused.
+ *   tokenProvider: async ({ forceRefresh, rejected }) => {
+ *     const r = await fetch('/my-backend/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''));
  *     return (await r.json()).access_token;
  *   },
  * });

@@ -107,8 +107,8 @@ export interface Client extends BaseClient<MiniProgramRequestExtra> {
  * @example
  * const client = createClient({
  *   baseUrl: 'https://api.example.com',
- *   tokenProvider: ({ forceRefresh }) => new Promise((resolve, reject) => wx.request({
- *     url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1' : ''),
+ *   tokenProvider: ({ forceRefresh, rejected }) => new Promise((resolve, reject) => wx.request({
+ *     url: 'https://partner.example.com/channel-token' + (forceRefresh ? '?force=1&rejected=' + (rejected || '') : ''),
  *     success: (r) => resolve(r.data.access_token), fail: reject,
  *   })),
  * });

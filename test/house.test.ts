@@ -43,3 +43,40 @@ test("CONTRIBUTING's module-to-test table names every room of src/ and only fold
   const missing = rows.flatMap((r) => r.tests).filter((path) => !existsSync(path) || !statSync(path).isDirectory());
   expect(missing).toEqual([]);
 });
+
+/** Each comment line of a source (`//`, `/*`, ` *`), with its file and line. */
+const commentLines = sources.flatMap((file) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .map((text, i) => ({ where: `${file}:${i + 1}`, text }))
+    .filter(({ text }) => /^\s*(\/\/|\/\*|\*)/.test(text)),
+);
+
+test('no src folder holds more than 20 source files directly: a room its name explains (issue #44 item 2)', () => {
+  const counts = new Map<string, number>();
+  for (const file of sources) counts.set(dirname(file), (counts.get(dirname(file)) ?? 0) + 1);
+  expect([...counts].filter(([, n]) => n > 20).map(([dir, n]) => `${dir}: ${n} files`)).toEqual([]);
+});
+
+test('no src comment cites a document the repository does not have (issue #44 item 6)', () => {
+  const cited = commentLines.flatMap(({ where, text }) => [...text.matchAll(/[\w./-]+\.md\b/g)].map(([path]) => ({ where, path })));
+  expect(cited.length).toBeGreaterThan(5);
+  expect(cited.filter(({ path }) => !existsSync(path)).map(({ where, path }) => `${where}: ${path}`)).toEqual([]);
+});
+
+/**
+ * A measured figure in a comment (a time per call, a size in gzip bytes, the memory a run
+ * pinned) stops being true the day the code or the machine changes, and no test notices
+ * (issue #44 item 6): it belongs in docs/maintainers/ beside the bench that measures it.
+ */
+const MEASURED = /~\s*\d|\d\s*(ns|µs)\b|\d\s*K?B gz\b|\d(\.\d+)?\s*Gi?B\b|\d(\.\d+)?\s*×/;
+
+test('no src comment quotes a measured figure (issue #44 item 6)', () => {
+  expect(
+    ['// Date.now() costs ~75 ns here', '// cost 36 B gz of the bundles', '// grew to 1.5 GiB', '// 1.12× bare fetch'].filter((t) => MEASURED.test(t)),
+  ).toHaveLength(4);
+  expect(
+    ['// the next 2 data calls', '// at most 10 minutes, ±20% jitter', '// up to 1 MiB', '// 8000 ms, the service window'].filter((t) => MEASURED.test(t)),
+  ).toEqual([]);
+  expect(commentLines.filter(({ text }) => MEASURED.test(text)).map(({ where, text }) => `${where}: ${text.trim()}`)).toEqual([]);
+});

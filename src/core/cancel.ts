@@ -16,7 +16,8 @@ export class Stop implements SignalLike {
   aborted = false;
   reason: unknown = undefined;
   // A Set even for the one listener an attempt adds: holding a lone listener without one saved
-  // no measurable time per call (bench:fetch) and cost 36 B gz of the client bundles.
+  // no measurable time per call (bench:fetch) and made the client bundles larger
+  // (docs/maintainers/size.md, #32 follow-up 2).
   private listeners: Set<() => void> | undefined = undefined;
 
   addEventListener(_type: 'abort', listener: () => void): void {

@@ -6,7 +6,8 @@
  * Markdown of the repository (README, CONTRIBUTING, docs/), and every source file under
  * examples/ and demo/.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { readerFiles } from './reader-files.js';
 
@@ -88,5 +89,13 @@ test('the scan sees the providers of every document and example (and tells a pro
 
 test('every tokenProvider in every document and example passes `rejected` on to the token route or the exchange', () => {
   const problems = readerFiles().flatMap((file) => providerProblems(file, readFileSync(file, 'utf8')));
+  expect(problems.map((p) => `${p.file}:${p.line}: ${p.problem}`)).toEqual([]);
+});
+
+test("every tokenProvider in the package's own doc comments (what an editor shows from the .d.ts) passes `rejected` on", () => {
+  const sources = (readdirSync('src', { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => join('src', f));
+  const shown = sources.filter((file) => /\btokenProvider\s*:\s*(?:async\b|\()/.test(readFileSync(file, 'utf8')));
+  expect(shown).toEqual(expect.arrayContaining(['src/index.ts', 'src/miniprogram.ts']));
+  const problems = sources.flatMap((file) => providerProblems(file, readFileSync(file, 'utf8')));
   expect(problems.map((p) => `${p.file}:${p.line}: ${p.problem}`)).toEqual([]);
 });

@@ -17,7 +17,10 @@ import { documents, readmeBlocks, syncExamples } from '../../scripts/readme.mjs'
 const readme = readFileSync('README.md', 'utf8');
 // The README and the guides whose example blocks are synced (scripts/readme.mjs): an example
 // moved from the README into a guide stays shown, checked and run.
-const texts = Object.fromEntries((documents as string[]).map((file) => [file, readFileSync(file, 'utf8')]));
+// Every other guide too: a ts/js block in a guide that shows no example file is still a block a
+// reader copies, so it is marked and type-checked like the rest.
+const guides = readdirSync('docs/guide').map((name) => 'docs/guide/' + name);
+const texts = Object.fromEntries([...new Set([...(documents as string[]), ...guides])].map((file) => [file, readFileSync(file, 'utf8')]));
 const blocks = Object.entries(texts).flatMap(([file, text]) => readmeBlocks(text).map((b) => Object.assign(b, { file })));
 const codeBlocks = blocks.filter((b) => /^(ts|js|typescript|javascript|tsx|jsx)$/.test(b.lang));
 const examples = readdirSync('examples').filter((f) => /\.(ts|js)$/.test(f));
@@ -28,7 +31,7 @@ test('the README is a manual of at most 450 lines (a 15-minute read), without se
   expect(readme).not.toMatch(/PLACEHOLDER/);
 });
 
-test('every ts/js block is an example file shown verbatim, or marked type-check-only (README and synced guides)', () => {
+test('every ts/js block is an example file shown verbatim, or marked type-check-only (README and every guide)', () => {
   expect(codeBlocks.filter((b) => !b.marker).map((b) => b.file + ':' + b.line)).toEqual([]);
   for (const [file, text] of Object.entries(texts))
     expect(syncExamples(text) === text ? file + ' in sync' : file + ': run `npm run readme`: a block differs from its example file').toBe(file + ' in sync');

@@ -1,7 +1,7 @@
 // Bounds on reading request bodies that a per-request size cap cannot give: a deadline for each
 // body, and a budget of bytes held at once across every request a handler serves. Without them
-// 1,000 connections that send 1 MiB minus one byte and stall pinned ~1.07 GB for as long as
-// node:http let them (300 s). Both front doors (http/route.ts, http/node-handler.ts) read through a ticket.
+// connections that each send a body just under the cap and stall pin that many bodies' worth of
+// memory for as long as node:http lets them (its requestTimeout). Both front doors (http/route.ts, http/node-handler.ts) read through a ticket.
 
 /** Why reading a body was stopped: past its deadline, or dropped to make room in the budget. */
 export type BodyStop = 'timeout' | 'busy';

@@ -153,7 +153,7 @@ export function cacheTtl(token: ExchangedToken, marginMs: number, now = Date.now
   return ttl >= 1 ? ttl : 0;
 }
 
-// Date.now() costs ~75 ns on some VMs, more than the rest of a cache hit, so hits read a clock
+// Date.now() can cost more than the rest of a cache hit on some VMs (npm run bench:tokens), so hits read a clock
 // refreshed at most once a millisecond (as lru-cache does). During one long synchronous run it
 // lags: an entry may then outlive its TTL by that run's length (TTLs end well before expiry).
 let clock = 0;

@@ -17,7 +17,7 @@ export const DEFAULT_SANDBOX_URL = 'http://127.0.0.1:8787';
 // a push's outcome, is under 1 KB), and one event of a stream (a push carries its body, which a
 // receiver takes up to 1 MiB of, escaped once more as JSON). Past either, the CLI stops reading
 // and says so: before, `stats`, `events` and `check token-route --sandbox` against a server that
-// answered without end grew to 1.5 GiB.
+// answered without end grew without bound.
 const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_EVENT_CHARS = 4 * 1024 * 1024;
 
