@@ -5,10 +5,15 @@ import { describeValue } from './check.js';
  * `errMsg` / `errorMessage` / `message` of a mini-program host's fail object.
  */
 export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  const o = error as { errMsg?: unknown; errorMessage?: unknown; message?: unknown } | null;
-  const text = o && typeof o === 'object' ? [o.errMsg, o.errorMessage, o.message].filter((t) => typeof t === 'string')[0] : undefined;
-  return typeof text === 'string' ? text : describeValue(error);
+  // What user code throws may throw when read (a getter, a revoked Proxy): a message is still a string.
+  try {
+    if (error instanceof Error) return typeof error.message === 'string' ? error.message : describeValue(error.message);
+    const o = error as { errMsg?: unknown; errorMessage?: unknown; message?: unknown } | null;
+    const text = o && typeof o === 'object' ? [o.errMsg, o.errorMessage, o.message].filter((t) => typeof t === 'string')[0] : undefined;
+    return typeof text === 'string' ? text : describeValue(error);
+  } catch {
+    return 'an unreadable ' + typeof error;
+  }
 }
 
 /** How {@link messageIn} words a thrown value; each caller keeps the wording its messages always had. */
@@ -23,6 +28,11 @@ export interface MessageStyle {
 
 /** {@link messageOf} in the style of a log line or a server error (the client's bundles leave it out). */
 export function messageIn(style: MessageStyle, error: unknown): string {
-  const text = error instanceof Error ? (style.name ? error.name + ': ' : '') + messageOf(error) : (style.other || String)(error);
+  let text: string;
+  try {
+    text = error instanceof Error ? (style.name ? error.name + ': ' : '') + messageOf(error) : (style.other || String)(error);
+  } catch {
+    text = messageOf(error); // String() of a null-prototype object or a revoked Proxy throws
+  }
   return style.unprefixed ? text.replace(/^\[channel-sdk\] /, '') : text;
 }

@@ -125,7 +125,11 @@ export const secondsHistogram = (meter: TelemetryMeter | undefined, name: string
 
 /** A low-cardinality `error.type` for a thrown value: a ChannelError's `code`, else the class name (never the message). */
 export function errorType(error: unknown): string {
-  const { code, name } = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; name?: unknown };
-  if (typeof code === 'string' && /^[A-Z][A-Z\d_]{0,63}$/.test(code)) return code;
-  return typeof name === 'string' && /^[\w$.]{1,64}$/.test(name) ? name : '_OTHER';
+  try {
+    const { code, name } = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; name?: unknown };
+    if (typeof code === 'string' && /^[A-Z][A-Z\d_]{0,63}$/.test(code)) return code;
+    return typeof name === 'string' && /^[\w$.]{1,64}$/.test(name) ? name : '_OTHER';
+  } catch {
+    return '_OTHER'; // a value that throws when read (a getter, a revoked Proxy)
+  }
 }

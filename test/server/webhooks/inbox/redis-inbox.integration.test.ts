@@ -8,6 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, createRedisInbox, createWebhookHandler, type InboxErrorInfo, type RedisInboxOptions } from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
 import { clientKinds } from '../../redis/clients.js';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
 
 // Short leases and delays: the tests provoke retries and lapses on purpose.
@@ -110,6 +112,54 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
       expect(await inbox.stats()).toMatchObject({ deadLetters: 0, pending: 0 });
       await expect(inbox.replay('not-an-id')).rejects.toThrow(ConfigError);
     });
+  });
+
+  test('a callback that throws a value whose message cannot be read (a throwing getter, a revoked Proxy, a null-prototype object, an Error whose message is a number): each a failed attempt retried with backoff, then a dead letter, never a lapsed lease or "its worker died"', async () => {
+    const client = await connect();
+    const { tracer, meter } = { tracer: new BasicTracerProvider().getTracer('t'), meter: new MeterProvider().getMeter('m') };
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 3, telemetry: { tracer, meter } });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    const hostile: Record<string, () => unknown> = {
+      'SO-getter': () =>
+        Object.defineProperty({}, 'message', {
+          get: () => {
+            throw new Error('unreadable');
+          },
+        }),
+      'SO-revoked': () => {
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        return proxy;
+      },
+      'SO-nullproto': () => Object.create(null) as unknown,
+      'SO-numeric': () => Object.assign(new Error('x'), { message: 42 }),
+    };
+    for (const order of Object.keys(hostile)) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    const reports: Array<[string | undefined, string, number | undefined]> = [];
+    const logged: string[] = [];
+    const worker = inbox.process({
+      concurrency: 4,
+      onError: (error, info) => {
+        reports.push([info.orderNo, info.stage, info.attempt]);
+        logged.push(typeof error === 'object' && error instanceof Error ? error.message : typeof error);
+      },
+      onLogisticsUpdated: (event) => {
+        throw hostile[event.logistics.order_no]();
+      },
+    });
+    open.push(worker);
+    await until(async () => (await inbox.stats()).deadLetters === 4, 'four dead letters');
+    for (const order of Object.keys(hostile))
+      expect(reports.filter(([o]) => o === order).map(([, stage, attempt]) => [stage, attempt])).toEqual([
+        ['callback', 1],
+        ['callback', 2],
+        ['dead-letter', 3],
+      ]);
+    for (const dead of await inbox.deadLetters()) {
+      expect(dead.attempts).toBe(3);
+      expect(dead.error).not.toMatch(/died|lease/);
+    }
+    expect(logged.join(' ')).not.toMatch(/unreadable/);
   });
 
   test('stats().oldestMs counts a push waiting for a retry: the age of the oldest push not processed yet, retried or not', async () => {
