@@ -76,7 +76,14 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
   throw new CliError(`${command}: no Redis client found from ${process.cwd()}; run this in your project (with ioredis or redis installed)`, 2);
 }
 
-/** A Redis URL as printed: its password masked. */
-export function shown(url: string): string {
-  return url.replace(/^(rediss?:\/\/[^/@]*?:)[^/@]*@/, '$1***@');
+/**
+ * Redis URLs (one, or a comma-separated list) as printed: every password masked, in the user info
+ * (up to its last `@`, as URL parsers take it) or as a query parameter (ioredis takes
+ * `?password=`), in a mistyped URL too (`redis:/…`, `http://…`): the one a user pastes by mistake.
+ */
+export function shown(urls: string): string {
+  return urls
+    .split(',')
+    .map((url) => url.replace(/^([^:/?#]*:\/*[^/?#@:]*:)[^/?#]*@/, '$1***@').replace(/([?&][^=&#]*(?:pass|auth|secret|token)[^=&#]*=)[^&#]*/gi, '$1***'))
+    .join(',');
 }

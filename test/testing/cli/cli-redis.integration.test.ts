@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
-import { freePort } from '../../helpers/redis-server.mjs';
+import { freePort, startRedis } from '../../helpers/redis-server.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const nodeRedisOnly = mkdtempSync(join(tmpdir(), 'channel-cli-node-redis-'));
@@ -19,15 +19,17 @@ mkdirSync(join(nodeRedisOnly, 'node_modules'));
 symlinkSync(join(root, 'node_modules/redis'), join(nodeRedisOnly, 'node_modules/redis'));
 afterAll(() => rmSync(nodeRedisOnly, { recursive: true, force: true }));
 
-function run(args: string[], cwd: string): Promise<{ code: number | null; stderr: string; ms: number }> {
+function run(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(root, 'dist/sandbox-cli.js'), ...args], { cwd, env: { ...process.env, REDIS_URL: '' } });
     let stderr = '';
+    let stdout = '';
     child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => (stdout += d));
     // Killed when it hangs, so that the test reports instead of timing out.
     const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-    child.on('close', (code) => (clearTimeout(timer), resolve({ code, stderr, ms: Math.round(performance.now() - started) })));
+    child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr, ms: Math.round(performance.now() - started) })));
   });
 }
 
@@ -45,3 +47,34 @@ test('a Redis that refuses: inbox gives up within 10 s naming the error, with no
     expect(result.ms).toBeLessThan(20_000);
   }
 });
+
+test(
+  'doctor and inbox never print a Redis password: in the user info (an @ in it), as ?password= (ioredis takes it), in a mistyped URL, in a list',
+  { timeout: 90_000 },
+  async () => {
+    const secret = 'x9f8e7d6c';
+    const redis = await startRedis({ args: ['--requirepass', 'pw@' + secret] });
+    try {
+      const { port } = new URL(redis.url);
+      const at = `redis://:pw@${secret}@127.0.0.1:${port}`;
+      const query = `redis://127.0.0.1:${port}?password=pw%40${secret}`;
+      const runs = await Promise.all([
+        run(['doctor', '--redis', at], root),
+        run(['doctor', '--redis', query], root),
+        run(['doctor', '--redis', query, '--prefix', 'app:', '--json'], root),
+        run(['doctor', '--redis', `redis:/:pw@${secret}@127.0.0.1:${port}`], root),
+        run(['doctor', '--redis', `http://:pw@${secret}@127.0.0.1:${port}`], root),
+        run(['inbox', 'stats', '--redis', query], root),
+        run(['doctor', '--redis', `${at},${at}`], root),
+        run(['inbox', 'stats', '--redis', `redis:/:pw@${secret}@127.0.0.1:${port}`], root),
+      ]);
+      // The forms Redis takes connect (the password is right), the mistyped ones are refused: none prints it.
+      expect(runs[0].stdout).toMatch(/^✓ reachable: PONG/m);
+      expect(runs[1].stdout).toMatch(/^✓ reachable: PONG/m);
+      expect(runs.map((r) => r.code)).toEqual([0, 0, 0, 2, 2, 0, 0, 2]);
+      expect(runs.map((r, i) => ((r.stdout + r.stderr).includes(secret) ? i : -1)).filter((i) => i >= 0)).toEqual([]);
+    } finally {
+      await redis.stop();
+    }
+  },
+);
