@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { RedisClient } from '../../server/redis-client.js';
+import { bounded } from '../../shared/bounded.js';
 import { CliError } from './cli-client.js';
 
 export interface Connected {
@@ -41,6 +42,15 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
         (error: unknown) => (clearTimeout(timer), giveUp(), reject(error)),
       );
     });
+  // Neither client bounds a command: a Redis frozen after it connected (SIGSTOP, a stalled host) would hold it forever.
+  const answered =
+    (send: (args: string[]) => Promise<unknown>) =>
+    (args: string[]): Promise<unknown> =>
+      bounded(
+        () => send(args),
+        timeoutMs,
+        () => new Error(`Redis did not answer ${args[0]} within ${timeoutMs / 1000} s (frozen, or too busy)`),
+      );
   const io = await load('ioredis');
   if (io) {
     type IoClient = RedisClient & {
@@ -56,7 +66,7 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
     const client = cluster ? new Cluster(urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) || 6379 }))) : new Redis(urls[0]);
     client.on('error', remember);
     await within(new Promise<void>((resolve) => client.once('ready', () => resolve())), () => client.disconnect());
-    return { client, send: (args) => client.call(...args), close: async () => client.disconnect() };
+    return { client, send: answered((args) => client.call(...args)), close: async () => client.disconnect() };
   }
   const node = await load('redis');
   if (node) {
@@ -71,7 +81,7 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
     const client = cluster ? create.createCluster({ rootNodes: urls.map((url) => ({ url })) }) : create.createClient({ url: urls[0] });
     client.on('error', remember);
     await within(client.connect(), () => void (client.destroy ? client.destroy() : client.disconnect().catch(() => {})));
-    return { client, send: (args) => client.sendCommand(args), close: () => client.disconnect() };
+    return { client, send: answered((args) => client.sendCommand(args)), close: () => client.disconnect() };
   }
   throw new CliError(`${command}: no Redis client found from ${process.cwd()}; run this in your project (with ioredis or redis installed)`, 2);
 }

@@ -6,6 +6,8 @@
  * wait for it forever.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,3 +80,24 @@ test(
     }
   },
 );
+
+test('doctor on a Redis that freezes (SIGSTOP) after it connected: the Redis line fails within its 5 s, doctor ends', { timeout: 90_000 }, async () => {
+  const redis = await startRedis();
+  // A receiver that never answers holds doctor for its 8 s window: Redis, connected at the start, freezes meanwhile.
+  const silent = createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const webhook = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/webhooks/channel`;
+    const doctor = run(['doctor', '--webhook-url', webhook, '--webhook-secret', 'whsec_test', '--redis', redis.url, '--prefix', 'app:'], root);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    redis.pause();
+    const result = await doctor;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^✗ reachable: .*5 s/m);
+    expect(result.ms).toBeLessThan(25_000);
+  } finally {
+    silent.closeAllConnections();
+    silent.close();
+    await redis.stop();
+  }
+});
