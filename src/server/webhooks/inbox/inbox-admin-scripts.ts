@@ -52,7 +52,7 @@ export const REPLAY =
   "  if f.b and f.b ~= '' then " +
   "    redis.call('xdel', D, e[1]) " +
   "    redis.call('xadd', S, '*', 'k', f.k, 'b', f.b, 'o', f.o, 't', f.t, 'at', f.at, 'n', '0') " +
-  "    redis.call('set', T .. ':push:' .. f.k, 'q', 'ex', ARGV[5]) redis.call('zadd', A, 'nx', tonumber(f.at) or now(), f.k) " +
+  "    redis.call('set', T .. ':push:' .. f.k, 'q', 'ex', ARGV[5]) redis.call('zadd', A, 'nx', tonumber(f.s) or now(), f.k) " +
   '    n = n + 1 ' +
   '  end ' +
   'end ' +

@@ -8,8 +8,8 @@
 //                      n (failed attempts before this entry)
 //   T:retry, T:parked  pushes waiting for their next attempt: ZSET dedupKey -> due ms, HASH dedupKey -> fields
 //   T:age              pushes taken out of the stream's order (retried, parked, replayed) until their
-//                      outcome: ZSET dedupKey -> received ms, for stats().oldestMs
-//   T:dead             dead letters: a stream, fields as above plus err and failed ('' b: Redis lost the body)
+//                      outcome: ZSET dedupKey -> when first stored (Redis ms), for stats().oldestMs
+//   T:dead             dead letters: a stream, fields as above plus err, failed and s (first stored, Redis ms) ('' b: Redis lost the body)
 //   T:workers          ZSET consumer -> the last time that worker was seen (every few seconds)
 //   T:paused           present while inbox.pause() holds every worker
 //   T:push:<k>         q queued (or running; q:<order> once parked, so that a push whose fields
@@ -29,11 +29,14 @@ export const PRELUDE =
   'local function fields(list) local f = {} for j = 1, #list, 2 do f[list[j]] = list[j + 1] end return f end ' +
   "local function now() local t = redis.call('time') return t[1] * 1000 + math.floor(t[2] / 1000) end " +
   "local function unlock(T, o, id) if o ~= '' then local ok = T .. ':order:' .. o if redis.call('get', ok) == id then redis.call('del', ok) end end end " +
+  // The Redis time (ms) a stream entry was added at: its id's first part.
+  "local function idms(id) return tonumber(string.match(id, '^(%d+)')) end " +
   "local function mine(S, g, c, id) local p = redis.pcall('xpending', S, g, id, id, 1) return type(p) == 'table' and not p.err and p[1] ~= nil and p[1][2] == c end " +
-  // Parks a push for its next attempt at `due`: its fields in P, its schedule in R, its age in A, its
+  // Parks a push for its next attempt at `due`: its fields in P, its schedule in R, its age in A (from
+  // `first`, Redis's time when it was stored: `at` is the receiver's clock, which may be off), its
   // order in its mark (the formats of R and P stay those of earlier versions: workers of both run at once in a deploy).
-  "local function park(T, R, P, A, k, b, o, t, at, n, due) redis.call('hset', P, k, cjson.encode({ b = b, o = o, t = t, at = at, n = n })) " +
-  "  redis.call('zadd', R, due, k) redis.call('zadd', A, 'nx', tonumber(at) or due, k) " +
+  "local function park(T, R, P, A, k, b, o, t, at, n, due, first) redis.call('hset', P, k, cjson.encode({ b = b, o = o, t = t, at = at, n = n })) " +
+  "  redis.call('zadd', R, due, k) redis.call('zadd', A, 'nx', first, k) " +
   "  if o ~= '' then redis.call('set', T .. ':push:' .. k, 'q:' .. o, 'xx', 'keepttl') end end ";
 
 /** KEYS stream, push:<k>; ARGV k, body, order, t, at, ttl. 1 stored, 0 already there. */
@@ -113,7 +116,7 @@ export const READ =
   '  end ' +
   "  if status == 'busy' then " +
   "    redis.call('xack', S, g, id) redis.call('xdel', S, id) " +
-  '    park(T, R, P, A, f.k, f.b, f.o, f.t, f.at, tostring(attempt - 1), at + busy) ' +
+  '    park(T, R, P, A, f.k, f.b, f.o, f.t, f.at, tostring(attempt - 1), at + busy, idms(id)) ' +
   "  elseif status == 'stale' then " +
   "    redis.call('xack', S, g, id) redis.call('xdel', S, id) redis.call('set', T .. ':push:' .. f.k, 'd', 'ex', ttl) redis.call('zrem', A, f.k) " +
   "    out[#out + 1] = { id, 'stale', f.k, f.o, f.t, f.at, tostring(attempt), '' } " +
@@ -179,11 +182,12 @@ export const FAIL =
   'local f = fields(e[1][2]) ' +
   'unlock(T, f.o, id) ' +
   'if delay < 0 then ' +
-  "  local dead = redis.call('xadd', D, '*', 'k', f.k, 'b', f.b, 'o', f.o, 't', f.t, 'at', f.at, 'n', attempt, 'err', err, 'failed', now()) " +
+  // s: when it was first stored, in Redis's time (what replay() ages it from).
+  "  local dead = redis.call('xadd', D, '*', 'k', f.k, 'b', f.b, 'o', f.o, 't', f.t, 'at', f.at, 'n', attempt, 'err', err, 'failed', now(), 's', redis.call('zscore', A, f.k) or idms(id)) " +
   "  redis.call('set', T .. ':push:' .. f.k, 'x') redis.call('zrem', A, f.k) " +
   '  return { 1, dead } ' +
   'end ' +
-  'park(T, R, P, A, f.k, f.b, f.o, f.t, f.at, attempt, now() + delay) ' +
+  'park(T, R, P, A, f.k, f.b, f.o, f.t, f.at, attempt, now() + delay, idms(id)) ' +
   "return { 1, '' }";
 
 /**

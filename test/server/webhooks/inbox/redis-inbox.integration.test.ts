@@ -193,6 +193,43 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0 });
   });
 
+  test.each([
+    ['an hour ahead', 3_600_000],
+    ['an hour behind', -3_600_000],
+  ])(
+    "stats().oldestMs is measured on Redis's clock: a receiver whose clock is %s neither hides a push waiting for its retry nor ages it by an hour, nor one replayed",
+    async (_name, skew) => {
+      const client = await connect();
+      const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh(), maxAttempts: 8, retryDelayMs: () => 200 });
+      const hour = 3_600_000;
+      const stored = Date.now();
+      const body = bodyOf(snapshot('SO-skew', '2024-06-01T12:00:00+08:00'));
+      const rawBody = new TextEncoder().encode(body);
+      // What the handler hands the inbox, on a machine whose clock is `skew` off.
+      await inbox.append({ key: 'k-skew', body, rawBody, event: 'logistics.updated', orderNo: 'SO-skew', receivedAt: Date.now() + skew });
+      let failures = 0;
+      const worker = inbox.process({
+        onError: () => {},
+        onLogisticsUpdated: () => {
+          throw new Error('database down (' + ++failures + ')');
+        },
+      });
+      open.push(worker);
+      await until(() => failures >= 2 && Date.now() - stored >= 1000, 'two failures, 1 s');
+      const waited = Date.now() - stored;
+      const { oldestMs } = await inbox.stats();
+      expect(oldestMs).toBeGreaterThanOrEqual(waited - 200);
+      expect(oldestMs).toBeLessThan(hour / 2);
+      await until(async () => (await inbox.stats()).deadLetters === 1, 'the dead letter');
+      await worker.close();
+      expect(await inbox.stats()).toMatchObject({ oldestMs: 0, pending: 0, retrying: 0 });
+      // Replayed: waiting again, and its age is not the receiver's clock either.
+      expect(await inbox.replay()).toBe(1);
+      const replayed = (await inbox.stats()).oldestMs;
+      expect(replayed).toBeLessThan(hour / 2);
+    },
+  );
+
   test('stats() during a deploy beside workers of the earlier version (which know no age set): an age whose push such a worker processed or put aside is dropped, not counted forever', async () => {
     const client = await connect();
     const prefix = fresh();
