@@ -101,7 +101,11 @@ export function checkTelemetry(value: unknown, owner?: string): TelemetryOptions
  */
 export function traceparent(span: TelemetrySpan): string | undefined {
   const c = span.spanContext();
-  return /[1-9a-f]/.test(c.traceId) && /[1-9a-f]/.test(c.spanId) ? '00-' + c.traceId + '-' + c.spanId + '-0' + (c.traceFlags & 1) : undefined;
+  // W3C's format only (32 and 16 lowercase hex digits, not all zeros): a tracer's malformed context
+  // sends no header, rather than one the server refuses (a trace id of 100,000 digits: HTTP 431).
+  return /^(?!0+$)[\da-f]{32}$/.test(c.traceId) && /^(?!0+$)[\da-f]{16}$/.test(c.spanId)
+    ? '00-' + c.traceId + '-' + c.spanId + '-0' + (c.traceFlags & 1)
+    : undefined;
 }
 
 /** Ends `span`, failed with `type` (an error code or an HTTP status) when there is one: `error.type` and the ERROR status. */

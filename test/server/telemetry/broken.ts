@@ -23,6 +23,13 @@ function sdk(broken = false) {
   return { tracer, meter };
 }
 
+/** `span`, answering a context no traceparent may carry. */
+const withContext = <T extends object>(span: T): T =>
+  new Proxy(span, {
+    get: (t, key) =>
+      key === 'spanContext' ? () => ({ traceId: 'a'.repeat(100_000), spanId: 'abc', traceFlags: 1 }) : (t as Record<PropertyKey, unknown>)[key],
+  });
+
 /** [what breaks, the telemetry option]. */
 export function brokenTelemetries(): Array<[string, TelemetryOptions]> {
   const real = sdk();
@@ -42,6 +49,17 @@ export function brokenTelemetries(): Array<[string, TelemetryOptions]> {
           createCounter: (name, options) => throwing(real.meter.createCounter(name, options)),
           createHistogram: (name, options) => throwing(real.meter.createHistogram(name, options)),
         },
+      },
+    ],
+    [
+      'spans whose context is malformed: a trace id of 100,000 hex digits, a span id of 3 (the traceparent it would make no server takes)',
+      {
+        tracer: {
+          startSpan: (name, options) => withContext(real.tracer.startSpan(name, options)),
+          startActiveSpan: ((name: string, options: object, fn: (span: unknown) => unknown) =>
+            real.tracer.startActiveSpan(name, options, (span) => fn(withContext(span)))) as never,
+        },
+        meter: real.meter,
       },
     ],
     [
