@@ -64,16 +64,20 @@ export function createRedactor(): Redactor {
     return out;
   };
   const cause = (thrown: unknown, depth = 0): unknown => {
-    if (!(thrown instanceof Error)) return typeof thrown === 'string' ? text(thrown) : thrown;
-    const own = (thrown as { cause?: unknown }).cause;
-    const inner = depth < 4 ? cause(own, depth + 1) : undefined;
-    const stack = thrown.stack || '';
-    if (text(thrown.message) === thrown.message && text(stack) === stack && inner === own) return thrown;
-    const copy = new Error(text(thrown.message));
-    copy.name = thrown.name;
-    copy.stack = text(stack);
-    if (inner !== undefined) (copy as { cause?: unknown }).cause = inner;
-    return copy;
+    try {
+      if (!(thrown instanceof Error)) return typeof thrown === 'string' ? text(thrown) : thrown;
+      const own = (thrown as { cause?: unknown }).cause;
+      const inner = depth < 4 ? cause(own, depth + 1) : undefined;
+      const stack = thrown.stack || '';
+      if (text(thrown.message) === thrown.message && text(stack) === stack && inner === own) return thrown;
+      const copy = new Error(text(thrown.message));
+      copy.name = thrown.name;
+      copy.stack = text(stack);
+      if (inner !== undefined) (copy as { cause?: unknown }).cause = inner;
+      return copy;
+    } catch {
+      return undefined; // a value that throws when read (a revoked Proxy, a throwing getter): no cause kept
+    }
   };
   return {
     cause,

@@ -57,5 +57,9 @@ Object.defineProperty(ChannelError.prototype, brand, { value: true });
  * if (isChannelError(e) && e.code === 'UNAUTHORIZED') redirectToLogin();
  */
 export function isChannelError(value: unknown): value is ChannelError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  try {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  } catch {
+    return false; // what user code threw may throw when read (a revoked Proxy)
+  }
 }

@@ -1,6 +1,7 @@
 // What user code throws (a callback, a tokenProvider, a hook) is read by messageOf, messageIn and
 // errorType: a value that throws when read still gives a string, never a second throw.
 import { describe, expect, test } from 'vitest';
+import { createClient, isChannelError } from '../../src/index.js';
 import { messageIn, messageOf } from '../../src/shared/message.js';
 import { errorType } from '../../src/shared/otel-api.js';
 
@@ -60,5 +61,25 @@ describe('a thrown value that throws when read', () => {
   test('an Error whose message is not a string: messageOf answers a string that describes it', () => {
     expect(messageOf(Object.assign(new Error('x'), { message: 42 }))).toBe('42');
     expect(messageOf(Object.assign(new Error('x'), { message: { token: 'secret' } }))).toBe('an object');
+  });
+});
+
+describe('the client, given such a value by user code', () => {
+  test.each(hostile)('a tokenProvider that throws %s: the call fails with TokenProviderError and the token:error event', async (_name, make) => {
+    const errors: unknown[] = [];
+    const client = createClient({ baseUrl: 'https://api.example.com', tokenProvider: () => Promise.reject(make()) });
+    client.on('token:error', ({ error }) => errors.push(error));
+    const failure = await client.get('/x').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isChannelError(failure) && failure.code).toBe('TOKEN_PROVIDER_ERROR');
+    expect((failure as Error).message).toMatch(/^\[channel-sdk\] tokenProvider threw: /);
+    expect((failure as Error).message).not.toMatch(/getter-secret/);
+    expect(errors).toHaveLength(1);
+  });
+
+  test.each(hostile)('isChannelError(%s) is false, not a throw', (_name, make) => {
+    expect(isChannelError(make())).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { isChannelError } from '../../errors/ChannelError.js';
 import { TokenProviderError } from '../../errors/TokenProviderError.js';
 import { messageOf } from '../../shared/message.js';
 import { tokenFingerprint } from '../../shared/fingerprint.js';
@@ -72,7 +73,8 @@ export function createTokenObtainer(
         // A call of an earlier epoch fails quietly: nobody of this session asked for it.
         if (callEpoch !== state.epoch) throw abortError({ reason: cleared } as SignalLike, {});
         const wrapped =
-          error instanceof TokenProviderError
+          // isChannelError first: `instanceof` throws on a revoked Proxy, which a provider may throw.
+          isChannelError(error) && error instanceof TokenProviderError
             ? error
             : new TokenProviderError('tokenProvider threw: ' + options.redact.text(messageOf(error)), { cause: options.redact.cause(error) });
         options.onError(reason, wrapped);
