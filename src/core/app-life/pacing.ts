@@ -48,7 +48,10 @@ export interface Pacing {
    * (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
    */
   gate(call: Call, again: boolean): Promise<void> | undefined;
-  /** The mark an attempt takes as it leaves, for {@link lost}. */
+  /**
+   * The mark an attempt takes as it leaves, for {@link lost}: the hides so far; -1 from a hidden
+   * app (cut, its failure may arrive before or after onAppShow's listeners run).
+   */
   mark(): number;
   /**
    * A transient failure without a response: `offline` (the host reported no network) or
@@ -159,7 +162,7 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
   return {
     start: () => void (app && app.start()),
     gate,
-    mark: () => (app ? app.hides : 0),
+    mark: () => (app ? (app.visible ? app.hides : -1) : 0),
     lost(call, failure, mark) {
       if (!app) return undefined;
       const off = !app.online;
