@@ -453,6 +453,32 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
         expect(world.sent()).toBe(3);
       });
 
+      test('a GET that may not wait (offline: { wait: 0 }) cut while hidden keeps its ordinary retries, as before: it resolves', async () => {
+        const { world, client } = await used();
+        const retries = recorder(client, 'retry');
+        const call = client.get('/slow/100', { offline: { wait: 0 } });
+        await eventually(() => world.sent() === 2, 'the GET in flight');
+        world.hide();
+        world.interrupt!();
+        await expect(call).resolves.toMatchObject({ path: '/slow/100' });
+        expect(retries.map((r) => r.reason)).toEqual(['network']);
+        expect(world.sent()).toBe(3);
+      });
+
+      test('a GET sent while hidden and cut, its failure arriving after show: sent once more, not a retry (retry: 0)', async () => {
+        const { world, client } = await used({ retry: 0 });
+        const retries = recorder(client, 'retry');
+        world.hide();
+        const call = client.get('/slow/100');
+        await eventually(() => world.sent() === 2, 'the GET in flight');
+        // Whichever the host delivers first on resume: here onAppShow's listeners, then the failure.
+        world.show();
+        world.interrupt!();
+        await expect(call).resolves.toMatchObject({ path: '/slow/100' });
+        expect(retries.map((r) => r.reason)).toEqual(['interrupted']);
+        expect(world.sent()).toBe(3);
+      });
+
       test('an interrupted write is never sent again: NetworkError', async () => {
         const { world, client } = await used();
         const call = client.post('/slow/100', { json: { once: true } }).catch((e: unknown) => e);

@@ -48,13 +48,17 @@ export interface Pacing {
    * (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
    */
   gate(call: Call, again: boolean): Promise<void> | undefined;
-  /** The mark an attempt takes as it leaves, for {@link lost}. */
+  /**
+   * The mark an attempt takes as it leaves, for {@link lost}: the hides so far; -1 from a hidden
+   * app (cut, its failure may arrive before or after onAppShow's listeners run).
+   */
   mark(): number;
   /**
    * A transient failure without a response: `offline` (the host reported no network) or
    * `interrupted` (the app was hidden meanwhile, where that cuts requests) for a call to send
    * again once the network or the app is back (not a retry: no limit or budget spent), undefined
-   * for an ordinary failure; throws the failure for a call that may not be sent again (a write).
+   * for an ordinary failure (and for one cut while hidden of a call that may not be sent again:
+   * the retry rules decide); throws the failure, offline, for a call that may not be sent again.
    */
   lost(call: Call, failure: ChannelError, mark: number): 'offline' | 'interrupted' | undefined;
   /**
@@ -158,16 +162,19 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
   return {
     start: () => void (app && app.start()),
     gate,
-    mark: () => (app ? app.hides : 0),
+    mark: () => (app ? (app.visible ? app.hides : -1) : 0),
     lost(call, failure, mark) {
       if (!app) return undefined;
       const off = !app.online;
       if (!off && !(app.interrupts && (app.hides !== mark || !app.visible))) return undefined;
       if (off && failure.code === 'NETWORK_ERROR') (failure as unknown as { offline: boolean }).offline = true;
       // Sent again only when that cannot do a thing twice: an idempotent call of the SDK's own (a
-      // native call's stack retries by its own rules) that may wait.
-      if (!(call.offlineWait > 0 && call.kind !== 'native' && call.policy.methods.indexOf(call.method) >= 0)) throw failure;
-      return off ? 'offline' : 'interrupted';
+      // native call's stack retries by its own rules) that may wait. Cut while hidden with the
+      // network up, any other call keeps the retry rules it had before (a write fails, a GET with
+      // `offline: { wait: 0 }` spends its retry limit); offline, it fails now.
+      if (call.offlineWait > 0 && call.kind !== 'native' && call.policy.methods.indexOf(call.method) >= 0) return off ? 'offline' : 'interrupted';
+      if (off) throw failure;
+      return undefined;
     },
     token,
     retry(call, attempt, reason, status, told) {
