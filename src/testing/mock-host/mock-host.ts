@@ -57,6 +57,8 @@ export function createMockHost(options: MockHostOptions = {}): MockHost {
   for (const name of ['storage', 'files'] as const)
     if (options[name] !== undefined && !(options[name] instanceof Map)) fail(`createMockHost ${name} must be a Map`);
   const passThrough = passThroughOrigins(options.passThrough);
+  /** The passThrough origins that refused a connection (said once each). */
+  const refused = new Set<string>();
   const now = options.now ?? Date.now;
   const service = createServiceState({ now, clock: now, tokenTtlSeconds: options.tokenTtlSeconds ?? 900 });
   const routes = routeTable(options.routes, 'routes');
@@ -91,7 +93,7 @@ export function createMockHost(options: MockHostOptions = {}): MockHost {
     const mine = routes.match(method, url);
     if (mine) return handle(mine, outgoing);
     if (passThrough.has(url.origin)) {
-      const answer = await sendOver(outgoing);
+      const answer = await sendOver(outgoing, refused);
       // Counted as the host's own token route counts its answers: a real one's too.
       if (tokenRoute.matches(url) && answer.status === 200) {
         stats.tokenRouteCalls++;

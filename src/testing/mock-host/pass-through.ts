@@ -35,9 +35,11 @@ export function passThroughOrigins(value: unknown): Set<string> {
  * sends its body with WeChat's default `content-type: application/json`; `uploadFile` sends the
  * file as multipart/form-data (its `formData` fields first), as the hosts do. A refused or reset
  * connection fails the call as the host's network failure (`request:fail …`); the call's signal
- * (its abort, its timeout) drops the connection.
+ * (its abort, its timeout) drops the connection. The first refused connection to an origin (kept
+ * in `refused`) is said once on stderr: a page shows only an error code, and a page test run
+ * without the sandbox or the backend would otherwise fail on an empty list, saying nothing.
  */
-export function sendOver(outgoing: Outgoing): Promise<WireAnswer> {
+export function sendOver(outgoing: Outgoing, refused: Set<string>): Promise<WireAnswer> {
   const { api, method, url, signal } = outgoing;
   const headers: Record<string, string> = { ...outgoing.headers };
   let body: Uint8Array = outgoing.body;
@@ -67,7 +69,16 @@ export function sendOver(outgoing: Outgoing): Promise<WireAnswer> {
     req.on('close', () => signal?.removeEventListener('abort', drop));
     req.on('error', (error: NodeJS.ErrnoException) => {
       if (signal?.aborted) reject(new CallFailure('abort', 'abort'));
-      else reject(new CallFailure('network', `${error.code ?? error.message} (passThrough: ${method} ${url.origin})`));
+      else {
+        if (error.code === 'ECONNREFUSED' && !refused.has(url.origin)) {
+          refused.add(url.origin);
+          console.warn(
+            `[channel-sdk] createMockHost: nothing listens at ${url.origin} (ECONNREFUSED), one of its passThrough origins: ` +
+              'start it before the test (the sandbox: npx channel-sandbox start --port <its port>; your backend), or leave it out of passThrough to have the host answer in memory',
+          );
+        }
+        reject(new CallFailure('network', `${error.code ?? error.message} (passThrough: ${method} ${url.origin})`));
+      }
     });
     req.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   });

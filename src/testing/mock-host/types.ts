@@ -101,9 +101,10 @@ export interface MockHostOptions {
    * `content-type: application/json`, `uploadFile` the file as multipart/form-data from `files`,
    * `downloadFile` writes the answer into `files`. Your `routes` still come first; the token route,
    * `service` and the sandbox's data in this process answer only the other origins. A refused
-   * connection fails the call as the host does (`request:fail ECONNREFUSED …`). The sandbox's own
-   * counters are the sandbox's (`channel-sandbox stats`); `host.stats` counts the calls, and the token
-   * route's answers at these origins too.
+   * connection fails the call as the host does (`request:fail ECONNREFUSED …`), and is said once
+   * per origin on stderr, with what to start. The sandbox's own counters are the sandbox's
+   * (`channel-sandbox stats`); `host.stats` counts the calls, and the token route's answers at
+   * these origins too.
    * @default none: every call is answered in this process
    */
   passThrough?: string[];

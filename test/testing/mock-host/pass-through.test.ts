@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createClient, hostTokenStore } from '../../../src/miniprogram.js';
 import { ConfigError } from '../../../src/errors/index.js';
 import { createTokenExchange, createTokenRoute, toNodeHandler } from '../../../src/server-node.js';
@@ -180,10 +180,12 @@ describe("passThrough: the host's own rules over real HTTP", () => {
     ]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(closed.toSorted()).toEqual(['/slow-aborted', '/slow-timeout']);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {}); // said below
     expect(await call(host, { url: 'http://127.0.0.1:1/x' })).toEqual({
       via: 'fail',
       result: { errMsg: 'request:fail ECONNREFUSED (passThrough: GET http://127.0.0.1:1)', errno: 600001 },
     });
+    warn.mockRestore();
     expect(host.calls.at(-1)).toMatchObject({ failure: 'network' });
   });
 
@@ -192,6 +194,22 @@ describe("passThrough: the host's own rules over real HTTP", () => {
     expect(await call(host, { url: slowUrl + '/echo' })).toEqual({ via: 'fail', result: { errMsg: 'request:fail url not in domain list', errno: 600002 } });
     const open = createMockHost({ passThrough: [slowUrl] });
     expect(await call(open, { url: slowUrl + '/cut' })).toEqual({ via: 'fail', result: { errMsg: 'request:fail interrupted', errno: 600003 } });
+  });
+
+  test('nothing listening at a passThrough origin: the host says once, on stderr, to start it (a page shows only a code)', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      // What a page test run without the sandbox and the backend meets: its page shows [] and a code.
+      const host = createMockHost({ passThrough: ['http://127.0.0.1:1', 'http://127.0.0.1:2'] });
+      for (const url of ['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b', 'http://127.0.0.1:2/channel-token'])
+        expect(await call(host, { url })).toMatchObject({ via: 'fail', result: { errno: 600001 } });
+      expect(warn.mock.calls.map((args) => String(args[0]))).toEqual([
+        expect.stringMatching(/^\[channel-sdk\] createMockHost: nothing listens at http:\/\/127\.0\.0\.1:1 .*start it before the test/),
+        expect.stringMatching(/nothing listens at http:\/\/127\.0\.0\.1:2 .*or leave it out of passThrough/),
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   test('passThrough takes origins only, said with an example', () => {

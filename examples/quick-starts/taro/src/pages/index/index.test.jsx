@@ -13,7 +13,8 @@ const page = vi.hoisted(() => ({ pullDownRefresh: () => {} }));
 vi.mock('@tarojs/taro', async () => {
   const { useEffect } = await import('react');
   return {
-    default: globalThis.Taro,
+    // Read at each call: the mock is made once per file, each test installs its own host.
+    default: new Proxy({}, { get: (_, name) => globalThis.Taro[name] }),
     useLoad: (onLoad) => useEffect(() => void onLoad(), []),
     usePullDownRefresh: (onPull) => void (page.pullDownRefresh = onPull),
   };
@@ -58,4 +59,6 @@ test('when the token route refuses (nobody signed in), the page shows the error 
   session.id = 'nobody';
   const shown = await openPage();
   await vi.waitFor(() => expect(shown()).toContain('TOKEN_PROVIDER_ERROR'));
+  const tokenCalls = host.calls.filter((call) => call.url.startsWith(BACKEND_URL + '/channel-token'));
+  expect(tokenCalls.map((call) => call.status)).toEqual([401]); // asked through this test's host
 });
