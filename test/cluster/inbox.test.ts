@@ -8,13 +8,13 @@
  * - prefixes whose keys fall in different slots are refused; prefixes with a hash tag of their own work.
  */
 import { Cluster as IoCluster } from 'ioredis';
-import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ConfigError, createRedisInbox, createWebhookHandler, type RedisClient } from '../../src/server-node.js';
+import { ConfigError, createRedisInbox, createWebhookHandler } from '../../src/server-node.js';
 import { startSandbox, type Sandbox } from '../../src/testing.js';
 import { bodyOf, post, snapshot, sleep, until, webhookSecret as pushSecret } from '../server/webhooks/inbox/inbox-helpers.js';
 import { byKeyOf, startInboxProcess, type InboxProcess } from '../server/webhooks/inbox/inbox-processes.mjs';
 import { cli, hasCluster, startCluster, type Cluster } from './cluster.mjs';
+import { clusterClients } from './cluster-clients.js';
 
 const webhookSecret = 'whsec_cluster_inbox';
 const inboxOptions = { pollMs: 20, leaseMs: 1500, timeoutMs: 500 };
@@ -89,26 +89,7 @@ describe.runIf(hasCluster)('the inbox on a 3-master Redis Cluster with replicas'
       },
     );
 
-    const connections = [
-      [
-        'ioredis 6 Cluster',
-        async () => {
-          const io = new IoCluster(cluster.urls.map((url) => ({ host: '127.0.0.1', port: Number(new URL(url).port) })));
-          io.on('error', () => {});
-          await new Promise((resolve) => io.once('ready', resolve));
-          return { client: io as RedisClient, close: async () => void io.disconnect() };
-        },
-      ],
-      [
-        'node-redis 6 createCluster',
-        async () => {
-          const node = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })) });
-          node.on('error', () => {});
-          await node.connect();
-          return { client: node as unknown as RedisClient, close: () => node.close() };
-        },
-      ],
-    ] as const;
+    const connections = clusterClients(() => cluster);
     test.each(connections)('%s: prefixes with a hash tag of their own ("{app}:", "a}b:", "{t}{u}:") store and run pushes', async (label, open) => {
       const { client, close } = await open();
       const workers: Array<{ close(): Promise<void> }> = [];

@@ -16,6 +16,18 @@ export interface Connected {
 }
 
 /**
+ * What every node of a Cluster is connected with, from the first URL: its user and password (in
+ * the user info, or `?username=`/`?password=` as ioredis takes them) and TLS (`rediss://`). A
+ * Cluster client connects to the nodes it discovers with these alone, not with the seed URLs.
+ */
+export function clusterDefaults(url: string): { username?: string; password?: string; tls: boolean } {
+  const parsed = new URL(url);
+  const take = (inInfo: string, name: string) => (inInfo ? decodeURIComponent(inInfo) : parsed.searchParams.get(name) || undefined);
+  const [username, password] = [take(parsed.username, 'username'), take(parsed.password, 'password')];
+  return { ...(username ? { username } : {}), ...(password ? { password } : {}), tls: parsed.protocol === 'rediss:' };
+}
+
+/**
  * Your project's ioredis or node-redis, connected to `urls` (several: a Redis Cluster) within
  * `timeoutMs`, else a CliError naming the last connection error. `command` starts the messages.
  */
@@ -63,7 +75,13 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
       string,
       new (...a: unknown[]) => IoClient
     >;
-    const client = cluster ? new Cluster(urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) || 6379 }))) : new Redis(urls[0]);
+    const { tls, ...auth } = clusterDefaults(urls[0]);
+    const client = cluster
+      ? new Cluster(
+          urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) || 6379 })),
+          { redisOptions: { ...auth, ...(tls ? { tls: {} } : {}) } },
+        )
+      : new Redis(urls[0]);
     client.on('error', remember);
     await within(new Promise<void>((resolve) => client.once('ready', () => resolve())), () => client.disconnect());
     return { client, send: answered((args) => client.call(...args)), close: async () => client.disconnect() };
@@ -78,7 +96,10 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
       sendCommand(args: string[]): Promise<unknown>;
     };
     const create = node as { createClient(o: object): NodeClient; createCluster(o: object): NodeClient };
-    const client = cluster ? create.createCluster({ rootNodes: urls.map((url) => ({ url })) }) : create.createClient({ url: urls[0] });
+    const { tls, ...auth } = cluster ? clusterDefaults(urls[0]) : { tls: false };
+    const client = cluster
+      ? create.createCluster({ rootNodes: urls.map((url) => ({ url })), defaults: { ...auth, ...(tls ? { socket: { tls: true } } : {}) } })
+      : create.createClient({ url: urls[0] });
     client.on('error', remember);
     await within(client.connect(), () => void (client.destroy ? client.destroy() : client.disconnect().catch(() => {})));
     return { client, send: answered((args) => client.sendCommand(args)), close: () => client.disconnect() };

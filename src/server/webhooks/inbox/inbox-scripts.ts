@@ -29,6 +29,12 @@ export const PRELUDE =
   'local function fields(list) local f = {} for j = 1, #list, 2 do f[list[j]] = list[j + 1] end return f end ' +
   "local function now() local t = redis.call('time') return t[1] * 1000 + math.floor(t[2] / 1000) end " +
   "local function unlock(T, o, id) if o ~= '' then local ok = T .. ':order:' .. o if redis.call('get', ok) == id then redis.call('del', ok) end end end " +
+  // Reads the keys a script will write beyond its KEYS (a push's mark, its order's lock and newest
+  // snapshot) before its first write. While a Cluster migrates the slot, a key already moved fails
+  // the script there, with nothing changed: Redis keeps what a script wrote before such an error,
+  // and a failure halfway (an entry deleted from the stream, not yet parked) lost the push.
+  "local function reach(T, k, o) if o == '' then redis.call('exists', T .. ':push:' .. k) " +
+  "  else redis.call('exists', T .. ':push:' .. k, T .. ':order:' .. o, T .. ':latest:' .. o) end end " +
   // The Redis time (ms) a stream entry was added at: its id's first part.
   "local function idms(id) return tonumber(string.match(id, '^(%d+)')) end " +
   "local function mine(S, g, c, id) local p = redis.pcall('xpending', S, g, id, id, 1) return type(p) == 'table' and not p.err and p[1] ~= nil and p[1][2] == c end " +
@@ -154,6 +160,7 @@ export const RENEW =
 export const DONE =
   PRELUDE +
   'local S, T, g, id, k, o, t, ttl = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7] ' +
+  'reach(T, k, o) ' +
   "local acked = redis.pcall('xack', S, g, id) " +
   "if type(acked) ~= 'number' then acked = 0 end " +
   "redis.call('xdel', S, id) redis.call('zrem', KEYS[2], k) " +
@@ -177,9 +184,10 @@ export const FAIL =
   'local T, g, c, id, delay, err, attempt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7] ' +
   'if not mine(S, g, c, id) then return { 0 } end ' +
   "local e = redis.call('xrange', S, id, id) " +
+  'local f = e[1] and fields(e[1][2]) ' +
+  'if f then reach(T, f.k, f.o) end ' +
   "redis.call('xack', S, g, id) redis.call('xdel', S, id) " +
-  'if not e[1] then return { 0 } end ' +
-  'local f = fields(e[1][2]) ' +
+  'if not f then return { 0 } end ' +
   'unlock(T, f.o, id) ' +
   'if delay < 0 then ' +
   // s: when it was first stored, in Redis's time (what replay() ages it from).
