@@ -1,4 +1,4 @@
-// vitest.config.js: the page tests (`npx vitest run`), in Node; @vitejs/plugin-vue compiles the .vue files.
+// vitest.config.mjs: the page tests (`npx vitest run`), in Node; @vitejs/plugin-vue compiles the .vue files.
 import vue from '@vitejs/plugin-vue';
 import { defineConfig } from 'vitest/config';
 
