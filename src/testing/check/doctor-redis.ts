@@ -103,13 +103,12 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
     await persistenceLine(r, command);
     if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
   } catch (error) {
-    const said = message(error);
     r.fail(
       'info',
       'Redis answers INFO',
-      said,
-      // cli-redis.ts's bound on every command: Redis stopped answering after PING, not a permission.
-      /did not answer/.test(said)
+      message(error),
+      // cli-redis.ts's bound on every command (ETIMEDOUT): Redis stopped answering after PING, not a permission.
+      (error as { code?: unknown } | null)?.code === 'ETIMEDOUT'
         ? 'Redis stopped answering (frozen, or too busy: redis-cli --latency tells); run doctor again once it answers'
         : 'let this user run INFO (and CONFIG GET, where allowed): doctor reads the settings with them',
     );

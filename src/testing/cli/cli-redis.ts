@@ -61,7 +61,8 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
       bounded(
         () => send(args),
         timeoutMs,
-        () => new Error(`Redis did not answer ${args[0]} within ${timeoutMs / 1000} s (frozen, or too busy)`),
+        // ETIMEDOUT: what doctor-redis.ts tells from a refusal (a missing permission).
+        () => Object.assign(new Error(`Redis did not answer ${args[0]} within ${timeoutMs / 1000} s (frozen, or too busy)`), { code: 'ETIMEDOUT' }),
       );
   const io = await load('ioredis');
   if (io) {
