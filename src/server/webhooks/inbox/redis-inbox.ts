@@ -60,7 +60,7 @@ function replayStart(which: unknown): { start: string; one: boolean } {
 export function redisInbox(crypto: Pick<Crypto, 'randomId'>, redis: RedisClient, options?: RedisInboxOptions): RedisInbox {
   const what = 'createRedisInbox(redis, options)';
   const commands = commandsFor(redis, what);
-  const settings = inboxSettings(options);
+  const settings = inboxSettings(options, commands.keyPrefix);
   const store = inboxStore(commands, settings);
   const telemetry = inboxTelemetry(settings.telemetry);
   return {

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, createRedisInbox, createWebhookHandler, type InboxErrorInfo, type RedisInboxOptions } from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
 import { clientKinds } from '../../redis/clients.js';
+import { Redis as IoRedis } from 'ioredis';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
@@ -369,6 +370,36 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(done.toSorted()).toEqual(['SO-hang#2', 'SO-other#1']);
     expect(stages).toEqual(['timeout']);
     await worker.close(); // does not wait for the hung call
+  });
+
+  test("an ioredis client with keyPrefix: every key the inbox uses carries it, so pause() holds its workers and two apps told apart by keyPrefix share nothing (not an order's newest snapshot)", async () => {
+    const raw = new IoRedis(redis.url);
+    const clients = ['app-a:', 'app-b:'].map((keyPrefix) => new IoRedis(redis.url, { keyPrefix }));
+    open.push(...[raw, ...clients].map((c) => ({ close: async () => c.disconnect() })));
+    const prefix = fresh();
+    const [a, b] = clients.map((c) => createRedisInbox(c, { ...fast, prefix }));
+    const runs: string[] = [];
+    const record = (app: string) => (event: { logistics: { order_no: string } }) => void runs.push(app + ' ' + event.logistics.order_no);
+    const [handlerA, handlerB] = [a, b].map((inbox) => createWebhookHandler({ secret: webhookSecret, inbox }));
+    // Paused, app A's worker takes nothing.
+    await a.pause();
+    expect((await a.stats()).paused).toBe(true);
+    const workerA = a.process({ onLogisticsUpdated: record('a') });
+    open.push(workerA);
+    expect((await post(handlerA, bodyOf(snapshot('SO-kp', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await sleep(400);
+    expect(runs).toEqual([]);
+    await a.resume();
+    await until(() => runs.length === 1, "app a's push after resume");
+    // App B's push of an order of the same number, older than app A's: B's own, so it runs.
+    const workerB = b.process({ onLogisticsUpdated: record('b') });
+    open.push(workerB);
+    expect((await post(handlerB, bodyOf(snapshot('SO-kp', '2024-06-01T11:00:00+08:00')))).status).toBe(202);
+    await until(async () => (await b.stats()).pending === 0, "app b's push taken");
+    await sleep(100);
+    expect(runs).toEqual(['a SO-kp', 'b SO-kp']);
+    const keys = await raw.keys('*' + prefix + '*');
+    expect(keys.filter((key) => !key.startsWith('app-a:') && !key.startsWith('app-b:'))).toEqual([]);
   });
 
   test('order per order_no: an older snapshot arriving late is skipped (stale), and two pushes of one order never run at once', async () => {
