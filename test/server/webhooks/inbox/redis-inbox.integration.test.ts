@@ -372,6 +372,26 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     await worker.close(); // does not wait for the hung call
   });
 
+  test('a worker started while a new inbox is paused (a deploy behind inbox.pause()) runs the push after resume() with no "data-lost" alarm', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });
+    await inbox.pause();
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    expect((await post(handler, bodyOf(snapshot('SO-paused-start', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    const runs: string[] = [];
+    const reports: string[] = [];
+    const worker = inbox.process({
+      onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no),
+      onError: (error, info) => void reports.push(info.stage + ': ' + (error as Error).message),
+    });
+    open.push(worker);
+    await sleep(300);
+    expect(runs).toEqual([]);
+    await inbox.resume();
+    await until(() => runs.length === 1, 'the push after resume');
+    expect(reports).toEqual([]);
+  });
+
   test("an ioredis client with keyPrefix: every key the inbox uses carries it, so pause() holds its workers and two apps told apart by keyPrefix share nothing (not an order's newest snapshot)", async () => {
     const raw = new IoRedis(redis.url);
     const clients = ['app-a:', 'app-b:'].map((keyPrefix) => new IoRedis(redis.url, { keyPrefix }));
