@@ -392,6 +392,43 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(reports).toEqual([]);
   });
 
+  test('a Redis user whose ACL refuses the inbox (keys myapp:* only, a command its scripts call): 503 and reports naming the ACL it needs; with that ACL, pushes are stored and run', async () => {
+    const raw = new IoRedis(redis.url);
+    const prefix = fresh();
+    const tag = '{' + prefix + 'inbox}';
+    const users = { narrow: ['~myapp:*', '+@all'], noclaim: ['~*', '+@all', '-xautoclaim'], named: ['~' + tag + ':*', '+eval', '+time', '+@read', '+@write'] };
+    for (const [name, rules] of Object.entries(users)) await raw.call('ACL', 'SETUSER', prefix + name, 'on', '>pw', 'resetkeys', '-@all', ...rules);
+    const clients = Object.keys(users).map((name) => new IoRedis(redis.url, { username: prefix + name, password: 'pw', enableReadyCheck: false }));
+    open.push(...[raw, ...clients].map((c) => ({ close: async () => c.disconnect() })));
+    const [narrow, noclaim, named] = clients.map((c) => createRedisInbox(c, { ...fast, prefix }));
+    const reports: string[] = [];
+    const handlerOf = (inbox: typeof narrow) =>
+      createWebhookHandler({ secret: webhookSecret, inbox, onError: (error) => void reports.push((error as Error).message) });
+    const needs = new RegExp(
+      "Redis's ACL refused the inbox \\(Redis said: .+\\)\\. .+ its Redis user needs ACL SETUSER <user> ~\\{" +
+        prefix +
+        'inbox\\}:\\* \\+eval \\+time \\+@read \\+@write',
+    );
+    expect((await post(handlerOf(narrow), bodyOf(snapshot('SO-acl-1', '2024-06-01T12:00:00+08:00')))).status).toBe(503);
+    expect(reports).toEqual([expect.stringMatching(needs)]);
+    expect(reports[0]).toMatch(/prefix "myapp:\{myapp\}:" gives keys myapp:\{myapp\}:inbox:/);
+    // Refused inside a script (XAUTOCLAIM): the worker says the same.
+    const workerReports: string[] = [];
+    const refused = noclaim.process({ onLogisticsUpdated: () => {}, onError: (error) => void workerReports.push((error as Error).message) });
+    open.push(refused);
+    await until(() => workerReports.length > 0, "the worker's report");
+    await refused.close();
+    expect(workerReports[0]).toMatch(needs);
+    expect(workerReports[0]).toMatch(/Redis said: ERR The user executing the script can't run this command/);
+    // The ACL the message names is enough.
+    const runs: string[] = [];
+    expect((await post(handlerOf(named), bodyOf(snapshot('SO-acl-2', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    const worker = named.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    open.push(worker);
+    await until(() => runs.length === 1, 'the push to run under the ACL named');
+    expect(runs).toEqual(['SO-acl-2']);
+  });
+
   test("an ioredis client with keyPrefix: every key the inbox uses carries it, so pause() holds its workers and two apps told apart by keyPrefix share nothing (not an order's newest snapshot)", async () => {
     const raw = new IoRedis(redis.url);
     const clients = ['app-a:', 'app-b:'].map((keyPrefix) => new IoRedis(redis.url, { keyPrefix }));
