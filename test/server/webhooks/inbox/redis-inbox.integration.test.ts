@@ -269,6 +269,11 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     const since = new Date();
     for (const order of ['SO-late-1', 'SO-late-2']) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
     await until(async () => (await inbox.stats()).deadLetters === 3, 'three dead letters');
+    // Beyond the latest Date: a ConfigError, not Redis's "Invalid stream ID"; the latest Date itself takes none.
+    await expect(inbox.replay({ since: 1e300 })).rejects.toThrow(
+      /pass a dead letter id, \{ since: Date or epoch ms \}, or nothing for all; got \{ since: 1e\+300 \}/,
+    );
+    expect(await inbox.replay({ since: new Date(8.64e15) })).toBe(0);
     expect(named.toSorted()).toEqual((await inbox.deadLetters()).map((letter) => letter.id).toSorted());
     failing = false;
     expect(await inbox.replay({ since })).toBe(2);
@@ -279,7 +284,9 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(await inbox.replay(named[0])).toBe(1);
     await until(() => runs.includes('SO-early'), 'the early one');
     expect(await inbox.stats()).toMatchObject({ deadLetters: 0 });
-    await expect(inbox.replay({ since: 'yesterday' } as never)).rejects.toThrow(/pass a dead letter id, \{ since: Date or epoch ms \}/);
+    await expect(inbox.replay({ since: 'yesterday' } as never)).rejects.toThrow(
+      /pass a dead letter id, \{ since: Date or epoch ms \}, or nothing for all; got \{ since: "yesterday" \}/,
+    );
     await expect(inbox.replay({ sinse: 1 } as never)).rejects.toThrow(/did you mean "since"/);
   });
 
