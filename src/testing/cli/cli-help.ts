@@ -98,7 +98,7 @@ Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
 Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
   doctor: `channel-sandbox doctor [--service <url> [--access-key <ak> --secret-key <sk>] [--user <id>]]
     [--token-route <url> [--header "name: value"]...] [--webhook-url <url> --webhook-secret <s>]
-    [--redis <url> [--prefix <p>] [--cluster]] [--json]
+    [--redis <url> [--prefix <p> [--key-prefix <k>]] [--cluster]] [--json]
   Checks each part it is given, against the sandbox or the real service:
   service        a token exchange for a probe user (--user, default channel-sandbox-doctor) signs with the
                  keys (else which of access key, secret key or signature time is wrong, as far as the
@@ -109,7 +109,8 @@ Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
                  is named a secret mismatch
   Redis          reachable; maxmemory-policy (anything but noeviction fails); memory; persistence (none
                  or snapshots only: a warning naming appendonly yes); with --prefix the inbox's dead
-                 letters, oldest waiting push and workers seen. Through your project's ioredis or
+                 letters, oldest waiting push and workers seen (--key-prefix: your ioredis client's
+                 keyPrefix, if it has one). Through your project's ioredis or
                  redis: run it in your app's folder. --cluster with the nodes, comma-separated
   The values also come from CHANNEL_BASE_URL, CHANNEL_ACCESS_KEY, CHANNEL_SECRET_KEY,
   CHANNEL_WEBHOOK_SECRET and REDIS_URL. Nothing secret is printed (keys, secrets, the --header
