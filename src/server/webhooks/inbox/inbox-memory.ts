@@ -70,8 +70,9 @@ export function fullRedis(error: unknown): unknown {
  */
 export function aclRefused(error: unknown, tag: string): unknown {
   const message = messageIn({}, error);
-  // Refused inside a script: ERR The user executing the script can't run this command… / access… the keys…
-  if (!/^NOPERM\b|^ERR The user executing the script can't\b/.test(message)) return error;
+  // Refused inside a script: Redis says "ERR The user executing the script can't run this command…"
+  // (or "…access at least one of the keys…"), Valkey "ERR ACL failure in script: User … has no permissions…".
+  if (!/^NOPERM\b|^ERR The user executing the script can't\b|^ERR ACL failure in script\b/.test(message)) return error;
   const keys = '~' + tag.replace(/[*?[\]\\]/g, '\\$&') + ':*';
   return new Error(
     "Redis's ACL refused the inbox (Redis said: " +

@@ -58,6 +58,7 @@ test("aclRefused: Redis's ACL refusal (at the arguments, or inside a script) sai
   for (const said of [
     'NOPERM this user has no permissions to access one of the keys used as arguments',
     "ERR The user executing the script can't run this command or subcommand script: 44a1, on @user_script:1.",
+    "ERR ACL failure in script: User inbox has no permissions to run the 'xautoclaim' command",
   ]) {
     const error = aclRefused(new Error(said), tag);
     expect(String(error)).toContain('(Redis said: ' + said + ')');
