@@ -207,7 +207,8 @@ export function namedFiles(argument) {
 /**
  * A reader's shell: its variables, its folder, the servers it started and their real addresses.
  * `block()` runs one try block's lines; the files it names are written (as shown, with the
- * servers' real addresses) before its first `npx`, or at its end.
+ * servers' real addresses) into the folder its first line enters before it runs, else before its
+ * first `npx`, or at its end.
  * `scaffolds`: `{ 'npx words before the folder': check(folder) }`: the command runs as written,
  * before the block's files are written, and `check` looks at what it made.
  */
