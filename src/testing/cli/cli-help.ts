@@ -69,8 +69,10 @@ export const commandHelp: Record<string, string> = {
   check: `channel-sandbox check token-route <url> [--header "name: value"]... [--sandbox URL] [--json]
   Calls your running app's token route as your front end would (with the --header credentials of a
   signed-in user) and checks: { access_token } holding a JWT this sandbox issued (point your app's
-  token exchange at it); ?force=1 and POST {"forceRefresh":true} give a new token; Cache-Control:
-  no-store; no token without the credentials; no CORS for other origins; the time per call.
+  token exchange at it); plain calls share a cached token; ?force=1 and POST {"forceRefresh":true}
+  give a new token; a forced call never answers the token it names as rejected (what the client
+  asks after a 401); Cache-Control: no-store; no token without the credentials; no CORS for other
+  origins; no token for a forced call from another site; the time per call.
 
 channel-sandbox check webhook <url> [--secret <s>] [--json]
   Pushes to your running receiver (secret: --secret, else $CHANNEL_WEBHOOK_SECRET) and checks: a
@@ -103,10 +105,8 @@ Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
   service        a token exchange for a probe user (--user, default channel-sandbox-doctor) signs with the
                  keys (else which of access key, secret key or signature time is wrong, as far as the
                  answer tells); this machine's clock against the service's Date header
-  token route    what check token-route checks, plus the answer's shape and a forced call naming the
-                 token it replaces as rejected (tokens verified by the sandbox at --service)
-  webhook        what check webhook checks; a push signed with this secret refused like a forged one
-                 is named a secret mismatch
+  token route    what check token-route checks (tokens verified by the sandbox at --service)
+  webhook        what check webhook checks
   Redis          reachable; maxmemory-policy (anything but noeviction fails); memory; persistence (none
                  or snapshots only: a warning naming appendonly yes); with --prefix the inbox's dead
                  letters, oldest waiting push and workers seen (--key-prefix: your ioredis client's
