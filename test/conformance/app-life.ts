@@ -424,6 +424,45 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       expect(service.hits.filter((h) => h.path === '/slow/200')).toHaveLength(1);
     });
 
+    test("a GET queued behind the host's limit when the network goes waits: nothing sent, the provider not asked offline; it resolves once online", async () => {
+      // One request slot (concurrency 2 keeps one for the provider): the second GET waits in the queue.
+      const { clock, world, client, provider, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const first = client.get('/slow/200');
+      const queued = client.get('/queued');
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      // The token ends while the GET is queued, and the provider cannot be reached offline.
+      clock.advance(601_000);
+      provider.state.fail = true;
+      world.setNetwork(false);
+      const outcome = queued.then(
+        () => 'resolved',
+        (e: unknown) => 'rejected: ' + String(e),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(world.sent()).toBe(2);
+      expect(provider.calls).toHaveLength(1);
+      expect(await Promise.race([outcome, 'waiting'])).toBe('waiting');
+      provider.state.fail = false;
+      world.setNetwork(true);
+      await expect(first).resolves.toMatchObject({ path: '/slow/200' });
+      await expect(queued).resolves.toMatchObject({ path: '/queued' });
+      expect(service.hits.filter((h) => h.path === '/queued')).toHaveLength(1);
+    });
+
+    test("a POST queued behind the host's limit when the network goes fails with NetworkError (offline: true), never sent", async () => {
+      const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const first = client.get('/slow/200');
+      const queued = client.post('/queued-write', { json: { once: true } }).catch((e: unknown) => e);
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      world.setNetwork(false);
+      const error = (await queued) as NetworkError;
+      expect(error).toMatchObject({ code: 'NETWORK_ERROR', offline: true });
+      expect(world.sent()).toBe(2);
+      world.setNetwork(true);
+      await first;
+      expect(service.hits.filter((h) => h.path === '/queued-write')).toHaveLength(0);
+    });
+
     describe('3. interrupted in the background', () => {
       test('a GET the host cut while hidden is not retried while hidden; sent once more on show, it resolves', async () => {
         const { world, client, service } = await used();

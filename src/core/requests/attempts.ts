@@ -14,8 +14,8 @@ import type { BeforeSend } from './send-attempt.js';
 import type { ClientTelemetry } from '../telemetry-hooks.js';
 import type { Pacing } from '../app-life/pacing.js';
 
-/** What the transport is sent for one attempt, with the token it carries. */
-type Attempt = TransportRequest & { held: HeldToken };
+/** What the transport is sent for one attempt, with the token it carries, its call and whether it is not the first. */
+type Attempt = TransportRequest & { held: HeldToken; call: Call; again: boolean };
 
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
@@ -56,13 +56,26 @@ export function createAttempts(options: AttemptsOptions): Attempts {
   /**
    * `TransportRequest.rebind`, called on the request as a queued attempt leaves: it takes the token
    * held then (an answer read meanwhile may have shown, by the server's clock, that its own has
-   * ended) into its headers and `held`, which the loop reads back. One function per client: an
-   * attempt that is not queued allocates nothing for it.
+   * ended) into its headers and `held`, which the loop reads back. The network (or the app) may
+   * have gone while it was queued: it is paced as before any send (it waits, or fails offline),
+   * and the token is asked for through the pacing (not from a provider offline). One function
+   * per client: an attempt that is not queued allocates nothing for it.
    */
   function rebind(this: Attempt): Promise<void> | void {
-    const next = token(tokens.get, this.signal as SignalLike, this);
+    const { call, again } = this;
     const use = (h: HeldToken) => void ((this.held = h), (this.headers.authorization = 'Bearer ' + h.token));
-    return 'then' in next ? next.then(use) : use(next);
+    const go = (): Promise<void> | void => {
+      const wait = pacing.gate(call, again);
+      if (wait) return wait.then(go);
+      const next = pacing.token(call, () => token(tokens.get, call.stop, call.context));
+      return 'then' in next ? next.then(use) : use(next);
+    };
+    try {
+      return go();
+    } catch (error) {
+      // A call that may not wait (offline), or a fenced one: the transport rejects with it, nothing sent.
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -117,7 +130,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       let end: ((status?: number, error?: string) => void) | undefined;
-      const request = attemptRequest(call, held, rebind, outgoing as Outgoing | undefined);
+      const request = attemptRequest(call, held, attempt > 1, rebind, outgoing as Outgoing | undefined);
       try {
         end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
         // The transport drops the connection on the caller's signal; for a clearToken() fence
@@ -217,7 +230,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
  * What the transport is sent for one attempt of `call` with `held` (and what beforeSend left): a
  * fresh object each time, so nothing an earlier attempt consumed is reused.
  */
-function attemptRequest(call: Call, held: HeldToken, rebind: (this: Attempt) => Promise<void> | void, outgoing: Outgoing = call): Attempt {
+function attemptRequest(call: Call, held: HeldToken, again: boolean, rebind: (this: Attempt) => Promise<void> | void, outgoing: Outgoing = call): Attempt {
   const headers = Object.assign({}, outgoing.headers);
   headers.authorization = 'Bearer ' + held.token;
   return {
@@ -234,6 +247,8 @@ function attemptRequest(call: Call, held: HeldToken, rebind: (this: Attempt) => 
     raw: call.raw,
     passOn: call.passOn,
     held,
+    call,
+    again,
     rebind,
   };
 }
