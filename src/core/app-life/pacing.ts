@@ -44,8 +44,8 @@ export interface Pacing {
   /**
    * Before a token is asked for or an attempt sent: undefined when the call may go on at once,
    * else the wait (for the network; for the app's return before a retry, where the host would
-   * cut it), which rejects with NetworkError (`offline`) past the limit or AbortError. Throws
-   * (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
+   * cut it), which rejects with NetworkError (`offline`) past the limit or AbortError; rejected
+   * at once (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
    */
   gate(call: Call, again: boolean): Promise<void> | undefined;
   /**
@@ -144,8 +144,8 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
     if (!app) return undefined;
     const until = blocked(call, again);
     if (!until) return undefined;
-    if (!call.offlineWait) throw offline(call, false);
-    return wait(call, again, until);
+    // A rejection, not a throw: a queued attempt's rebind (attempts.ts) hands it to the transport as it is.
+    return call.offlineWait ? wait(call, again, until) : Promise.reject(offline(call, false));
   }
 
   function token(call: Call, ask: () => HeldToken | Promise<HeldToken>): HeldToken | Promise<HeldToken> {

@@ -65,17 +65,13 @@ export function createAttempts(options: AttemptsOptions): Attempts {
     const { call, again } = this;
     const use = (h: HeldToken) => void ((this.held = h), (this.headers.authorization = 'Bearer ' + h.token));
     const go = (): Promise<void> | void => {
+      // A call that may not wait gets a rejection here: the transport fails with it, nothing sent.
       const wait = pacing.gate(call, again);
       if (wait) return wait.then(go);
       const next = pacing.token(call, () => token(tokens.get, call.stop, call.context));
       return 'then' in next ? next.then(use) : use(next);
     };
-    try {
-      return go();
-    } catch (error) {
-      // A call that may not wait (offline), or a fenced one: the transport rejects with it, nothing sent.
-      return Promise.reject(error);
-    }
+    return go();
   }
 
   /**
