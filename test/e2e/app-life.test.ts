@@ -63,7 +63,7 @@ window.make = (api, options = {}) => {
     retry: { delay: () => 10 },
     ...options,
   });
-  for (const type of ['wait', 'app', 'network', 'token', 'retry']) client.on(type, (e) => window.seen.push([type, JSON.stringify(e)]));
+  for (const type of ['wait', 'app', 'network', 'token', 'token:error', 'retry']) client.on(type, (e) => window.seen.push([type, JSON.stringify(e)]));
   return client;
 };
 `;
@@ -88,6 +88,7 @@ describe.runIf(hasChromium)('the browser entry in Chromium: offline through the 
     skew: number;
     seen: string[][];
     c: ReturnType<Win['make']>;
+    b: ReturnType<Win['make']>;
     pending: Promise<unknown>;
   };
 
@@ -150,6 +151,36 @@ describe.runIf(hasChromium)('the browser entry in Chromium: offline through the 
     await expect.poll(() => api.held.length).toBe(1);
     api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: '/hold' } })));
     expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/hold' });
+  });
+
+  test('a client first used offline, holding a token another client shared (crossTab) that is due for refresh: the provider is not asked offline', async () => {
+    const { page, context } = browser;
+    await page.evaluate(async (base) => {
+      const w = window as unknown as Win;
+      w.skew = 0;
+      // b is never used while a gets the token, which crossTab hands to b.
+      w.b = w.make(base, { crossTab: { key: 'first-use' } });
+      const a = w.make(base, { crossTab: { key: 'first-use' } });
+      await a.get('/first-a');
+    }, api.url);
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type, e]) => type === 'token' && e.includes('"shared"')));
+    await context.setOffline(true);
+    const issued = api.issued.length;
+    await page.evaluate(() => {
+      const w = window as unknown as Win;
+      w.seen.length = 0;
+      // Within refreshLeeway (60 s) of the 600-s token's end: the pre-warm would refresh it ahead.
+      w.skew = 560_000;
+      w.pending = w.b.get('/first-b');
+    });
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type]) => type === 'wait'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The tokenProvider's fetch offline fails with "Failed to fetch": token:error, had it been asked.
+    expect(await page.evaluate(() => (window as unknown as Win).seen.filter(([type]) => type === 'token:error'))).toEqual([]);
+    await context.setOffline(false);
+    expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/first-b' });
+    expect(api.hits.filter((h) => h.path === '/first-b')).toHaveLength(1);
+    expect(api.issued.length).toBeGreaterThan(issued);
   });
 });
 
