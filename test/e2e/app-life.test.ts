@@ -4,6 +4,8 @@
  * - offline through the browser itself (playwright's `context.setOffline`: navigator.onLine and
  *   the online/offline events are the browser's own): nothing sent, the provider not asked, a GET
  *   waits and goes once back online, a write fails at once with NetworkError (`offline: true`);
+ *   a page first used offline asks no provider for a token crossTab shared; the retry budget
+ *   (100 GETs in an outage: 110 attempts, not 300) over the browser's own fetch;
  * - a real `visibilitychange` (the tab's window minimised and restored over the bare DevTools
  *   protocol: playwright keeps its pages visible): the token that ended while the tab was hidden
  *   is refreshed on show, before any call, and with crossTab one refresh serves every tab.
@@ -41,6 +43,8 @@ async function startApi() {
     hits.push({ path, token });
     // Held until the test lets it go (a call in flight when the network goes).
     if (path.startsWith('/hold')) return void held.push(res.writeHead(200, { 'content-type': 'application/json', ...cors }));
+    // An outage: every call answers 503.
+    if (path.startsWith('/outage')) return void res.writeHead(503, { 'content-type': 'application/json', ...cors }).end('{"code":503}');
     res.writeHead(200, { 'content-type': 'application/json', ...cors }).end(JSON.stringify({ code: 0, data: { path } }));
   });
   return { ...api, hits, issued, held, life };
@@ -151,6 +155,26 @@ describe.runIf(hasChromium)('the browser entry in Chromium: offline through the 
     await expect.poll(() => api.held.length).toBe(1);
     api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: '/hold' } })));
     expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/hold' });
+  });
+
+  test('the retry budget: 100 GETs in an outage cost 110 attempts (not 300); after 50 answers a GET that fails is retried', async () => {
+    const { page } = browser;
+    const outage = () => api.hits.filter((h) => h.path.startsWith('/outage')).length;
+    const failed = await page.evaluate(async (base) => {
+      const w = window as unknown as Win;
+      w.skew = 0;
+      const client = w.make(base);
+      await client.get('/before-outage');
+      const settled = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => client.get('/outage/' + i)));
+      for (let i = 0; i < 50; i++) await client.get('/answer/' + i);
+      w.c = client;
+      return settled.filter((s) => s.status === 'rejected').length;
+    }, api.url);
+    expect(failed).toBe(100);
+    // The budget's 10 retries, not each call's own 2.
+    expect(outage()).toBe(110);
+    await page.evaluate(() => (window as unknown as Win).c.get('/outage/after').catch(() => undefined));
+    expect(api.hits.filter((h) => h.path === '/outage/after')).toHaveLength(3);
   });
 
   test('a client first used offline, holding a token another client shared (crossTab) that is due for refresh: the provider is not asked offline', async () => {
