@@ -574,6 +574,25 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
         await expect(call).resolves.toMatchObject({ path: '/flaky/1' });
       });
 
+      test("a retry queued behind the host's limit when the app is hidden waits for show, not sent hidden", async () => {
+        // One request slot: the retry of /flaky/1 waits in the queue behind /slow/200.
+        const { world, client, service } = await used({ concurrency: 2, retry: { delay: () => 50 } } as Partial<CoreClientOptions>);
+        const retries = recorder(client, 'retry');
+        const flaky = client.get('/flaky/1');
+        await eventually(() => retries.length === 1, 'the retry announced');
+        // Takes the slot during the retry's 50-ms backoff.
+        const slow = client.get('/slow/200');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        world.hide();
+        // /slow/200 ends while the app is hidden: its slot frees, and the queued retry leaves.
+        await slow;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(1);
+        world.show();
+        await expect(flaky).resolves.toMatchObject({ path: '/flaky/1' });
+        expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(2);
+      });
+
       test('two clients on one host: both GETs cut while hidden go again on show', async () => {
         const { world, client, service, clock } = await used();
         const second = world.add({ baseUrl: service.url, tokenProvider: heldProvider(service), now: clock.now, ...quick });
