@@ -449,6 +449,25 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       expect(service.hits.filter((h) => h.path === '/queued')).toHaveLength(1);
     });
 
+    test("GETs queued behind the host's limit when the network goes all wait at once (each its own offline.wait), none holding a slot", async () => {
+      const { world, client } = await used({ concurrency: 2, offline: { wait: 100 } } as Partial<CoreClientOptions>);
+      const log: string[] = [];
+      client.on('wait', () => void log.push('wait'));
+      const calls = [client.get('/slow/200'), client.get('/queued/1'), client.get('/queued/2'), client.get('/queued/3')].map((call) =>
+        call.then(
+          () => log.push('resolved'),
+          (e: NetworkError) => log.push(e.offline ? 'offline' : String(e)),
+        ),
+      );
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      world.setNetwork(false);
+      await Promise.all(calls);
+      // Every call waited before any wait ended: not one batch of slots after another.
+      expect(log).toEqual(['wait', 'wait', 'wait', 'wait', 'offline', 'offline', 'offline', 'offline']);
+      expect(world.sent()).toBe(2);
+      world.setNetwork(true);
+    });
+
     test("a POST queued behind the host's limit when the network goes fails with NetworkError (offline: true), never sent", async () => {
       const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
       const first = client.get('/slow/200');

@@ -44,10 +44,12 @@ export interface Pacing {
   /**
    * Before a token is asked for or an attempt sent: undefined when the call may go on at once,
    * else the wait (for the network; for the app's return before a retry, where the host would
-   * cut it), which rejects with NetworkError (`offline`) past the limit or AbortError; rejected
-   * at once (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
+   * cut it), which rejects with NetworkError (`offline`) past the limit or AbortError. Throws
+   * (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
    */
   gate(call: Call, again: boolean): Promise<void> | undefined;
+  /** What {@link gate} would wait for now (the network, or the app's return), without waiting: undefined when the call may go. */
+  holds(call: Call, again: boolean): 'online' | 'shown' | undefined;
   /**
    * The mark an attempt takes as it leaves, for {@link lost}: the hides so far; -1 from a hidden
    * app (cut, its failure may arrive before or after onAppShow's listeners run).
@@ -144,8 +146,8 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
     if (!app) return undefined;
     const until = blocked(call, again);
     if (!until) return undefined;
-    // A rejection, not a throw: a queued attempt's rebind (attempts.ts) hands it to the transport as it is.
-    return call.offlineWait ? wait(call, again, until) : Promise.reject(offline(call, false));
+    if (!call.offlineWait) throw offline(call, false);
+    return wait(call, again, until);
   }
 
   function token(call: Call, ask: () => HeldToken | Promise<HeldToken>): HeldToken | Promise<HeldToken> {
@@ -162,6 +164,7 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
   return {
     start: () => void (app && app.start()),
     gate,
+    holds: (call, again) => (app ? blocked(call, again) : undefined),
     mark: () => (app ? (app.visible ? app.hides : -1) : 0),
     lost(call, failure, mark) {
       if (!app) return undefined;

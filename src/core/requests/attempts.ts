@@ -56,22 +56,30 @@ export function createAttempts(options: AttemptsOptions): Attempts {
   /**
    * `TransportRequest.rebind`, called on the request as a queued attempt leaves: it takes the token
    * held then (an answer read meanwhile may have shown, by the server's clock, that its own has
-   * ended) into its headers and `held`, which the loop reads back. The network (or the app) may
-   * have gone while it was queued: it is paced as before any send (it waits, or fails offline),
-   * and the token is asked for through the pacing (not from a provider offline). One function
-   * per client: an attempt that is not queued allocates nothing for it.
+   * ended) into its headers and `held`, which the loop reads back, asked for through the pacing
+   * (not from a provider offline). The network (or the app, before a resend) may have gone while
+   * it was queued: it leaves unsent, its slot freed, and the loop paces it as a call lost offline
+   * or cut while hidden (it waits, its own offline.wait counting; a write fails). One function per
+   * client: an attempt that is not queued allocates nothing for it.
    */
   function rebind(this: Attempt): Promise<void> | void {
-    const { call, again } = this;
+    const { call } = this;
+    const until = pacing.holds(call, this.again);
+    if (until)
+      return Promise.reject(
+        new NetworkError(
+          (until === 'online' ? 'offline (the host reports no network)' : 'the app is hidden') +
+            ': ' +
+            call.method +
+            ' ' +
+            call.url +
+            ' was not sent (it was queued behind the host request limit)',
+          call.context,
+        ),
+      );
+    const next = pacing.token(call, () => token(tokens.get, call.stop, call.context));
     const use = (h: HeldToken) => void ((this.held = h), (this.headers.authorization = 'Bearer ' + h.token));
-    const go = (): Promise<void> | void => {
-      // A call that may not wait gets a rejection here: the transport fails with it, nothing sent.
-      const wait = pacing.gate(call, again);
-      if (wait) return wait.then(go);
-      const next = pacing.token(call, () => token(tokens.get, call.stop, call.context));
-      return 'then' in next ? next.then(use) : use(next);
-    };
-    return go();
+    return 'then' in next ? next.then(use) : use(next);
   }
 
   /**
