@@ -48,6 +48,9 @@ export async function doctor(values: Values): Promise<number> {
   const redis = given(values, 'redis', 'REDIS_URL');
   const prefix = values.prefix as string | undefined;
   if (prefix !== undefined && redis.value === undefined) throw new CliError('doctor: --prefix is the inbox prefix on Redis: pass --redis URL too', 2);
+  const keyPrefix = values['key-prefix'] as string | undefined;
+  if (keyPrefix !== undefined && prefix === undefined)
+    throw new CliError("doctor: --key-prefix is your ioredis client's keyPrefix for the inbox: pass --prefix too", 2);
   const urls = (redis.value ?? '').split(',').map((u) => u.trim());
   if (redis.value !== undefined)
     for (const url of urls) if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`doctor: --redis must be a redis:// URL; got "${shown(url)}"`, 2);
@@ -59,7 +62,7 @@ export async function doctor(values: Values): Promise<number> {
 
   const connections: Connected[] = [];
   // Connected while the other parts run: an unreachable Redis costs no time of its own.
-  const targets = redis.value === undefined ? undefined : redisTargets(urls, !!values.cluster, prefix, connections);
+  const targets = redis.value === undefined ? undefined : redisTargets(urls, !!values.cluster, prefix, connections, keyPrefix);
   try {
     const from = { ...(service.from ? { service: service.from } : {}), ...(redis.from ? { redis: redis.from } : {}) };
     const report = await runDoctor({
@@ -83,14 +86,21 @@ export async function doctor(values: Values): Promise<number> {
 }
 
 /** One target per node given (a Cluster's: each node's settings), the inbox's stats on the first. */
-async function redisTargets(urls: string[], cluster: boolean, prefix: string | undefined, connections: Connected[]): Promise<RedisTarget[]> {
-  const reach = (nodes: string[], asCluster: boolean) =>
-    connect(nodes, asCluster, 'doctor', 5_000).then(
+async function redisTargets(
+  urls: string[],
+  cluster: boolean,
+  prefix: string | undefined,
+  connections: Connected[],
+  keyPrefix?: string,
+): Promise<RedisTarget[]> {
+  // keyPrefix only for the client the inbox's stats go through: the nodes' INFO and CONFIG name no key.
+  const reach = (nodes: string[], asCluster: boolean, withKeyPrefix?: string) =>
+    connect(nodes, asCluster, 'doctor', 5_000, withKeyPrefix).then(
       (c) => (connections.push(c), c),
       (error: Error) => error,
     );
   const nodes = await Promise.all((cluster ? urls : urls.slice(0, 1)).map((url) => reach([url], false)));
-  const whole = cluster ? await reach(urls, true) : nodes[0];
+  const whole = cluster || keyPrefix ? await reach(urls, cluster, keyPrefix) : nodes[0];
   let stats: RedisTarget['stats'];
   if (prefix !== undefined && !(whole instanceof Error)) {
     // Loaded here, not with the CLI: the other commands do without the server build.
@@ -101,7 +111,11 @@ async function redisTargets(urls: string[], cluster: boolean, prefix: string | u
     url: shown(cluster ? urls[i] : urls.join(',')),
     ...(node instanceof Error ? { error: node.message.replace(/^doctor: /, '') } : { command: node.send }),
     ...(i === 0 && prefix !== undefined
-      ? { prefix, inboxArgs: `${cluster ? '--cluster ' : ''}--redis ${urls.map(shown).join(',')}`, ...(stats ? { stats } : {}) }
+      ? {
+          prefix,
+          inboxArgs: `${cluster ? '--cluster ' : ''}--redis ${urls.map(shown).join(',')}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`,
+          ...(stats ? { stats } : {}),
+        }
       : {}),
   }));
 }
