@@ -19,6 +19,7 @@ const fullSize = [
   'test/tokens/host-store.test.ts',
   'test/server/webhooks/dedup.test.ts',
   'test/server/webhooks/inbox/prefix.test.ts',
+  'test/conformance/files-node.test.ts',
 ];
 // The slower stages have their own configs (test/cluster, test/frameworks) and scripts.
 const elsewhere = ['test/cluster/**', 'test/frameworks/**', 'test/consumers/**'];

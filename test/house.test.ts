@@ -80,3 +80,42 @@ test('no src comment quotes a measured figure (issue #44 item 6)', () => {
   ).toEqual([]);
   expect(commentLines.filter(({ text }) => MEASURED.test(text)).map(({ where, text }) => `${where}: ${text.trim()}`)).toEqual([]);
 });
+
+// Each room's layer (issue #44 item 2: "keep the no-cycle and no-upward rules"). An import goes to
+// its own room or to a room of a lower layer, at any depth: the lint's path patterns
+// (`.oxlintrc.json`) match one folder level, and the rooms of `core/` sit one level down.
+// A new room is given its layer here; the entries are the top, but for the server entries,
+// which the CLI (testing/) loads.
+const LAYERS: Record<string, number> = { errors: 0, shared: 1, schemas: 1, core: 2, server: 2, transports: 3, telemetry: 3, tokens: 4, testing: 5 };
+const ENTRY_LAYERS: Record<string, number> = { 'server.ts': 3, 'server-node.ts': 3 };
+const roomOf = (file: string) => (file.split('/').length === 2 ? 'entries' : file.split('/')[1]);
+const layerOf = (file: string) => (roomOf(file) === 'entries' ? (ENTRY_LAYERS[basename(file)] ?? 9) : LAYERS[roomOf(file)]);
+
+/** Every relative import of the sources (static, type-only and dynamic), as [importer, imported file]. */
+function importsOf(files: string[], read: (file: string) => string): Array<[string, string]> {
+  return files.flatMap((file) =>
+    [...read(file).matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"](\.\.?\/[^'"]+)['"]/g)].map(
+      ([, path]) => [file, join(dirname(file), path).replace(/\.js$/, '.ts')] as [string, string],
+    ),
+  );
+}
+
+const upward = (edges: Array<[string, string]>) =>
+  edges.filter(([from, to]) => roomOf(from) !== roomOf(to) && !(layerOf(to) < layerOf(from))).map(([from, to]) => `${from} -> ${to}`);
+
+test('nothing in src imports upward or sideways, at any depth: each room a layer (issue #44 item 2)', () => {
+  expect(sources.map(roomOf).filter((room) => room !== 'entries' && LAYERS[room] === undefined)).toEqual([]);
+  expect(upward(importsOf(sources, (file) => readFileSync(file, 'utf8')))).toEqual([]);
+  // What it catches: the floor reaching into a room of core/ or the plug-in, core into a host's transport.
+  const probes: Record<string, string> = {
+    'src/shared/probe.ts': "import { x } from '../core/requests/attempts.js';\nimport type { y } from '../telemetry/client-telemetry.js';",
+    'src/core/requests/probe.ts': "const z = await import('../../transports/miniprogram/host-functions.js');",
+    'src/server/tokens/probe.ts': "export { w } from '../../core/client.js';",
+  };
+  expect(upward(importsOf(Object.keys(probes), (file) => probes[file]))).toEqual([
+    'src/shared/probe.ts -> src/core/requests/attempts.ts',
+    'src/shared/probe.ts -> src/telemetry/client-telemetry.ts',
+    'src/core/requests/probe.ts -> src/transports/miniprogram/host-functions.ts',
+    'src/server/tokens/probe.ts -> src/core/client.ts',
+  ]);
+});

@@ -305,7 +305,8 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     for (const text of collectStrings([seen, error])) for (const token of service.issued) expect(text).not.toContain(token);
   });
 
-  test('timeout bounds each attempt up to the headers (TimeoutError); the body is then the caller’s to read', async () => {
+  // Bound to the wall clock (the headers within 400 ms): the integration tier runs it (test/helpers/tier.ts).
+  test.runIf(FULL)('timeout bounds each attempt up to the headers (TimeoutError); the body is then the caller’s to read', async () => {
     const service = await start();
     // 400 ms: the headers of a local answer arrive well within it even on a loaded CI machine (100 ms
     // did not, once); the body then takes about 800 ms, twice the timeout.
@@ -642,13 +643,15 @@ describe('#42 item 5: without AbortSignal.any, the caller’s signal still stops
     controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listening--, remove(...args))) as typeof remove;
     v8.setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
+    // A storm (test/helpers/tier.ts): 400 calls in the integration tier, 160 in npm test.
+    const perRound = sized(100, 40);
     for (let round = 0; round < 4; round++) {
-      for (let i = 0; i < 100; i++) await (await client.fetch('/a', { signal: controller.signal })).arrayBuffer();
+      for (let i = 0; i < perRound; i++) await (await client.fetch('/a', { signal: controller.signal })).arrayBuffer();
       gc();
       await new Promise((r) => setTimeout(r, 10));
     }
-    // 400 calls: without forgetting, 400 listeners (and 400 bodies held).
-    expect(listening).toBeLessThan(200);
+    // Without forgetting, one listener per call (and every body held).
+    expect(listening).toBeLessThan(2 * perRound);
   });
 
   test('abort() after client.fetch resolved: the next read fails with the signal’s reason, no more chunks; other calls unaffected', async () => {
