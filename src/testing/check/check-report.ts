@@ -2,6 +2,7 @@
 // way they call the partner's app: a bounded fetch that never throws and times the answer.
 import { isHttpUrl, readAnswer, trimAnswer } from '../http-io.js';
 import { fail } from '../../shared/check.js';
+import { credentialsIn, redactSecrets } from './secret-forms.js';
 
 /** `pass` ✓, `fail` ✗ (the exit code is 1), `warn` ⚠ (worth a look, not a failure), `skip` – (not run, and why). */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -86,16 +87,20 @@ export type Reporter = Pick<ReturnType<typeof createReport>, 'pass' | 'fail' | '
 
 /** An answer from the partner's app, or why there was none; `ms` from sending to the whole body. */
 export type Answer =
-  | { status: number; headers: Headers; text: string; ms: number; error?: undefined }
+  | { status: number; headers: Headers; text: string; ms: number; error?: undefined; secrets?: string[] }
   | { error: string; ms: number; status?: undefined; headers?: undefined; text?: undefined };
 
 /** Bodies larger than this are not read whole (a token route or webhook answer is small). */
 const ANSWER_LIMIT = 64 * 1024;
 
-/** One request to the partner's app, bounded by `timeoutMs`; never throws, never follows a redirect. */
+/**
+ * One request to the partner's app, bounded by `timeoutMs`; never throws, never follows a redirect.
+ * The answer remembers the credentials sent (every header but accept, origin…) and `init.secrets`:
+ * {@link describeAnswer} masks them, in every form an app could echo them in.
+ */
 export async function call(
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array; secrets?: string[] },
   timeoutMs: number,
 ): Promise<Answer> {
   const started = performance.now();
@@ -109,7 +114,8 @@ export async function call(
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await readAnswer(response, ANSWER_LIMIT);
-    return { status: response.status, headers: response.headers, text, ms: ms() };
+    const secrets = [...credentialsIn(init.headers), ...(init.secrets ?? [])];
+    return { status: response.status, headers: response.headers, text, ms: ms(), ...(secrets.length ? { secrets } : {}) };
   } catch (error) {
     return { error: failure(error, timeoutMs), ms: ms() };
   }
@@ -127,7 +133,7 @@ function failure(error: unknown, timeoutMs: number): string {
 /** `HTTP 401 {"error":"not signed in"}`, or why there was no answer. */
 export function describeAnswer(answer: Answer): string {
   if (answer.error !== undefined) return answer.error;
-  const body = trimAnswer(answer.text);
+  const body = trimAnswer(answer.text, (text) => redactSecrets(text, answer.secrets ?? []));
   return `HTTP ${answer.status}${body ? ' ' + (body.length > 120 ? body.slice(0, 119) + '…' : body) : ''}`;
 }
 
