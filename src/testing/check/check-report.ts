@@ -105,15 +105,22 @@ export async function call(
 ): Promise<Answer> {
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
     const response = await fetch(url, {
       method: init.method ?? 'GET',
       headers: init.headers,
       body: init.body as BodyInit | undefined,
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
     });
     const text = await readAnswer(response, ANSWER_LIMIT);
+    // readAnswer keeps what arrived when the read stops: a body cut off by the timeout is no answer.
+    if (signal.aborted)
+      return {
+        error: `no answer within ${timeoutMs} ms: HTTP ${response.status} and ${text.length ? 'the start of a body' : 'its headers'} came, then nothing`,
+        ms: ms(),
+      };
     const secrets = [...credentialsIn(init.headers), ...(init.secrets ?? [])];
     return { status: response.status, headers: response.headers, text, ms: ms(), ...(secrets.length ? { secrets } : {}) };
   } catch (error) {
@@ -121,12 +128,19 @@ export async function call(
   }
 }
 
+/** How {@link call}'s error starts when this machine does not trust the server's certificate. */
+export const CERTIFICATE = 'this machine does not trust its TLS certificate';
+/** What to do about it. */
+export const certificateFix =
+  'give Node the CA that signed it: NODE_EXTRA_CA_CERTS=/path/to/ca.pem npx channel-sandbox …; or use the http:// URL on your own machine';
+
 /** `connection refused`, `no answer within 8000 ms`… */
 function failure(error: unknown, timeoutMs: number): string {
   if ((error as Error).name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code === 'ECONNREFUSED') return 'connection refused (is your app running on that port?)';
   if (cause?.code === 'ECONNRESET' || cause?.code === 'UND_ERR_SOCKET') return 'the connection was closed without an answer';
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(cause?.code ?? '')) return `${CERTIFICATE}: ${cause?.message}`;
   return 'connection failed: ' + (cause?.message ?? (error as Error).message);
 }
 
