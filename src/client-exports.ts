@@ -5,6 +5,7 @@ export type { ClientEvents, RequestInfo } from './core/events.js';
 export type {
   CoreClientOptions,
   FileCallOptions,
+  HeadersInput,
   MethodOptions,
   OfflineOptions,
   Progress,

@@ -22,6 +22,7 @@ const client = [
   'OfflineOptions (type)',
   'RetryBudgetOptions (type)',
   'FileCallOptions (type)',
+  'HeadersInput (type)',
   'UploadFields (type)',
   'UploadOptions (type)',
   'DownloadOptions (type)',

@@ -96,15 +96,25 @@ export function resolveOptions(options: CoreClientOptions, entryKeys: string[]):
 // RFC 9110 field names; values may not break the header line (a CR/LF would inject headers).
 const headerName = /^[!#$%&'*+.^_`|~\w-]+$/;
 
-/** Copies headers with lower-case names; refuses non-string values, bad names, line breaks and Authorization. */
+/**
+ * Copies headers with lower-case names; refuses non-string values, bad names, line breaks and
+ * Authorization. A `Headers` object or a `Map` (no own keys: `Object.keys` would read none of
+ * them and lose every header, an Authorization in it unrefused) is read by its entries.
+ */
 export function normalizeHeaders(headers: unknown, name: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (headers === undefined) return out;
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    return fail(name + ' must be a plain object of header names to string values');
+    return fail(name + ' must be a plain object of header names to string values (or a Headers object)');
   }
-  for (const key of Object.keys(headers)) {
-    const value = (headers as Record<string, unknown>)[key];
+  let record = headers as Record<string, unknown>;
+  const entries = headers as { forEach?: (f: (value: unknown, key: unknown) => void) => void };
+  if (typeof entries.forEach === 'function') {
+    record = {};
+    entries.forEach((value, key) => (record[String(key)] = value));
+  }
+  for (const key of Object.keys(record)) {
+    const value = record[key];
     const lower = key.toLowerCase();
     if (!headerName.test(key)) fail(name + ': ' + describeValue(key) + " is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)");
     if (lower === 'authorization') fail(name + '.' + key + ' is set by channel-sdk from tokenProvider; remove it');

@@ -161,12 +161,18 @@ export interface RetryOptions {
 /** Query parameters; `undefined` values are left out, arrays repeat the key. */
 export type SearchParams = string | Record<string, string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>>;
 
+/**
+ * Headers as an object of names to values, or anything read by its entries the way a `Headers`
+ * object or a `Map` is (typed by `forEach`, so the mini-program types need no DOM).
+ */
+export type HeadersInput = Record<string, string> | { forEach(callback: (value: string, key: string) => void): void };
+
 /** Options of one request. */
 export interface RequestOptions<T = unknown> {
   /** @default 'GET' */
   method?: string;
-  /** Extra headers for this request. `Authorization` is the SDK's own and may not be set. */
-  headers?: Record<string, string>;
+  /** Extra headers for this request (an object, a `Headers` or a `Map`). `Authorization` is the SDK's own and may not be set. */
+  headers?: HeadersInput;
   /** Query parameters appended to the path. */
   searchParams?: SearchParams;
   /** A value sent as JSON (sets `content-type: application/json`). */
@@ -189,8 +195,8 @@ export interface RequestOptions<T = unknown> {
 
 /** Options every file call takes, on both entries. */
 export interface FileCallOptions {
-  /** Extra headers. `Authorization` is the SDK's own and may not be set. */
-  headers?: Record<string, string>;
+  /** Extra headers (an object, a `Headers` or a `Map`). `Authorization` is the SDK's own and may not be set. */
+  headers?: HeadersInput;
   /** Query parameters appended to the path. */
   searchParams?: SearchParams;
   /** Cancels the transfer at any stage (the host task's `abort()`, or the fetch). */
@@ -236,8 +242,8 @@ export interface CoreClientOptions {
    * `0` turns expiry tracking off, so tokens are refreshed only on 401. @default 60
    */
   refreshLeeway?: number;
-  /** Headers sent with every request. `Authorization` is the SDK's own and may not be set. */
-  headers?: Record<string, string>;
+  /** Headers sent with every request (an object, a `Headers` or a `Map`). `Authorization` is the SDK's own and may not be set. */
+  headers?: HeadersInput;
   /** Transient-failure retries: a number (the limit) or {@link RetryOptions}. @default 2 */
   retry?: number | RetryOptions;
   /** Clock in epoch ms, for tests. @default Date.now */

@@ -21,6 +21,16 @@ export function quietly<A extends unknown[], R>(f: (...args: A) => R, fallback?:
 }
 
 /**
+ * Drops a rejection of `value` when it is a promise (or a thenable) a user's tracer returned
+ * from `startActiveSpan` (an async wrapper whose own setup failed): nobody else holds it, and an
+ * unhandled rejection ends a Node process.
+ */
+export function dropRejection(value: unknown): void {
+  // Anything else (undefined, a value without then) throws here, quietly.
+  quietly(() => (value as Promise<unknown>).then(undefined, () => {}))();
+}
+
+/**
  * Runs `f`, a user's callback; what it throws surfaces as an uncaught error, as a host or an event
  * emitter reports a listener's, and stops nothing else (the next listener, `complete`).
  */

@@ -13,7 +13,7 @@ import {
   type TelemetrySpan,
 } from '../shared/otel-api.js';
 import { isChannelError } from '../errors/ChannelError.js';
-import { quietly } from '../shared/report.js';
+import { dropRejection, quietly } from '../shared/report.js';
 import type { ClientTelemetry, ClientTelemetryPlugin, TelemetryHost } from '../core/telemetry-hooks.js';
 
 /**
@@ -91,7 +91,7 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
       };
       quietly(() => {
         if (refreshes) refreshes.add(1, attributes);
-        if (tracer) tracer.startActiveSpan('channel.token_provider', { attributes }, asking, measure);
+        if (tracer) dropRejection(tracer.startActiveSpan('channel.token_provider', { attributes }, asking, measure));
       })();
       // The provider is called once, under the span when the tracer ran `measure`, else without one.
       return answer || (measure(), answer as never);

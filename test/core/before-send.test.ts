@@ -322,3 +322,41 @@ describe('#42 item 3: every attempt starts from the call’s own body; the calle
     }
   });
 });
+
+describe('#42 round 5: headers given as a Headers object or a Map are read, not lost', () => {
+  test('createClient headers, a request’s headers and a beforeSend that replaces attempt.headers with a Headers or a Map: every header sent, on the replay too', async () => {
+    const service = await start();
+    const hook = (attempt: SendAttempt) => {
+      const sign = 'sig-' + attempt.attempt;
+      if (attempt.url.endsWith('/headers')) attempt.headers = new Headers({ ...attempt.headers, 'x-sign': sign }) as never;
+      if (attempt.url.endsWith('/map')) attempt.headers = new Map([...Object.entries(attempt.headers), ['x-sign', sign]]) as never;
+    };
+    const { client } = clientOf(service, hook, { headers: new Headers({ 'x-app': 'demo' }) as never });
+    await client.get('/warm');
+    service.expireAll();
+    service.hits.length = 0;
+    await client.get('/headers', { headers: new Headers({ 'X-Req': 'r' }) as never });
+    await client.fetch('/map', { headers: { 'x-req': 'f' } });
+    await client.get('/from-map', { headers: new Map([['x-req', 'm']]) as never });
+    expect(service.hits.map((h) => [h.path, h.status, h.headers['x-app'], h.headers['x-req'], h.headers['x-sign']])).toEqual([
+      ['/headers', 401, 'demo', 'r', 'sig-1'],
+      ['/headers', 200, 'demo', 'r', 'sig-2'],
+      ['/map', 200, 'demo', 'f', 'sig-1'],
+      ['/from-map', 200, 'demo', 'm', undefined],
+    ]);
+  });
+
+  test('an Authorization inside a Headers object or a Map is refused as in a plain object, nothing sent', async () => {
+    const service = await start();
+    const { client, provider } = clientOf(service, (attempt) => void (attempt.headers = new Headers({ Authorization: 'Bearer forged' }) as never));
+    expect(() => createClient({ baseUrl: service.url, tokenProvider: provider, headers: new Headers({ authorization: 'Bearer forged' }) as never })).toThrow(
+      /headers\.authorization is set by channel-sdk from tokenProvider; remove it/,
+    );
+    const plain = createClient({ baseUrl: service.url, tokenProvider: provider });
+    await expect(plain.get('/x', { headers: new Map([['Authorization', 'Bearer forged']]) as never })).rejects.toThrow(
+      /headers\.Authorization is set by channel-sdk/,
+    );
+    await expect(client.get('/x')).rejects.toThrow(/beforeSend: attempt\.headers\.authorization is set by channel-sdk/);
+    expect(service.hits).toEqual([]);
+  });
+});

@@ -254,6 +254,11 @@ describe('a broken tracer or meter costs the requests nothing', () => {
       },
       undefined,
     ],
+    [
+      'is an async wrapper whose startActiveSpan rejects (its own setup failed), the callback never run',
+      { startSpan: () => ({}), startActiveSpan: async () => throwing() },
+      undefined,
+    ],
   ])('a tracer that %s', async (_what, brokenTracer, brokenMeter) => {
     let calls = 0;
     const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });

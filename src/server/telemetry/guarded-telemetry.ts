@@ -2,7 +2,7 @@
 // any method, answer something else than a span, never run the function given to
 // startActiveSpan) reaches a push, a token or a worker. A span or a point is lost; the work goes
 // on, run exactly once. The client guards its own calls the same way (core/telemetry-client.ts).
-import { quietly } from '../../shared/report.js';
+import { dropRejection, quietly } from '../../shared/report.js';
 import type { TelemetryAttributes, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetrySpanOptions } from '../../shared/otel-api.js';
 
 /** What the server's telemetry calls on a tracer: startSpan, and startActiveSpan without a context. */
@@ -49,7 +49,7 @@ function guardTracer(tracer: NonNullable<TelemetryOptions['tracer']>): GuardedTr
         }
         return 'value' in outcome ? outcome.value : undefined;
       };
-      quietly(() => tracer.startActiveSpan(name, options, run))();
+      quietly(() => dropRejection(tracer.startActiveSpan(name, options, run)))();
       if (!outcome) run(undefined);
       if ('error' in outcome!) throw outcome.error;
       return outcome!.value;

@@ -69,6 +69,13 @@ export function brokenTelemetries(): Array<[string, TelemetryOptions]> {
         meter: { createCounter: () => ({}) as never, createHistogram: () => null as never },
       },
     ],
+    [
+      'an async wrapper whose startActiveSpan rejects (its own setup failed) without running the function',
+      {
+        tracer: { startSpan: (name, options) => real.tracer.startSpan(name, options), startActiveSpan: (async () => down()) as never },
+        meter: real.meter,
+      },
+    ],
   ];
 }
 
