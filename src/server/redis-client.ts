@@ -29,6 +29,8 @@ export interface NodeRedisClient {
 /** How the adapters call an ioredis client. */
 interface IoRedisCalls {
   status: string;
+  /** `keyPrefix`: put before every key given to a command, a script's KEYS included. */
+  options?: { keyPrefix?: unknown };
   /** With `lazyConnect`, a client in status `wait` connects when asked (or at its first command). */
   connect?(): Promise<unknown>;
   once?(event: string, listener: () => void): unknown;
@@ -73,6 +75,11 @@ export interface Commands {
   deleteIfEquals(key: string, value: string): Promise<void>;
   /** While the client makes its first connection, a promise that settles when that is over; else undefined. */
   connecting(): Promise<void> | undefined;
+  /**
+   * What the client puts before every key it is given (ioredis `keyPrefix`), '' for none. It puts
+   * it before a script's KEYS, not before the keys a script builds: those must carry it themselves.
+   */
+  keyPrefix: string;
 }
 
 const DELETE_IF_EQUALS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -115,6 +122,12 @@ function text(value: unknown): string | null {
   return String(value);
 }
 
+/** ioredis's `keyPrefix` (a Redis or a Cluster: `options.keyPrefix`), as text. */
+function keyPrefixOf(io: { options?: { keyPrefix?: unknown } }): string {
+  const prefix = io.options?.keyPrefix;
+  return typeof prefix === 'string' ? prefix : prefix instanceof Uint8Array ? new TextDecoder().decode(prefix) : '';
+}
+
 export function commandsFor(redis: unknown, what: string): Commands {
   const r = redis as Record<string, unknown> | null;
   const has = (name: string) => typeof r?.[name] === 'function';
@@ -140,6 +153,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
       del: async (key) => void (ready(), await io.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
       connecting: firstConnection(io),
+      keyPrefix: keyPrefixOf(io),
     };
   }
   if (typeof r.isOpen === 'boolean') {
@@ -164,6 +178,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
       deleteIfEquals: async (key, value) => void (ready(), await evalOne(DELETE_IF_EQUALS, key, value)),
       // node-redis takes commands only after `await client.connect()` (its README's way).
       connecting: () => undefined,
+      keyPrefix: '',
     };
   }
   fail(what + ' needs an ioredis client (it has `status`) or a node-redis client (it has `isOpen`); got an object with neither');

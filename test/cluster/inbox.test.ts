@@ -89,6 +89,33 @@ describe.runIf(hasCluster)('the inbox on a 3-master Redis Cluster with replicas'
       },
     );
 
+    test('an ioredis Cluster with keyPrefix: pause() holds the workers, every key the inbox touched starts with the keyPrefix and shares one slot', async () => {
+      const nodes = [{ host: '127.0.0.1', port: cluster.nodes[0].port }];
+      const io = new IoCluster(nodes, { keyPrefix: 'cl-app:' });
+      const worker = { close: async () => {} };
+      try {
+        const inbox = createRedisInbox(io, { ...inboxOptions, prefix: 'cl-kp:' });
+        const handler = createWebhookHandler({ secret: pushSecret, inbox, onError: () => {} });
+        const runs: string[] = [];
+        await inbox.pause();
+        worker.close = inbox.process({ concurrency: 2, onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) }).close;
+        for (let i = 0; i < 3; i++) expect((await post(handler, bodyOf(snapshot('SO-cl-kp-' + i, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+        await sleep(400);
+        expect(runs).toEqual([]);
+        expect(await inbox.stats()).toMatchObject({ pending: 3, paused: true });
+        await inbox.resume();
+        await until(() => runs.length === 3, 'three runs after resume');
+        // Every node, replicas included (they hold the same names).
+        const keys = (await Promise.all(cluster.nodes.map((node) => cli(node.port, 'keys', '*cl-kp:*')))).flatMap((out) => out.split('\n').filter(Boolean));
+        expect(keys.length).toBeGreaterThan(0);
+        expect(keys.filter((key) => !key.startsWith('cl-app:{cl-kp:inbox}:'))).toEqual([]);
+        expect(new Set(await Promise.all(keys.map((key) => cli(cluster.nodes[0].port, 'cluster', 'keyslot', key)))).size).toBe(1);
+      } finally {
+        await worker.close();
+        io.disconnect();
+      }
+    });
+
     const connections = clusterClients(() => cluster);
     test.each(connections)('%s: prefixes with a hash tag of their own ("{app}:", "a}b:", "{t}{u}:") store and run pushes', async (label, open) => {
       const { client, close } = await open();

@@ -424,6 +424,64 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       expect(service.hits.filter((h) => h.path === '/slow/200')).toHaveLength(1);
     });
 
+    test("a GET queued behind the host's limit when the network goes waits: nothing sent, the provider not asked offline; it resolves once online", async () => {
+      // One request slot (concurrency 2 keeps one for the provider): the second GET waits in the queue.
+      const { clock, world, client, provider, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const first = client.get('/slow/200');
+      const queued = client.get('/queued');
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      // The token ends while the GET is queued, and the provider cannot be reached offline.
+      clock.advance(601_000);
+      provider.state.fail = true;
+      world.setNetwork(false);
+      const outcome = queued.then(
+        () => 'resolved',
+        (e: unknown) => 'rejected: ' + String(e),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(world.sent()).toBe(2);
+      expect(provider.calls).toHaveLength(1);
+      expect(await Promise.race([outcome, 'waiting'])).toBe('waiting');
+      provider.state.fail = false;
+      world.setNetwork(true);
+      await expect(first).resolves.toMatchObject({ path: '/slow/200' });
+      await expect(queued).resolves.toMatchObject({ path: '/queued' });
+      expect(service.hits.filter((h) => h.path === '/queued')).toHaveLength(1);
+    });
+
+    test("GETs queued behind the host's limit when the network goes all wait at once (each its own offline.wait), none holding a slot", async () => {
+      const { world, client } = await used({ concurrency: 2, offline: { wait: 100 } } as Partial<CoreClientOptions>);
+      const log: string[] = [];
+      client.on('wait', () => void log.push('wait'));
+      const calls = [client.get('/slow/200'), client.get('/queued/1'), client.get('/queued/2'), client.get('/queued/3')].map((call) =>
+        call.then(
+          () => log.push('resolved'),
+          (e: NetworkError) => log.push(e.offline ? 'offline' : String(e)),
+        ),
+      );
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      world.setNetwork(false);
+      await Promise.all(calls);
+      // Every call waited before any wait ended: not one batch of slots after another.
+      expect(log).toEqual(['wait', 'wait', 'wait', 'wait', 'offline', 'offline', 'offline', 'offline']);
+      expect(world.sent()).toBe(2);
+      world.setNetwork(true);
+    });
+
+    test("a POST queued behind the host's limit when the network goes fails with NetworkError (offline: true), never sent", async () => {
+      const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const first = client.get('/slow/200');
+      const queued = client.post('/queued-write', { json: { once: true } }).catch((e: unknown) => e);
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      world.setNetwork(false);
+      const error = (await queued) as NetworkError;
+      expect(error).toMatchObject({ code: 'NETWORK_ERROR', offline: true });
+      expect(world.sent()).toBe(2);
+      world.setNetwork(true);
+      await first;
+      expect(service.hits.filter((h) => h.path === '/queued-write')).toHaveLength(0);
+    });
+
     describe('3. interrupted in the background', () => {
       test('a GET the host cut while hidden is not retried while hidden; sent once more on show, it resolves', async () => {
         const { world, client, service } = await used();
@@ -533,6 +591,25 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
         expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(1);
         world.show();
         await expect(call).resolves.toMatchObject({ path: '/flaky/1' });
+      });
+
+      test("a retry queued behind the host's limit when the app is hidden waits for show, not sent hidden", async () => {
+        // One request slot: the retry of /flaky/1 waits in the queue behind /slow/200.
+        const { world, client, service } = await used({ concurrency: 2, retry: { delay: () => 50 } } as Partial<CoreClientOptions>);
+        const retries = recorder(client, 'retry');
+        const flaky = client.get('/flaky/1');
+        await eventually(() => retries.length === 1, 'the retry announced');
+        // Takes the slot during the retry's 50-ms backoff.
+        const slow = client.get('/slow/200');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        world.hide();
+        // /slow/200 ends while the app is hidden: its slot frees, and the queued retry leaves.
+        await slow;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(1);
+        world.show();
+        await expect(flaky).resolves.toMatchObject({ path: '/flaky/1' });
+        expect(service.hits.filter((h) => h.path === '/flaky/1')).toHaveLength(2);
       });
 
       test('two clients on one host: both GETs cut while hidden go again on show', async () => {

@@ -4,6 +4,8 @@
  * - offline through the browser itself (playwright's `context.setOffline`: navigator.onLine and
  *   the online/offline events are the browser's own): nothing sent, the provider not asked, a GET
  *   waits and goes once back online, a write fails at once with NetworkError (`offline: true`);
+ *   a page first used offline asks no provider for a token crossTab shared; the retry budget
+ *   (100 GETs in an outage: 110 attempts, not 300) over the browser's own fetch;
  * - a real `visibilitychange` (the tab's window minimised and restored over the bare DevTools
  *   protocol: playwright keeps its pages visible): the token that ended while the tab was hidden
  *   is refreshed on show, before any call, and with crossTab one refresh serves every tab.
@@ -41,6 +43,8 @@ async function startApi() {
     hits.push({ path, token });
     // Held until the test lets it go (a call in flight when the network goes).
     if (path.startsWith('/hold')) return void held.push(res.writeHead(200, { 'content-type': 'application/json', ...cors }));
+    // An outage: every call answers 503.
+    if (path.startsWith('/outage')) return void res.writeHead(503, { 'content-type': 'application/json', ...cors }).end('{"code":503}');
     res.writeHead(200, { 'content-type': 'application/json', ...cors }).end(JSON.stringify({ code: 0, data: { path } }));
   });
   return { ...api, hits, issued, held, life };
@@ -63,7 +67,7 @@ window.make = (api, options = {}) => {
     retry: { delay: () => 10 },
     ...options,
   });
-  for (const type of ['wait', 'app', 'network', 'token', 'retry']) client.on(type, (e) => window.seen.push([type, JSON.stringify(e)]));
+  for (const type of ['wait', 'app', 'network', 'token', 'token:error', 'retry']) client.on(type, (e) => window.seen.push([type, JSON.stringify(e)]));
   return client;
 };
 `;
@@ -88,6 +92,7 @@ describe.runIf(hasChromium)('the browser entry in Chromium: offline through the 
     skew: number;
     seen: string[][];
     c: ReturnType<Win['make']>;
+    b: ReturnType<Win['make']>;
     pending: Promise<unknown>;
   };
 
@@ -150,6 +155,56 @@ describe.runIf(hasChromium)('the browser entry in Chromium: offline through the 
     await expect.poll(() => api.held.length).toBe(1);
     api.held.splice(0).forEach((res) => res.end(JSON.stringify({ code: 0, data: { path: '/hold' } })));
     expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/hold' });
+  });
+
+  test('the retry budget: 100 GETs in an outage cost 110 attempts (not 300); after 50 answers a GET that fails is retried', async () => {
+    const { page } = browser;
+    const outage = () => api.hits.filter((h) => h.path.startsWith('/outage')).length;
+    const failed = await page.evaluate(async (base) => {
+      const w = window as unknown as Win;
+      w.skew = 0;
+      const client = w.make(base);
+      await client.get('/before-outage');
+      const settled = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => client.get('/outage/' + i)));
+      for (let i = 0; i < 50; i++) await client.get('/answer/' + i);
+      w.c = client;
+      return settled.filter((s) => s.status === 'rejected').length;
+    }, api.url);
+    expect(failed).toBe(100);
+    // The budget's 10 retries, not each call's own 2.
+    expect(outage()).toBe(110);
+    await page.evaluate(() => (window as unknown as Win).c.get('/outage/after').catch(() => undefined));
+    expect(api.hits.filter((h) => h.path === '/outage/after')).toHaveLength(3);
+  });
+
+  test('a client first used offline, holding a token another client shared (crossTab) that is due for refresh: the provider is not asked offline', async () => {
+    const { page, context } = browser;
+    await page.evaluate(async (base) => {
+      const w = window as unknown as Win;
+      w.skew = 0;
+      // b is never used while a gets the token, which crossTab hands to b.
+      w.b = w.make(base, { crossTab: { key: 'first-use' } });
+      const a = w.make(base, { crossTab: { key: 'first-use' } });
+      await a.get('/first-a');
+    }, api.url);
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type, e]) => type === 'token' && e.includes('"shared"')));
+    await context.setOffline(true);
+    const issued = api.issued.length;
+    await page.evaluate(() => {
+      const w = window as unknown as Win;
+      w.seen.length = 0;
+      // Within refreshLeeway (60 s) of the 600-s token's end: the pre-warm would refresh it ahead.
+      w.skew = 560_000;
+      w.pending = w.b.get('/first-b');
+    });
+    await page.waitForFunction(() => (window as unknown as Win).seen.some(([type]) => type === 'wait'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The tokenProvider's fetch offline fails with "Failed to fetch": token:error, had it been asked.
+    expect(await page.evaluate(() => (window as unknown as Win).seen.filter(([type]) => type === 'token:error'))).toEqual([]);
+    await context.setOffline(false);
+    expect(await page.evaluate(() => (window as unknown as Win).pending)).toEqual({ path: '/first-b' });
+    expect(api.hits.filter((h) => h.path === '/first-b')).toHaveLength(1);
+    expect(api.issued.length).toBeGreaterThan(issued);
   });
 });
 

@@ -21,9 +21,13 @@
 //     the line's. Every `channel-sandbox` command gets CHANNEL_SANDBOX_URL, so that its default
 //     address means the port the sandbox got; `redis://127.0.0.1:6379` means a redis-server the
 //     shell starts (the caller's `redis`);
-//   - the files a block names are written where the reader saves them before the block's first
-//     `npx` (or at its end): what comes before (`mkdir`, `npm install`, `echo … > file`) runs
-//     without them, as it would for a reader who pastes the block first.
+//   - the files a block names are written where the reader saves them: when the block's first
+//     line enters a folder (`mkdir -p my-vite-app && cd my-vite-app`, `cd my-taro-app`), into
+//     that folder before the block runs, as the document says ("the files above in
+//     my-vite-app"), so that a plain `mkdir my-vite-app` fails here as it does in sh (File
+//     exists: the `&& cd` never runs and the rest lands in the folder above); else before the
+//     block's first `npx` (or at its end): what comes before (`npm install`, `echo … > file`)
+//     runs without them. `mkdir` without `-p` fails on a folder that exists, as sh's does.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -177,6 +181,13 @@ export function documentBlocks(root, documents, read) {
   return { shown, tries };
 }
 
+/** The folder a block's first line enters (`mkdir -p x && cd x`, `cd x`), or undefined. */
+export function enteredFolder(code) {
+  const { words } = parseLine(code.split('\n')[0]);
+  const at = words.lastIndexOf('cd');
+  return at !== -1 && (at === 0 || words[at - 1] === '&&') && words[at + 1] && words[at + 2] === undefined ? words[at + 1] : undefined;
+}
+
 /**
  * The files a try block names, each `examples/…` path (`=dest` to say where it goes in the
  * project); by default a quick start's file keeps its path below `examples/quick-starts/<stack>/`,
@@ -196,7 +207,8 @@ export function namedFiles(argument) {
 /**
  * A reader's shell: its variables, its folder, the servers it started and their real addresses.
  * `block()` runs one try block's lines; the files it names are written (as shown, with the
- * servers' real addresses) before its first `npx`, or at its end.
+ * servers' real addresses) into the folder its first line enters before it runs, else before its
+ * first `npx`, or at its end.
  * `scaffolds`: `{ 'npx words before the folder': check(folder) }`: the command runs as written,
  * before the block's files are written, and `check` looks at what it made.
  */
@@ -258,7 +270,15 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis })
       for (const a of args) env[a.slice(0, a.indexOf('='))] = a.slice(a.indexOf('=') + 1);
       return;
     }
-    if (program === 'mkdir') return void args.filter((a) => a !== '-p').forEach((dir) => mkdirSync(join(cwd, dir), { recursive: true }));
+    if (program === 'mkdir') {
+      const parents = args.includes('-p');
+      for (const dir of args.filter((a) => a !== '-p')) {
+        if (!parents && existsSync(join(cwd, dir)))
+          fail(`mkdir ${dir}: File exists (in sh a following \`&& cd ${dir}\` would not run): make a folder the reader has put files in with mkdir -p`);
+        mkdirSync(join(cwd, dir), { recursive: parents });
+      }
+      return;
+    }
     if (program === 'cd' && args.length === 1) {
       if (!existsSync(join(cwd, args[0]))) fail(`cd ${args[0]}: no such directory`);
       cwd = resolve(cwd, args[0]);
@@ -385,6 +405,14 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis })
     async block(block, dir) {
       cwd = dir;
       pending = namedFiles(block.argument);
+      const folder = enteredFolder(block.code);
+      if (pending.length && folder) {
+        // The reader put the files in the folder first, as the document says; then the block runs.
+        cwd = join(dir, folder);
+        mkdirSync(cwd, { recursive: true });
+        writePending();
+        cwd = dir;
+      }
       for (const text of block.code.split('\n')) await line(text);
       writePending();
       return cwd;

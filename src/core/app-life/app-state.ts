@@ -38,8 +38,10 @@ export function createAppState({ visibility, network, events, warm }: AppStateOp
     start() {
       if (started) return;
       started = true;
-      if (visibility) visibility.watch((on) => report('visible', on));
+      // The network first: a page reports both at once, and the visibility's report (the pre-warm)
+      // must already know a page that starts offline (a token shared by another tab asked for offline).
       if (network) network.watch((on) => report('online', on));
+      if (visibility) visibility.watch((on) => report('visible', on));
     },
     visible: true,
     online: true,

@@ -48,6 +48,8 @@ export interface Pacing {
    * (a NetworkError with `offline`) for a call that may not wait. `again`: not the first attempt.
    */
   gate(call: Call, again: boolean): Promise<void> | undefined;
+  /** What {@link gate} would wait for now (the network, or the app's return), without waiting: undefined when the call may go. */
+  holds(call: Call, again: boolean): 'online' | 'shown' | undefined;
   /**
    * The mark an attempt takes as it leaves, for {@link lost}: the hides so far; -1 from a hidden
    * app (cut, its failure may arrive before or after onAppShow's listeners run).
@@ -162,6 +164,7 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
   return {
     start: () => void (app && app.start()),
     gate,
+    holds: (call, again) => (app ? blocked(call, again) : undefined),
     mark: () => (app ? (app.visible ? app.hides : -1) : 0),
     lost(call, failure, mark) {
       if (!app) return undefined;

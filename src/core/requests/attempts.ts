@@ -14,8 +14,8 @@ import type { BeforeSend } from './send-attempt.js';
 import type { ClientTelemetry } from '../telemetry-hooks.js';
 import type { Pacing } from '../app-life/pacing.js';
 
-/** What the transport is sent for one attempt, with the token it carries. */
-type Attempt = TransportRequest & { held: HeldToken };
+/** What the transport is sent for one attempt, with the token it carries, its call and whether it is not the first. */
+type Attempt = TransportRequest & { held: HeldToken; call: Call; again: boolean };
 
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
@@ -56,11 +56,28 @@ export function createAttempts(options: AttemptsOptions): Attempts {
   /**
    * `TransportRequest.rebind`, called on the request as a queued attempt leaves: it takes the token
    * held then (an answer read meanwhile may have shown, by the server's clock, that its own has
-   * ended) into its headers and `held`, which the loop reads back. One function per client: an
-   * attempt that is not queued allocates nothing for it.
+   * ended) into its headers and `held`, which the loop reads back, asked for through the pacing
+   * (not from a provider offline). The network (or the app, before a resend) may have gone while
+   * it was queued: it leaves unsent, its slot freed, and the loop paces it as a call lost offline
+   * or cut while hidden (it waits, its own offline.wait counting; a write fails). One function per
+   * client: an attempt that is not queued allocates nothing for it.
    */
   function rebind(this: Attempt): Promise<void> | void {
-    const next = token(tokens.get, this.signal as SignalLike, this);
+    const { call } = this;
+    const until = pacing.holds(call, this.again);
+    if (until)
+      return Promise.reject(
+        new NetworkError(
+          (until === 'online' ? 'offline (the host reports no network)' : 'the app is hidden') +
+            ': ' +
+            call.method +
+            ' ' +
+            call.url +
+            ' was not sent (it was queued behind the host request limit)',
+          call.context,
+        ),
+      );
+    const next = pacing.token(call, () => token(tokens.get, call.stop, call.context));
     const use = (h: HeldToken) => void ((this.held = h), (this.headers.authorization = 'Bearer ' + h.token));
     return 'then' in next ? next.then(use) : use(next);
   }
@@ -117,7 +134,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
       let response: TransportResponse | undefined;
       let failure: ChannelError | undefined;
       let end: ((status?: number, error?: string) => void) | undefined;
-      const request = attemptRequest(call, held, rebind, outgoing as Outgoing | undefined);
+      const request = attemptRequest(call, held, attempt > 1, rebind, outgoing as Outgoing | undefined);
       try {
         end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
         // The transport drops the connection on the caller's signal; for a clearToken() fence
@@ -217,7 +234,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
  * What the transport is sent for one attempt of `call` with `held` (and what beforeSend left): a
  * fresh object each time, so nothing an earlier attempt consumed is reused.
  */
-function attemptRequest(call: Call, held: HeldToken, rebind: (this: Attempt) => Promise<void> | void, outgoing: Outgoing = call): Attempt {
+function attemptRequest(call: Call, held: HeldToken, again: boolean, rebind: (this: Attempt) => Promise<void> | void, outgoing: Outgoing = call): Attempt {
   const headers = Object.assign({}, outgoing.headers);
   headers.authorization = 'Bearer ' + held.token;
   return {
@@ -234,6 +251,8 @@ function attemptRequest(call: Call, held: HeldToken, rebind: (this: Attempt) => 
     raw: call.raw,
     passOn: call.passOn,
     held,
+    call,
+    again,
     rebind,
   };
 }

@@ -33,6 +33,7 @@ export const optionsOf: Record<string, Options> = {
     redis: { type: 'string' },
     cluster: { type: 'boolean' },
     prefix: { type: 'string' },
+    'key-prefix': { type: 'string' },
     limit: { type: 'string' },
     all: { type: 'boolean' },
     since: { type: 'string' },
@@ -49,6 +50,7 @@ export const optionsOf: Record<string, Options> = {
     redis: { type: 'string' },
     cluster: { type: 'boolean' },
     prefix: { type: 'string' },
+    'key-prefix': { type: 'string' },
   },
 };
 

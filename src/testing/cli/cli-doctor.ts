@@ -48,6 +48,9 @@ export async function doctor(values: Values): Promise<number> {
   const redis = given(values, 'redis', 'REDIS_URL');
   const prefix = values.prefix as string | undefined;
   if (prefix !== undefined && redis.value === undefined) throw new CliError('doctor: --prefix is the inbox prefix on Redis: pass --redis URL too', 2);
+  const keyPrefix = values['key-prefix'] as string | undefined;
+  if (keyPrefix !== undefined && prefix === undefined)
+    throw new CliError("doctor: --key-prefix is your ioredis client's keyPrefix for the inbox: pass --prefix too", 2);
   const urls = (redis.value ?? '').split(',').map((u) => u.trim());
   if (redis.value !== undefined)
     for (const url of urls) if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`doctor: --redis must be a redis:// URL; got "${shown(url)}"`, 2);
@@ -59,7 +62,7 @@ export async function doctor(values: Values): Promise<number> {
 
   const connections: Connected[] = [];
   // Connected while the other parts run: an unreachable Redis costs no time of its own.
-  const targets = redis.value === undefined ? undefined : redisTargets(urls, !!values.cluster, prefix, connections);
+  const targets = redis.value === undefined ? undefined : redisTargets(urls, !!values.cluster, prefix, connections, keyPrefix);
   try {
     const from = { ...(service.from ? { service: service.from } : {}), ...(redis.from ? { redis: redis.from } : {}) };
     const report = await runDoctor({
@@ -87,9 +90,16 @@ export async function doctor(values: Values): Promise<number> {
  * asking the first node `CLUSTER NODES`) gets one per node given and per master holding slots:
  * a master left out of the URLs would have its eviction policy go unchecked.
  */
-async function redisTargets(urls: string[], cluster: boolean, prefix: string | undefined, connections: Connected[]): Promise<RedisTarget[]> {
-  const reach = (nodes: string[], asCluster: boolean) =>
-    connect(nodes, asCluster, 'doctor', 5_000).then(
+async function redisTargets(
+  urls: string[],
+  cluster: boolean,
+  prefix: string | undefined,
+  connections: Connected[],
+  keyPrefix?: string,
+): Promise<RedisTarget[]> {
+  // keyPrefix only for the client the inbox's stats go through: the nodes' INFO and CONFIG name no key.
+  const reach = (nodes: string[], asCluster: boolean, withKeyPrefix?: string) =>
+    connect(nodes, asCluster, 'doctor', 5_000, withKeyPrefix).then(
       (c) => (connections.push(c), c),
       (error: Error) => error,
     );
@@ -100,7 +110,7 @@ async function redisTargets(urls: string[], cluster: boolean, prefix: string | u
   const seen = new Set(named.map(hostPort));
   const all = [...named, ...masters.filter((url) => !seen.has(hostPort(url)) && seen.add(hostPort(url)))];
   const nodes = [first, ...(await Promise.all(all.slice(1).map((url) => reach([url], false))))];
-  const whole = asCluster ? await reach(all, true) : nodes[0];
+  const whole = asCluster || keyPrefix ? await reach(asCluster ? all : urls, asCluster, keyPrefix) : nodes[0];
   let stats: RedisTarget['stats'];
   if (prefix !== undefined && !(whole instanceof Error)) {
     // Loaded here, not with the CLI: the other commands do without the server build.
@@ -111,7 +121,11 @@ async function redisTargets(urls: string[], cluster: boolean, prefix: string | u
     url: shown(asCluster ? all[i] : urls.join(',')),
     ...(node instanceof Error ? { error: node.message.replace(/^doctor: /, '') } : { command: node.send }),
     ...(i === 0 && prefix !== undefined
-      ? { prefix, inboxArgs: `${asCluster ? '--cluster ' : ''}--redis ${all.map(shown).join(',')}`, ...(stats ? { stats } : {}) }
+      ? {
+          prefix,
+          inboxArgs: `${asCluster ? '--cluster ' : ''}--redis ${all.map(shown).join(',')}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`,
+          ...(stats ? { stats } : {}),
+        }
       : {}),
   }));
 }

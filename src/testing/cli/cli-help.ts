@@ -69,8 +69,10 @@ export const commandHelp: Record<string, string> = {
   check: `channel-sandbox check token-route <url> [--header "name: value"]... [--sandbox URL] [--json]
   Calls your running app's token route as your front end would (with the --header credentials of a
   signed-in user) and checks: { access_token } holding a JWT this sandbox issued (point your app's
-  token exchange at it); ?force=1 and POST {"forceRefresh":true} give a new token; Cache-Control:
-  no-store; no token without the credentials; no CORS for other origins; the time per call.
+  token exchange at it); plain calls share a cached token; ?force=1 and POST {"forceRefresh":true}
+  give a new token; a forced call never answers the token it names as rejected (what the client
+  asks after a 401); Cache-Control: no-store; no token without the credentials; no CORS for other
+  origins; no token for a forced call from another site; the time per call.
 
 channel-sandbox check webhook <url> [--secret <s>] [--json]
   Pushes to your running receiver (secret: --secret, else $CHANNEL_WEBHOOK_SECRET) and checks: a
@@ -81,7 +83,7 @@ channel-sandbox check webhook <url> [--secret <s>] [--json]
 
 One line per check: ✓ passed, ✗ failed (with what to fix), ⚠ worth a look, – skipped.
 Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
-  inbox: `channel-sandbox inbox stats|dead|replay|discard|pause|resume [id] --redis <url> [--prefix <p>] [--cluster] [--json]
+  inbox: `channel-sandbox inbox stats|dead|replay|discard|pause|resume [id] --redis <url> [--prefix <p>] [--key-prefix <k>] [--cluster] [--json]
   Your webhook inbox (createRedisInbox), on your Redis, through the ioredis or redis package of the
   project you run this in (run it in your app's folder).
   stats                  pending, processing, retrying, dead letters, the oldest push's age, workers
@@ -94,23 +96,23 @@ Exit 0 when nothing failed, 1 when something did, 2 for bad arguments.`,
   pause | resume         every worker stops taking pushes (they are still stored), or takes them again
   --redis <url>          redis://host:6379 (default $REDIS_URL); with --cluster, the nodes, comma-separated
   --prefix <p>           the prefix given to createRedisInbox (default channel-sdk:)
+  --key-prefix <k>       your ioredis client's keyPrefix, if it has one (the inbox's keys start with it)
 Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
   doctor: `channel-sandbox doctor [--service <url> [--access-key <ak> --secret-key <sk>] [--user <id>]]
     [--token-route <url> [--header "name: value"]...] [--webhook-url <url> --webhook-secret <s>]
-    [--redis <url> [--prefix <p>] [--cluster]] [--json]
+    [--redis <url> [--prefix <p> [--key-prefix <k>]] [--cluster]] [--json]
   Checks each part it is given, against the sandbox or the real service:
   service        a token exchange for a probe user (--user, default channel-sandbox-doctor) signs with the
                  keys (else which of access key, secret key or signature time is wrong, as far as the
                  answer tells); this machine's clock against the service's Date header
-  token route    what check token-route checks, plus the answer's shape and a forced call naming the
-                 token it replaces as rejected (tokens verified by the sandbox at --service)
-  webhook        what check webhook checks; a push signed with this secret refused like a forged one
-                 is named a secret mismatch
+  token route    what check token-route checks (tokens verified by the sandbox at --service)
+  webhook        what check webhook checks
   Redis          reachable; maxmemory-policy (anything but noeviction fails); memory; persistence (none
                  or snapshots only: a warning naming appendonly yes); with --prefix the inbox's dead
-                 letters, oldest waiting push and workers seen. Through your project's ioredis or
-                 redis: run it in your app's folder. A Cluster: one node's URL is enough (each
-                 master holding slots is found and checked), or --cluster with the nodes
+                 letters, oldest waiting push and workers seen (--key-prefix: your ioredis client's
+                 keyPrefix, if it has one). Through your project's ioredis or redis: run it in your
+                 app's folder. A Cluster: one node's URL is enough (each master holding slots is
+                 found and checked), or --cluster with the nodes
   The values also come from CHANNEL_BASE_URL, CHANNEL_ACCESS_KEY, CHANNEL_SECRET_KEY,
   CHANNEL_WEBHOOK_SECRET and REDIS_URL. Nothing secret is printed (keys, secrets, the --header
   values, tokens, a Redis password).

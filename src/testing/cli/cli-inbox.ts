@@ -67,7 +67,7 @@ export async function inbox(args: string[], values: Values): Promise<number> {
   const limit = values.limit === undefined ? 100 : wholeNumber(values.limit as string, 'inbox dead: --limit', 1, 10_000);
   // Loaded here, not with the CLI: the other commands do without the server build.
   const { createRedisInbox } = await import('../../server-node.js');
-  const redis = await connect(urls, !!values.cluster);
+  const redis = await connect(urls, !!values.cluster, 'inbox', 10_000, values['key-prefix'] as string | undefined);
   try {
     const store = createRedisInbox(redis.client, values.prefix === undefined ? {} : { prefix: values.prefix as string });
     const print = (value: unknown, text: string) => console.log(values.json ? JSON.stringify(value) : text);

@@ -30,8 +30,9 @@ export function clusterDefaults(url: string): { username?: string; password?: st
 /**
  * Your project's ioredis or node-redis, connected to `urls` (several: a Redis Cluster) within
  * `timeoutMs`, else a CliError naming the last connection error. `command` starts the messages.
+ * `keyPrefix`: ioredis's, as your app's client has it (node-redis has none).
  */
-export async function connect(urls: string[], cluster: boolean, command = 'inbox', timeoutMs = 10_000): Promise<Connected> {
+export async function connect(urls: string[], cluster: boolean, command = 'inbox', timeoutMs = 10_000, keyPrefix?: string): Promise<Connected> {
   const require = createRequire(join(process.cwd(), 'package.json'));
   const load = async (name: string) => {
     try {
@@ -80,14 +81,16 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
     const client = cluster
       ? new Cluster(
           urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) || 6379 })),
-          { redisOptions: { ...auth, ...(tls ? { tls: {} } : {}) } },
+          { ...(keyPrefix ? { keyPrefix } : {}), redisOptions: { ...auth, ...(tls ? { tls: {} } : {}) } },
         )
-      : new Redis(urls[0]);
+      : new Redis(urls[0], keyPrefix ? { keyPrefix } : {});
     client.on('error', remember);
     await within(new Promise<void>((resolve) => client.once('ready', () => resolve())), () => client.disconnect());
     return { client, send: answered((args) => client.call(...args)), close: async () => client.disconnect() };
   }
   const node = await load('redis');
+  if (node && keyPrefix)
+    throw new CliError(`${command}: --key-prefix is ioredis's keyPrefix, and this project has node-redis (which puts nothing before keys): leave it out`, 2);
   if (node) {
     type NodeClient = RedisClient & {
       on(event: string, f: (e?: unknown) => void): void;

@@ -8,7 +8,7 @@ import { CliError, controlClient } from './cli-client.js';
 import { commandHelp, usage } from './cli-help.js';
 import { listen } from './cli-listen.js';
 import { start } from './cli-start.js';
-import { clockTime, describeEvent } from '../sandbox/describe-event.js';
+import { clockTime, describeEvent, describeFailNext } from '../sandbox/describe-event.js';
 import type { PushResult, SandboxEvent } from '../sandbox/types.js';
 
 /**
@@ -109,12 +109,6 @@ export async function main(argv: string[]): Promise<number> {
       return listen(values).then(() => 0);
   }
   return 0;
-}
-
-/** `fail-next`'s sentence: `the next data call answers 401`, `the next 2 data calls answer 503`. */
-export function describeFailNext(count: number, status: number): string {
-  if (count === 0) return 'no data call is set to fail: the next ones answer as usual';
-  return count === 1 ? `the next data call answers ${status}` : `the next ${count} data calls answer ${status}`;
 }
 
 export function describePush(p: PushResult, tampered: boolean): string {

@@ -14,7 +14,7 @@ export function describeEvent(event: SandboxEvent): string {
     }
     case 'control':
       if (event.action === 'expire') return `expired every token issued so far (${event.expired}): they now get 401`;
-      if (event.action === 'fail-next') return `the next ${event.count} data call${event.count === 1 ? '' : 's'} answer ${event.status}`;
+      if (event.action === 'fail-next') return describeFailNext(event.count, event.status);
       return `tokens issued from now on live ${event.seconds} s`;
     case 'push:sent':
       return `push #${event.id} ${event.orderNo}${describeFlags(event)} → ${event.url}${event.via === 'listener' ? ' (through channel-sandbox listen)' : ''}`;
@@ -23,6 +23,12 @@ export function describeEvent(event: SandboxEvent): string {
     case 'listener':
       return event.connected ? `listener connected: pushes go to ${event.forwardTo}` : `listener for ${event.forwardTo} disconnected`;
   }
+}
+
+/** `fail-next`'s sentence, for the CLI's answer and the event line: `the next data call answers 401`, `the next 2 data calls answer 503`. */
+export function describeFailNext(count: number, status: number): string {
+  if (count === 0) return 'no data call is set to fail: the next ones answer as usual';
+  return count === 1 ? `the next data call answers ${status}` : `the next ${count} data calls answer ${status}`;
 }
 
 /** `(signed)`, `(unsigned, tampered)`… */

@@ -138,6 +138,34 @@ describe.runIf(hasRedis)('channel-sandbox inbox', () => {
     }
   });
 
+  test('--key-prefix reaches the inbox of an app whose ioredis client has keyPrefix: pause holds its workers, stats counts its pushes, doctor sees its worker', async () => {
+    const app = new Redis(server.url, { keyPrefix: 'ops-app:' });
+    const own = createRedisInbox(app, { prefix: 'ops-kp:', pollMs: 10, leaseMs: 1500, timeoutMs: 500 });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox: own });
+    const runs: string[] = [];
+    const worker = own.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    const at = ['--redis', server.url, '--prefix', 'ops-kp:', '--key-prefix', 'ops-app:'];
+    try {
+      expect(await run(['inbox', 'pause', ...at])).toMatchObject({ code: 0 });
+      await post(handler, bodyOf(snapshot('SO-ops-kp', '2024-06-01T12:00:00+08:00')));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(runs).toEqual([]);
+      expect(JSON.parse((await run(['inbox', 'stats', ...at, '--json'])).stdout)).toMatchObject({ pending: 1, paused: true });
+      // doctor reads the same inbox with it: the worker seen, the push waiting.
+      const doctor = JSON.parse((await run(['doctor', ...at, '--json'])).stdout) as {
+        parts: Array<{ checks: Array<{ id: string; status: string; detail: string }> }>;
+      };
+      const checks = doctor.parts.flatMap((part) => part.checks);
+      expect(checks.find((check) => check.id === 'workers')).toMatchObject({ status: 'pass', detail: '1 recently' });
+      expect(checks.find((check) => check.id === 'oldest')).toMatchObject({ status: 'pass' });
+      expect(await run(['inbox', 'resume', ...at])).toMatchObject({ code: 0 });
+      await until(() => runs.length === 1, 'the push to run once resumed');
+    } finally {
+      await worker.close();
+      app.disconnect();
+    }
+  });
+
   test('replay <id> puts it back; discard <id> drops one; an unknown id exits 1; bad arguments exit 2', async () => {
     const [letter] = await inbox.deadLetters();
     expect(await run(['inbox', 'replay', letter.id, '--redis', server.url, '--prefix', prefix])).toMatchObject({

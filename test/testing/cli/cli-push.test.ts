@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { main } from '../../../src/testing/cli/cli.js';
+import { describeEvent } from '../../../src/testing/sandbox/describe-event.js';
 import { startSandbox, type Sandbox } from '../../../src/testing.js';
 import { createMemoryDedupStore, createWebhookHandler, toNodeHandler, type Logistics } from '../../../src/server-node.js';
 import { startServer } from '../../helpers/server.js';
@@ -108,5 +109,21 @@ describe('channel-sandbox fail-next: a sentence for every count', () => {
   });
   test('fail-next 1 --status 503', async () => {
     expect(await cli('fail-next', '1', '--status', '503')).toEqual({ code: 0, out: 'the next data call answers 503' });
+  });
+  // What the sandbox's own terminal (`channel-sandbox start`), `events` and `listen` print for the
+  // same calls: one sentence with the CLI's (before, "the next 1 data call answer 401").
+  test.each([
+    ['1', [], 'the next data call answers 401'],
+    ['2', ['--status', '503'], 'the next 2 data calls answer 503'],
+    ['0', [], 'no data call is set to fail: the next ones answer as usual'],
+  ])("fail-next %s %j: the sandbox's event line says it as the CLI does", async (count, flags, sentence) => {
+    const lines: string[] = [];
+    const stop = sandbox.subscribe((event) => void (event.type === 'control' && lines.push(describeEvent(event))));
+    try {
+      expect(await cli('fail-next', count, ...flags)).toEqual({ code: 0, out: sentence });
+      expect(lines).toEqual([sentence]);
+    } finally {
+      stop();
+    }
   });
 });

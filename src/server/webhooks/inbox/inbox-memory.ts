@@ -1,5 +1,5 @@
-// What the inbox needs of Redis's memory settings, read from INFO memory (which managed Redis
-// services answer where they disable CONFIG), and the messages that say what to change.
+// What the inbox needs of Redis's settings: memory, read from INFO memory (which managed Redis
+// services answer where they disable CONFIG), and the ACL; the messages that say what to change.
 import { messageIn } from '../../../shared/message.js';
 import type { InboxMemory } from './inbox-types.js';
 
@@ -60,5 +60,27 @@ export function fullRedis(error: unknown): unknown {
     'Redis is full (used memory above maxmemory, policy noeviction): the push was not stored, so it is answered 503 and the service delivers it again. The workers free room as they process pushes; if this lasts, give Redis more memory (Redis said: ' +
       message +
       ')',
+  );
+}
+
+/**
+ * The error of a command Redis's ACL refused (NOPERM: a command, or a key outside the user's
+ * patterns), said with what the inbox's user needs; other errors as they are. `tag`: what every
+ * key of the inbox starts with.
+ */
+export function aclRefused(error: unknown, tag: string): unknown {
+  const message = messageIn({}, error);
+  // Refused inside a script: Redis says "ERR The user executing the script can't run this command…"
+  // (or "…access at least one of the keys…"), Valkey "ERR ACL failure in script: User … has no permissions…".
+  if (!/^NOPERM\b|^ERR The user executing the script can't\b|^ERR ACL failure in script\b/.test(message)) return error;
+  const keys = '~' + tag.replace(/[*?[\]\\]/g, '\\$&') + ':*';
+  return new Error(
+    "Redis's ACL refused the inbox (Redis said: " +
+      message +
+      '). The inbox runs each step as a Lua script (EVAL) over keys that all start with ' +
+      tag +
+      ':, so its Redis user needs ACL SETUSER <user> ' +
+      keys +
+      ' +eval +time +@read +@write (+info lets workers check maxmemory). If the ACL allows keys such as myapp:* only, pick a prefix that starts with it and holds a hash tag: prefix "myapp:{myapp}:" gives keys myapp:{myapp}:inbox:…',
   );
 }

@@ -109,8 +109,14 @@ function tagOf(prefix: string): string {
   );
 }
 
-/** The options checked, with their defaults, and the inbox's keys. */
-export function inboxSettings(options: RedisInboxOptions | undefined) {
+/**
+ * The options checked, with their defaults, and the inbox's keys. `keyPrefix`: what the client
+ * puts before every key it is given (ioredis `keyPrefix`): `keys` go to scripts as their KEYS and
+ * get it from the client; `tag` goes as an argument, for the keys a script builds, so it carries it
+ * itself. Without that, pause and the marks, order locks and newest snapshots a script builds
+ * would miss the keys the client prefixed, and two apps told apart by keyPrefix would share them.
+ */
+export function inboxSettings(options: RedisInboxOptions | undefined, keyPrefix = '') {
   const what = 'createRedisInbox(redis, options)';
   if (options !== undefined && (typeof options !== 'object' || options === null)) fail(what + ': options must be an object; got ' + describeValue(options));
   const o = options || {};
@@ -129,18 +135,28 @@ export function inboxSettings(options: RedisInboxOptions | undefined) {
     );
   if (o.retryDelayMs !== undefined && typeof o.retryDelayMs !== 'function')
     fail(what + ': retryDelayMs must be a function (attempt) => milliseconds; got ' + describeValue(o.retryDelayMs));
-  const tag = tagOf(prefix);
+  const own = tagOf(prefix);
+  const tag = keyPrefix + own;
+  if (hashTagOf(tag) === undefined)
+    fail(
+      what +
+        ": your ioredis client's keyPrefix " +
+        JSON.stringify(keyPrefix) +
+        ' gives keys such as ' +
+        JSON.stringify(tag + ':stream') +
+        ' whose hash tag is empty: on a Redis Cluster the inbox\'s keys would fall in different hash slots (CROSSSLOT). Use a keyPrefix without braces ("myapp:") or with a hash tag that holds text ("{myapp}:")',
+    );
   return {
     tag,
     keys: {
-      stream: tag + ':stream',
-      dead: tag + ':dead',
-      retry: tag + ':retry',
-      parked: tag + ':parked',
-      age: tag + ':age',
-      workers: tag + ':workers',
-      paused: tag + ':paused',
-      push: (key: string) => tag + ':push:' + key,
+      stream: own + ':stream',
+      dead: own + ':dead',
+      retry: own + ':retry',
+      parked: own + ':parked',
+      age: own + ':age',
+      workers: own + ':workers',
+      paused: own + ':paused',
+      push: (key: string) => own + ':push:' + key,
     },
     maxAttempts: whole(what, 'maxAttempts', o.maxAttempts, 10, 1, 1000, '10'),
     leaseMs,

@@ -6,7 +6,7 @@ import type { DeadLetter, InboxPush, InboxStats } from './inbox-types.js';
 import type { InboxSettings } from './inbox-options.js';
 import { APPEND, DONE, FAIL, HEARTBEAT, LOST_BODY, READ, RELEASE, RENEW } from './inbox-scripts.js';
 import { DEAD_LETTERS, DISCARD, PAUSE, REPLAY, STATS } from './inbox-admin-scripts.js';
-import { fullRedis, memoryOf } from './inbox-memory.js';
+import { aclRefused, fullRedis, memoryOf } from './inbox-memory.js';
 import { holdBody } from './held-bodies.js';
 
 /**
@@ -61,7 +61,9 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
       },
       timeoutMs,
       () => new Error('Redis did not answer the inbox ' + what + ' within ' + timeoutMs + ' ms'),
-    );
+    ).catch((error: unknown) => {
+      throw aclRefused(error, tag);
+    });
 
   return {
     async append(push: InboxPush): Promise<'stored' | 'duplicate'> {

@@ -126,7 +126,9 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
           { stage: 'data-lost', level: 'error' },
         );
       }
-      seenGroup = true;
+      // A paused read looks at no group: the first read after resume() may create it (a worker
+      // started paused on a new inbox), which is no loss.
+      if (!batch.paused) seenGroup = true;
       for (const entry of batch.entries) {
         if (entry.status === 'go') runs.start(entry);
         else if (entry.status === 'lost')

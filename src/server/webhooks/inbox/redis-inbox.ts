@@ -37,6 +37,7 @@ export interface RedisInbox extends WebhookInbox {
 }
 
 const DEAD_LETTER_ID = /^\d+-\d+$/;
+const LATEST_DATE_MS = 8.64e15;
 
 function checkId(what: string, id: unknown): string {
   if (typeof id === 'string' && DEAD_LETTER_ID.test(id)) return id;
@@ -51,8 +52,13 @@ function replayStart(which: unknown): { start: string; one: boolean } {
   const since = (which as { since?: unknown } | null)?.since;
   if (typeof which === 'object' && which !== null) checkKeys(which as Record<string, unknown>, ['since'], what + ' option');
   const ms = since instanceof Date ? since.getTime() : since;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
-    fail(what + ': pass a dead letter id, { since: Date or epoch ms }, or nothing for all; got ' + describeValue(which));
+  // Up to the latest time a Date holds: beyond it a number is no time, and no stream id either.
+  if (typeof ms !== 'number' || !(ms >= 0 && ms <= LATEST_DATE_MS))
+    fail(
+      what +
+        ': pass a dead letter id, { since: Date or epoch ms }, or nothing for all; got ' +
+        (typeof which === 'object' && which !== null ? '{ since: ' + describeValue(since) + ' }' : describeValue(which)),
+    );
   return { start: Math.floor(ms) + '-0', one: false };
 }
 
@@ -60,7 +66,7 @@ function replayStart(which: unknown): { start: string; one: boolean } {
 export function redisInbox(crypto: Pick<Crypto, 'randomId'>, redis: RedisClient, options?: RedisInboxOptions): RedisInbox {
   const what = 'createRedisInbox(redis, options)';
   const commands = commandsFor(redis, what);
-  const settings = inboxSettings(options);
+  const settings = inboxSettings(options, commands.keyPrefix);
   const store = inboxStore(commands, settings);
   const telemetry = inboxTelemetry(settings.telemetry);
   return {

@@ -3,7 +3,7 @@
  * the messages that say what to change. On a real redis-server: redis-memory.integration.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { fullRedis, memoryOf, memoryProblem } from '../../../../src/server/webhooks/inbox/inbox-memory.js';
+import { aclRefused, fullRedis, memoryOf, memoryProblem } from '../../../../src/server/webhooks/inbox/inbox-memory.js';
 
 const info = (used: number, max: number, policy: string) =>
   `# Memory\r\nused_memory:${used}\r\nused_memory_human:1M\r\nmaxmemory:${max}\r\nmaxmemory_human:0B\r\nmaxmemory_policy:${policy}\r\n`;
@@ -51,4 +51,19 @@ test("fullRedis: Redis's OOM error said plainly, other errors as they are", () =
   expect(String(fullRedis(oom))).toMatch(/Redis is full .*answered 503 and the service delivers it again.*\(Redis said: OOM command not allowed/);
   const other = new Error('Connection is closed.');
   expect(fullRedis(other)).toBe(other);
+});
+
+test("aclRefused: Redis's ACL refusal (at the arguments, or inside a script) said with the ACL the inbox needs, other errors as they are", () => {
+  const tag = '{my*app:inbox}';
+  for (const said of [
+    'NOPERM this user has no permissions to access one of the keys used as arguments',
+    "ERR The user executing the script can't run this command or subcommand script: 44a1, on @user_script:1.",
+    "ERR ACL failure in script: User inbox has no permissions to run the 'xautoclaim' command",
+  ]) {
+    const error = aclRefused(new Error(said), tag);
+    expect(String(error)).toContain('(Redis said: ' + said + ')');
+    expect(String(error)).toContain('its Redis user needs ACL SETUSER <user> ~{my\\*app:inbox}:* +eval +time +@read +@write');
+  }
+  const other = new Error('Connection is closed.');
+  expect(aclRefused(other, tag)).toBe(other);
 });

@@ -33,12 +33,21 @@ test("crc16 matches the specification's check value, and the Cluster's own slot 
   expect(slotOf('foo{}{bar}')).toBe(slotOf('foo{}{bar}'));
 });
 
-/** Every key the inbox may use, with an order number that may hold braces too. */
-function keysOf(prefix: string, order: string): string[] {
-  const { keys, tag } = inboxSettings({ prefix });
+/**
+ * Every key the inbox may use, with an order number that may hold braces too: those a script is
+ * given (the client puts `keyPrefix` before them) and those a script builds from the tag.
+ */
+function keysOf(prefix: string, order: string, keyPrefix = ''): string[] {
+  const { keys, tag } = inboxSettings({ prefix }, keyPrefix);
   const named = Object.values(keys).filter((key): key is string => typeof key === 'string');
-  return [...named, keys.push('a'.repeat(64)), tag + ':order:' + order, tag + ':latest:' + order];
+  return [...[...named, keys.push('a'.repeat(64))].map((key) => keyPrefix + key), tag + ':order:' + order, tag + ':latest:' + order];
 }
+
+test('an ioredis keyPrefix comes before the keys a script builds as well as those it is given; one that empties the hash tag is refused', () => {
+  const keys = keysOf('myapp:', 'SO-1', 'app-a:');
+  expect(keys.every((key) => key.startsWith('app-a:{myapp:inbox}:'))).toBe(true);
+  expect(() => inboxSettings({}, '{}')).toThrow(/keyPrefix "\{\}" gives keys such as "\{\}\{channel-sdk:inbox\}:stream" whose hash tag is empty/);
+});
 
 test.each([
   [
@@ -64,10 +73,10 @@ describe('any prefix', () => {
   test('is refused, or puts every key of the inbox (whatever the order numbers) in one slot', () => {
     const braces = fc.string({ unit: fc.constantFrom('{', '}', 'a', ':', '-') });
     fc.assert(
-      fc.property(fc.oneof(braces, fc.string()), braces, (prefix, order) => {
+      fc.property(fc.oneof(braces, fc.string()), braces, fc.oneof(fc.constant(''), braces), (prefix, order, keyPrefix) => {
         let keys: string[] | ConfigError;
         try {
-          keys = keysOf(prefix, order);
+          keys = keysOf(prefix, order, keyPrefix);
         } catch (error) {
           keys = error as ConfigError;
         }

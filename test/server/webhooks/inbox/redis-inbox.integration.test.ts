@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, createRedisInbox, createWebhookHandler, type InboxErrorInfo, type RedisInboxOptions } from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
 import { clientKinds } from '../../redis/clients.js';
+import { Redis as IoRedis } from 'ioredis';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
@@ -268,6 +269,11 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     const since = new Date();
     for (const order of ['SO-late-1', 'SO-late-2']) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
     await until(async () => (await inbox.stats()).deadLetters === 3, 'three dead letters');
+    // Beyond the latest Date: a ConfigError, not Redis's "Invalid stream ID"; the latest Date itself takes none.
+    await expect(inbox.replay({ since: 1e300 })).rejects.toThrow(
+      /pass a dead letter id, \{ since: Date or epoch ms \}, or nothing for all; got \{ since: 1e\+300 \}/,
+    );
+    expect(await inbox.replay({ since: new Date(8.64e15) })).toBe(0);
     expect(named.toSorted()).toEqual((await inbox.deadLetters()).map((letter) => letter.id).toSorted());
     failing = false;
     expect(await inbox.replay({ since })).toBe(2);
@@ -278,7 +284,9 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(await inbox.replay(named[0])).toBe(1);
     await until(() => runs.includes('SO-early'), 'the early one');
     expect(await inbox.stats()).toMatchObject({ deadLetters: 0 });
-    await expect(inbox.replay({ since: 'yesterday' } as never)).rejects.toThrow(/pass a dead letter id, \{ since: Date or epoch ms \}/);
+    await expect(inbox.replay({ since: 'yesterday' } as never)).rejects.toThrow(
+      /pass a dead letter id, \{ since: Date or epoch ms \}, or nothing for all; got \{ since: "yesterday" \}/,
+    );
     await expect(inbox.replay({ sinse: 1 } as never)).rejects.toThrow(/did you mean "since"/);
   });
 
@@ -369,6 +377,94 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(done.toSorted()).toEqual(['SO-hang#2', 'SO-other#1']);
     expect(stages).toEqual(['timeout']);
     await worker.close(); // does not wait for the hung call
+  });
+
+  test('a worker started while a new inbox is paused (a deploy behind inbox.pause()) runs the push after resume() with no "data-lost" alarm', async () => {
+    const client = await connect();
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: fresh() });
+    await inbox.pause();
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox });
+    expect((await post(handler, bodyOf(snapshot('SO-paused-start', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    const runs: string[] = [];
+    const reports: string[] = [];
+    const worker = inbox.process({
+      onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no),
+      onError: (error, info) => void reports.push(info.stage + ': ' + (error as Error).message),
+    });
+    open.push(worker);
+    await sleep(300);
+    expect(runs).toEqual([]);
+    await inbox.resume();
+    await until(() => runs.length === 1, 'the push after resume');
+    expect(reports).toEqual([]);
+  });
+
+  test('a Redis user whose ACL refuses the inbox (keys myapp:* only, a command its scripts call): 503 and reports naming the ACL it needs; with that ACL, pushes are stored and run', async () => {
+    const raw = new IoRedis(redis.url);
+    const prefix = fresh();
+    const tag = '{' + prefix + 'inbox}';
+    const users = { narrow: ['~myapp:*', '+@all'], noclaim: ['~*', '+@all', '-xautoclaim'], named: ['~' + tag + ':*', '+eval', '+time', '+@read', '+@write'] };
+    for (const [name, rules] of Object.entries(users)) await raw.call('ACL', 'SETUSER', prefix + name, 'on', '>pw', 'resetkeys', '-@all', ...rules);
+    const clients = Object.keys(users).map((name) => new IoRedis(redis.url, { username: prefix + name, password: 'pw', enableReadyCheck: false }));
+    open.push(...[raw, ...clients].map((c) => ({ close: async () => c.disconnect() })));
+    const [narrow, noclaim, named] = clients.map((c) => createRedisInbox(c, { ...fast, prefix }));
+    const reports: string[] = [];
+    const handlerOf = (inbox: typeof narrow) =>
+      createWebhookHandler({ secret: webhookSecret, inbox, onError: (error) => void reports.push((error as Error).message) });
+    const needs = new RegExp(
+      "Redis's ACL refused the inbox \\(Redis said: .+\\)\\. .+ its Redis user needs ACL SETUSER <user> ~\\{" +
+        prefix +
+        'inbox\\}:\\* \\+eval \\+time \\+@read \\+@write',
+    );
+    expect((await post(handlerOf(narrow), bodyOf(snapshot('SO-acl-1', '2024-06-01T12:00:00+08:00')))).status).toBe(503);
+    expect(reports).toEqual([expect.stringMatching(needs)]);
+    expect(reports[0]).toMatch(/prefix "myapp:\{myapp\}:" gives keys myapp:\{myapp\}:inbox:/);
+    // Refused inside a script (XAUTOCLAIM): the worker says the same.
+    const workerReports: string[] = [];
+    const refused = noclaim.process({ onLogisticsUpdated: () => {}, onError: (error) => void workerReports.push((error as Error).message) });
+    open.push(refused);
+    await until(() => workerReports.length > 0, "the worker's report");
+    await refused.close();
+    expect(workerReports[0]).toMatch(needs);
+    // Redis: "ERR The user executing the script can't run this command…"; Valkey: "ERR ACL failure in script: … 'xautoclaim' command".
+    expect(workerReports[0]).toMatch(/Redis said: ERR (The user executing the script can't run this command|ACL failure in script: .*'xautoclaim' command)/);
+    // The ACL the message names is enough.
+    const runs: string[] = [];
+    expect((await post(handlerOf(named), bodyOf(snapshot('SO-acl-2', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    const worker = named.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    open.push(worker);
+    await until(() => runs.length === 1, 'the push to run under the ACL named');
+    expect(runs).toEqual(['SO-acl-2']);
+  });
+
+  test("an ioredis client with keyPrefix: every key the inbox uses carries it, so pause() holds its workers and two apps told apart by keyPrefix share nothing (not an order's newest snapshot)", async () => {
+    const raw = new IoRedis(redis.url);
+    const clients = ['app-a:', 'app-b:'].map((keyPrefix) => new IoRedis(redis.url, { keyPrefix }));
+    open.push(...[raw, ...clients].map((c) => ({ close: async () => c.disconnect() })));
+    const prefix = fresh();
+    const [a, b] = clients.map((c) => createRedisInbox(c, { ...fast, prefix }));
+    const runs: string[] = [];
+    const record = (app: string) => (event: { logistics: { order_no: string } }) => void runs.push(app + ' ' + event.logistics.order_no);
+    const [handlerA, handlerB] = [a, b].map((inbox) => createWebhookHandler({ secret: webhookSecret, inbox }));
+    // Paused, app A's worker takes nothing.
+    await a.pause();
+    expect((await a.stats()).paused).toBe(true);
+    const workerA = a.process({ onLogisticsUpdated: record('a') });
+    open.push(workerA);
+    expect((await post(handlerA, bodyOf(snapshot('SO-kp', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await sleep(400);
+    expect(runs).toEqual([]);
+    await a.resume();
+    await until(() => runs.length === 1, "app a's push after resume");
+    // App B's push of an order of the same number, older than app A's: B's own, so it runs.
+    const workerB = b.process({ onLogisticsUpdated: record('b') });
+    open.push(workerB);
+    expect((await post(handlerB, bodyOf(snapshot('SO-kp', '2024-06-01T11:00:00+08:00')))).status).toBe(202);
+    await until(async () => (await b.stats()).pending === 0, "app b's push taken");
+    await sleep(100);
+    expect(runs).toEqual(['a SO-kp', 'b SO-kp']);
+    const keys = await raw.keys('*' + prefix + '*');
+    expect(keys.filter((key) => !key.startsWith('app-a:') && !key.startsWith('app-b:'))).toEqual([]);
   });
 
   test('order per order_no: an older snapshot arriving late is skipped (stale), and two pushes of one order never run at once', async () => {

@@ -82,11 +82,15 @@ describe.runIf(hasRedis)('the inbox at Redis memory limits', () => {
       const waited = Date.now() - started;
       expect((await inbox.stats()).oldestMs).toBeGreaterThanOrEqual(waited - 1000);
       up();
-      await until(() => processed.size === acknowledged.length, 'every acknowledged push to be processed (' + acknowledged.length + ')', 20_000).catch(
-        (error: Error) => {
-          throw new Error(error.message + '; processed ' + processed.size);
-        },
-      );
+      // Every one acknowledged; a push answered 503 may have been stored all the same (its append
+      // outlived inboxTimeoutMs on a loaded machine) and runs too: at least once, never fewer.
+      await until(
+        () => acknowledged.every((order) => processed.has(order)),
+        'every acknowledged push to be processed (' + acknowledged.length + ')',
+        20_000,
+      ).catch((error: Error) => {
+        throw new Error(error.message + '; processed ' + processed.size);
+      });
       expect(acknowledged.filter((order) => !processed.has(order))).toEqual([]);
       // The refusals said why.
       expect(refusals[0]).toMatch(/Redis is full \(used memory above maxmemory, policy noeviction\): the push was not stored, so it is answered 503/);
