@@ -103,10 +103,11 @@ const ANSWER_CHARS = 300;
 
 /**
  * A receiver's answer as the sandbox reports it: whitespace collapsed to single spaces, at most
- * 300 characters (`…` marks a cut), JWT-shaped text masked; undefined when empty.
+ * 300 characters (`…` marks a cut), JWT-shaped text masked, then what `redact` masks (before
+ * the cut, which must not leave the start of a secret behind); undefined when empty.
  */
-export function trimAnswer(text: string): string | undefined {
-  const flat = text.replace(jwtShaped, '[token]').replace(/\s+/g, ' ').trim();
+export function trimAnswer(text: string, redact: (text: string) => string = (t) => t): string | undefined {
+  const flat = redact(text.replace(jwtShaped, '[token]')).replace(/\s+/g, ' ').trim();
   if (!flat) return undefined;
   return flat.length > ANSWER_CHARS ? flat.slice(0, ANSWER_CHARS - 1) + '…' : flat;
 }

@@ -44,4 +44,19 @@ describe.runIf(hasCluster)('channel-sandbox doctor --cluster', () => {
       `channel-sandbox inbox dead --cluster --redis ${cluster.urls.join(',')} --prefix doc:`,
     );
   });
+
+  test.each([[[]], [['--cluster']]])(
+    'one node given (%j): every master holding slots is found (CLUSTER NODES) and checked, the evicting one fails, the inbox read through the Cluster',
+    async (flag) => {
+      const { code, stdout } = await doctor([...flag, '--redis', cluster.urls[0], '--prefix', 'doc:', '--json']);
+      expect(code).toBe(1);
+      const report = JSON.parse(stdout) as { parts: Array<{ target: string; url: string; checks: Array<{ id: string; status: string; fix?: string }> }> };
+      const redis = report.parts.filter((p) => p.target === 'redis');
+      expect(redis.map((p) => p.url.replace(' (prefix doc:)', '')).toSorted()).toEqual(cluster.urls.toSorted());
+      expect(redis[0].url).toBe(`${cluster.urls[0]} (prefix doc:)`);
+      const failed = redis.flatMap((p) => p.checks.filter((c) => c.status === 'fail').map((c) => `${p.url.replace(' (prefix doc:)', '')}:${c.id}`));
+      expect(failed.toSorted()).toEqual([`${cluster.urls[0]}:dead-letters`, `${cluster.urls[1]}:maxmemory-policy`].toSorted());
+      expect(redis[0].checks.find((c) => c.id === 'dead-letters')?.fix).toContain('channel-sandbox inbox dead --cluster --redis ');
+    },
+  );
 });

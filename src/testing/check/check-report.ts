@@ -2,6 +2,7 @@
 // way they call the partner's app: a bounded fetch that never throws and times the answer.
 import { isHttpUrl, readAnswer, trimAnswer } from '../http-io.js';
 import { fail } from '../../shared/check.js';
+import { credentialsIn, redactSecrets } from './secret-forms.js';
 
 /** `pass` ✓, `fail` ✗ (the exit code is 1), `warn` ⚠ (worth a look, not a failure), `skip` – (not run, and why). */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -86,34 +87,52 @@ export type Reporter = Pick<ReturnType<typeof createReport>, 'pass' | 'fail' | '
 
 /** An answer from the partner's app, or why there was none; `ms` from sending to the whole body. */
 export type Answer =
-  | { status: number; headers: Headers; text: string; ms: number; error?: undefined }
+  | { status: number; headers: Headers; text: string; ms: number; error?: undefined; secrets?: string[] }
   | { error: string; ms: number; status?: undefined; headers?: undefined; text?: undefined };
 
 /** Bodies larger than this are not read whole (a token route or webhook answer is small). */
 const ANSWER_LIMIT = 64 * 1024;
 
-/** One request to the partner's app, bounded by `timeoutMs`; never throws, never follows a redirect. */
+/**
+ * One request to the partner's app, bounded by `timeoutMs`; never throws, never follows a redirect.
+ * The answer remembers the credentials sent (every header but accept, origin…) and `init.secrets`:
+ * {@link describeAnswer} masks them, in every form an app could echo them in.
+ */
 export async function call(
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array; secrets?: string[] },
   timeoutMs: number,
 ): Promise<Answer> {
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
     const response = await fetch(url, {
       method: init.method ?? 'GET',
       headers: init.headers,
       body: init.body as BodyInit | undefined,
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
     });
     const text = await readAnswer(response, ANSWER_LIMIT);
-    return { status: response.status, headers: response.headers, text, ms: ms() };
+    // readAnswer keeps what arrived when the read stops: a body cut off by the timeout is no answer.
+    if (signal.aborted)
+      return {
+        error: `no answer within ${timeoutMs} ms: HTTP ${response.status} and ${text.length ? 'the start of a body' : 'its headers'} came, then nothing`,
+        ms: ms(),
+      };
+    const secrets = [...credentialsIn(init.headers), ...(init.secrets ?? [])];
+    return { status: response.status, headers: response.headers, text, ms: ms(), ...(secrets.length ? { secrets } : {}) };
   } catch (error) {
     return { error: failure(error, timeoutMs), ms: ms() };
   }
 }
+
+/** How {@link call}'s error starts when this machine does not trust the server's certificate. */
+export const CERTIFICATE = 'this machine does not trust its TLS certificate';
+/** What to do about it. */
+export const certificateFix =
+  'give Node the CA that signed it: NODE_EXTRA_CA_CERTS=/path/to/ca.pem npx channel-sandbox …; or use the http:// URL on your own machine';
 
 /** `connection refused`, `no answer within 8000 ms`… */
 function failure(error: unknown, timeoutMs: number): string {
@@ -121,13 +140,14 @@ function failure(error: unknown, timeoutMs: number): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code === 'ECONNREFUSED') return 'connection refused (is your app running on that port?)';
   if (cause?.code === 'ECONNRESET' || cause?.code === 'UND_ERR_SOCKET') return 'the connection was closed without an answer';
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(cause?.code ?? '')) return `${CERTIFICATE}: ${cause?.message}`;
   return 'connection failed: ' + (cause?.message ?? (error as Error).message);
 }
 
 /** `HTTP 401 {"error":"not signed in"}`, or why there was no answer. */
 export function describeAnswer(answer: Answer): string {
   if (answer.error !== undefined) return answer.error;
-  const body = trimAnswer(answer.text);
+  const body = trimAnswer(answer.text, (text) => redactSecrets(text, answer.secrets ?? []));
   return `HTTP ${answer.status}${body ? ' ' + (body.length > 120 ? body.slice(0, 119) + '…' : body) : ''}`;
 }
 

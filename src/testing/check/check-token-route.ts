@@ -1,5 +1,17 @@
 import { checkKeys, fail, milliseconds } from '../../shared/check.js';
-import { call, createReport, describeAnswer, duration, httpUrl, is2xx, median, type Answer, type CheckReport } from './check-report.js';
+import {
+  call,
+  CERTIFICATE,
+  certificateFix,
+  createReport,
+  describeAnswer,
+  duration,
+  httpUrl,
+  is2xx,
+  median,
+  type Answer,
+  type CheckReport,
+} from './check-report.js';
 import { checkForced, checkRejected, type Forced } from './token-route-forced.js';
 import {
   CALL_TIMEOUT_MS,
@@ -39,6 +51,14 @@ export interface TokenRouteCheckOptions {
 }
 
 const OPTION_KEYS = ['url', 'sandbox', 'headers', 'forceWindowMs'];
+
+/** What to do when the route gave no answer: start it, make it answer in time, or trust its certificate. */
+const unansweredFix = (error: string) =>
+  error.startsWith(CERTIFICATE)
+    ? certificateFix
+    : error.startsWith('no answer within')
+      ? "answer (headers and the whole body) well within the client's tokenTimeout (10 s): look at what the route waits for"
+      : 'start your app and pass the URL of its token route';
 const TOKEN_TIMEOUT_MS = 10_000;
 const SLOW_MS = 2_000;
 
@@ -92,7 +112,7 @@ export async function runTokenRouteChecks(url: string, credentials: Record<strin
   withForce.searchParams.set('force', '1');
 
   async function read(answer: Answer, label: string): Promise<Read> {
-    if (answer.error !== undefined) return { problem: answer.error, fix: 'start your app and pass the URL of its token route', answer };
+    if (answer.error !== undefined) return { problem: answer.error, fix: unansweredFix(answer.error), answer };
     times.push([answer.ms, label]);
     if (!is2xx(answer)) {
       // A redirect (to a login page) is how many apps say "not signed in" too.

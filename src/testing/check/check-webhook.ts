@@ -1,5 +1,5 @@
 import { checkKeys, fail } from '../../shared/check.js';
-import { createReport, describeAnswer, duration, httpUrl, is2xx, median, type Answer, type CheckReport } from './check-report.js';
+import { CERTIFICATE, certificateFix, createReport, describeAnswer, duration, httpUrl, is2xx, median, type Answer, type CheckReport } from './check-report.js';
 import { createProbe, SIGNATURE_HEADER, WINDOW_MS } from './webhook-probe.js';
 import { checkRepeat } from './webhook-repeat.js';
 
@@ -55,7 +55,9 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     if (answer.error !== undefined)
       return answer.error.startsWith('no answer')
         ? 'answer within 8 s: acknowledge first and do the work in the background (enqueue, then return 2xx)'
-        : 'start your app and pass the URL of its webhook route';
+        : answer.error.startsWith(CERTIFICATE)
+          ? certificateFix
+          : 'start your app and pass the URL of its webhook route';
     if (answer.status === 401 || answer.status === 403)
       return 'check that your receiver verifies with this secret (--secret / CHANNEL_WEBHOOK_SECRET), HMAC-SHA256 over the raw body, hex in either case';
     if (answer.status === 413) return "accept bodies up to 1 MiB (express.raw({ limit: '1mb' }), Fastify bodyLimit…): pushes can be that large";

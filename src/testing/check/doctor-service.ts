@@ -8,7 +8,7 @@ import { nodeCrypto } from '../../server/crypto/node.js';
 import { TOKEN_PATH } from '../../server/tokens/exchange-options.js';
 import { REFERENCE_WINDOW_SECONDS, signReference } from '../../server/tokens/signing.js';
 import { SANDBOX_CODES } from '../sandbox/sandbox-api.js';
-import { call, createReport, describeAnswer, duration, is2xx, safeJson, type Answer, type CheckReport } from './check-report.js';
+import { call, CERTIFICATE, certificateFix, createReport, describeAnswer, duration, is2xx, safeJson, type Answer, type CheckReport } from './check-report.js';
 
 /** What the service part is given. */
 export interface ServiceTarget {
@@ -82,7 +82,7 @@ export async function checkService({ url, accessKey, secretKey, user }: ServiceT
     const sentAt = Date.now();
     answer = await call(endpoint, { method: 'GET', headers: { accept: 'application/json' } }, TIMEOUT_MS);
     result.skewMs = skewOf(answer, sentAt);
-    if (answer.error !== undefined) r.fail('keys', keysTitle, `no answer from ${url}: ${answer.error}`, serviceFix);
+    if (answer.error !== undefined) r.fail('keys', keysTitle, `no answer from ${url}: ${answer.error}`, serviceFixFor(answer.error));
     else r.skip('keys', keysTitle, 'no --access-key and --secret-key (nor CHANNEL_ACCESS_KEY and CHANNEL_SECRET_KEY)');
   } else {
     const probe = await exchange(accessKey, secretKey);
@@ -90,7 +90,7 @@ export async function checkService({ url, accessKey, secretKey, user }: ServiceT
     result.skewMs = probe.skewMs;
     const envelope = safeJson(answer.text) as { code?: unknown; message?: unknown; data?: { access_token?: unknown; expires_in?: unknown } } | undefined;
     const token = envelope?.data?.access_token;
-    if (answer.error !== undefined) r.fail('keys', keysTitle, `no answer from ${endpoint}: ${answer.error}`, serviceFix);
+    if (answer.error !== undefined) r.fail('keys', keysTitle, `no answer from ${endpoint}: ${answer.error}`, serviceFixFor(answer.error));
     else if (is2xx(answer) && (envelope?.code === 0 || envelope?.code === '0') && typeof token === 'string' && token) {
       result.token = token;
       result.sandbox = jwtPayload(token)?.iss === 'channel-sandbox';
@@ -181,7 +181,10 @@ export async function checkService({ url, accessKey, secretKey, user }: ServiceT
   return result;
 }
 
-const serviceFix = 'pass the base URL of the service (or of a running sandbox: channel-sandbox start) as --service or CHANNEL_BASE_URL';
+const serviceFixFor = (error: string) =>
+  error.startsWith(CERTIFICATE)
+    ? certificateFix
+    : 'pass the base URL of the service (or of a running sandbox: channel-sandbox start) as --service or CHANNEL_BASE_URL';
 
 /** The service's clock minus ours: its Date (whole seconds, so +500 ms) against the middle of the exchange. */
 function skewOf(answer: Answer, sentAt: number): number | undefined {

@@ -6,6 +6,7 @@ import { runTokenRouteChecks, type Issuer } from './check-token-route.js';
 import { checkWebhook } from './check-webhook.js';
 import { checkRedis, type RedisTarget } from './doctor-redis.js';
 import { checkService, jwtPayload, type ServiceResult } from './doctor-service.js';
+import { redactSecrets, secretPieces } from './secret-forms.js';
 import { verifier, type Verify } from './token-route-probes.js';
 
 /** What doctor checks: each part is checked when given. */
@@ -87,7 +88,7 @@ const part = <T extends DoctorPart>(target: T, url: string, why: string): CheckR
 /** Runs every part given; never throws for what it finds (bad options are the CLI's to refuse). */
 export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   const started = performance.now();
-  const given = [o.secretKey, o.webhookSecret, ...secretsIn(o.headers ?? {}), ...(o.secrets ?? [])];
+  const given = [o.secretKey, o.webhookSecret, ...secretPieces(Object.values(o.headers ?? {})), ...(o.secrets ?? [])];
   const secrets = new Set<string>(given.filter((s): s is string => !!s && s.length >= 4));
   const service = o.service
     ? await checkService({ url: o.service, accessKey: o.accessKey, secretKey: o.secretKey, user: o.user ?? 'channel-sandbox-doctor' })
@@ -124,14 +125,9 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   return { ok: counts.fail === 0, counts, ms: Math.round(performance.now() - started), parts };
 }
 
-/** Header values, and the parts of them a page or app would echo: cookie values, a Bearer token. */
-function secretsIn(headers: Record<string, string>): string[] {
-  return Object.values(headers).flatMap((value) => [value, ...value.split(/[;,]/).map((piece) => piece.trim().replace(/^[^=\s]+=|^bearer\s+/i, ''))]);
-}
-
-/** `report` with every secret in its text replaced by `[secret]`. */
+/** `report` with every secret in its text, in any form an answer could echo it in, replaced by `[secret]`. */
 function scrub<T extends DoctorPart>(report: CheckReport<T>, secrets: string[]): CheckReport<T> {
-  const clean = (text: string) => secrets.reduce((out, secret) => out.split(secret).join('[secret]'), text);
+  const clean = (text: string) => redactSecrets(text, secrets);
   return { ...report, url: clean(report.url), checks: report.checks.map((c) => ({ ...c, detail: clean(c.detail), ...(c.fix ? { fix: clean(c.fix) } : {}) })) };
 }
 

@@ -30,7 +30,12 @@ export function createProbe(url: string, secret: string) {
   const push = (body: string, signature: string | undefined): Promise<Answer> =>
     call(
       url,
-      { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) }, body },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) },
+        body,
+        secrets: [secret], // a receiver's error may name the secret it verifies with
+      },
       WINDOW_MS,
     );
   /** Answer times of the pushes that should be accepted, and the ones with no answer in the window. */

@@ -85,7 +85,11 @@ export async function doctor(values: Values): Promise<number> {
   }
 }
 
-/** One target per node given (a Cluster's: each node's settings), the inbox's stats on the first. */
+/**
+ * One target per node given, the inbox's stats on the first. A Cluster (`--cluster`, or found by
+ * asking the first node `CLUSTER NODES`) gets one per node given and per master holding slots:
+ * a master left out of the URLs would have its eviction policy go unchecked.
+ */
 async function redisTargets(
   urls: string[],
   cluster: boolean,
@@ -99,8 +103,14 @@ async function redisTargets(
       (c) => (connections.push(c), c),
       (error: Error) => error,
     );
-  const nodes = await Promise.all((cluster ? urls : urls.slice(0, 1)).map((url) => reach([url], false)));
-  const whole = cluster || keyPrefix ? await reach(urls, cluster, keyPrefix) : nodes[0];
+  const first = await reach([urls[0]], false);
+  const masters = first instanceof Error ? [] : await mastersOf(first, urls[0]);
+  const asCluster = cluster || masters.length > 0;
+  const named = cluster ? urls : urls.slice(0, 1);
+  const seen = new Set(named.map(hostPort));
+  const all = [...named, ...masters.filter((url) => !seen.has(hostPort(url)) && seen.add(hostPort(url)))];
+  const nodes = [first, ...(await Promise.all(all.slice(1).map((url) => reach([url], false))))];
+  const whole = asCluster || keyPrefix ? await reach(asCluster ? all : urls, asCluster, keyPrefix) : nodes[0];
   let stats: RedisTarget['stats'];
   if (prefix !== undefined && !(whole instanceof Error)) {
     // Loaded here, not with the CLI: the other commands do without the server build.
@@ -108,14 +118,40 @@ async function redisTargets(
     stats = async () => ({ ...(await createRedisInbox(whole.client, { prefix }).stats()) });
   }
   return nodes.map((node, i) => ({
-    url: shown(cluster ? urls[i] : urls.join(',')),
+    url: shown(asCluster ? all[i] : urls.join(',')),
     ...(node instanceof Error ? { error: node.message.replace(/^doctor: /, '') } : { command: node.send }),
     ...(i === 0 && prefix !== undefined
       ? {
           prefix,
-          inboxArgs: `${cluster ? '--cluster ' : ''}--redis ${urls.map(shown).join(',')}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`,
+          inboxArgs: `${asCluster ? '--cluster ' : ''}--redis ${all.map(shown).join(',')}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`,
           ...(stats ? { stats } : {}),
         }
       : {}),
   }));
+}
+
+const hostPort = (url: string) => new URL(url).host;
+
+/** The URLs of a Cluster's masters that hold slots (from `base`, with its user, password and TLS); none when not a Cluster. */
+async function mastersOf(node: Connected, base: string): Promise<string[]> {
+  let reply: unknown;
+  try {
+    reply = await node.send(['CLUSTER', 'NODES']);
+  } catch {
+    return []; // cluster support disabled, or CLUSTER not allowed to this user
+  }
+  // <id> <ip:port@cport[,hostname]> <flags> <master> <ping> <pong> <epoch> <link> <slot>...
+  return String(reply)
+    .split('\n')
+    .map((line) => line.trim().split(' '))
+    .filter((f) => f.length > 8 && f[2].split(',').includes('master') && !/fail|noaddr/.test(f[2]))
+    .map((f) => {
+      const address = f[1].split('@')[0];
+      const colon = address.lastIndexOf(':');
+      const url = new URL(base);
+      const host = address.slice(0, colon) || url.hostname; // an empty host: the node does not know its own address
+      url.hostname = host.includes(':') ? `[${host}]` : host;
+      url.port = address.slice(colon + 1);
+      return url.href.replace(/\/$/, '');
+    });
 }

@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createTokenExchange, createTokenRoute, createWebhookHandler, toNodeHandler } from 'channel-sdk/server';
 import { app } from '../../../examples/backend/express.js';
+import { echoes } from './doctor-echoes.js';
 import { startWorker, webhook as inboxWebhook } from '../../../examples/backend/webhook-inbox.js';
 
 const env = process.env as Record<string, string>;
@@ -86,9 +87,23 @@ const tokenRoutes: Record<string, Fetch> = {
     const body = JSON.stringify({ error: 'no session for ' + request.headers.get('cookie'), debug: accessToken });
     return new Response(body, { status: 500, headers: { 'content-type': 'application/json' } });
   },
+  // Error answers that echo the cookie another way: cut by doctor's 120-character limit just after
+  // its start, URL-encoded, as hex, as base64 (standard and URL-safe) at each of the 3 offsets.
+  ...Object.fromEntries(
+    Object.entries(echoes).map(([name, echo]) => [
+      'leaky-' + name,
+      async (request: Request) => new Response(echo(request.headers.get('cookie') ?? ''), { status: 500, headers: { 'content-type': 'text/plain' } }),
+    ]),
+  ),
 };
 const receivers: Record<string, ReturnType<typeof toNodeHandler>> = {
   'other-secret': toNodeHandler(createWebhookHandler({ secret: 'whsec_another_secret', onLogisticsUpdated: () => {} })),
+  // Refuses every push naming the secret it verifies with (the one doctor was given), where doctor cuts the answer.
+  'leaky-cut': async (req, res) => {
+    (req as IncomingMessage).resume();
+    await new Promise((resolve) => (req as IncomingMessage).on('end', resolve));
+    (res as ServerResponse).writeHead(401).end(echoes.cut(env.CHANNEL_WEBHOOK_SECRET));
+  },
 };
 
 /** A Fetch route on node:http, as a partner's framework would mount it. */

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hasRedis } from '../../helpers/redis.js';
 import { controlsOf, freePort, spawnServer } from '../../helpers/redis-server.mjs';
 import { runIdleWorker, seedDeadLetter, seedWaitingPush } from './dead-letter.js';
+import { echoes } from './doctor-echoes.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(root, 'dist/sandbox-cli.js');
@@ -336,6 +337,37 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       expect(runs[4].stdout).toMatch(/^✗ answers a token for the signed-in user: HTTP 500 \{"error":"no session for \[secret\]","debug":"\[token\]"\}/m);
       expect(runs[0].stdout).toContain(`Redis redis://:***@127.0.0.1:${new URL(healthyRedis).port} (prefix myapp:), from REDIS_URL`);
       expect(runs.map((r) => r.code)).toEqual([0, 0, 1, 1, 1, 1]);
+    });
+
+    test('a secret echoed another way is masked too: cut by the 120-character limit, URL-encoded, hex, base64 at each offset', async () => {
+      const value = 'sess-9d8c7b6a5f4e';
+      const cookie = 'session=' + value;
+      const names = Object.keys(echoes);
+      const runs = await Promise.all([
+        ...names.map((name) =>
+          run(['doctor', '--token-route', `${backend}/fault/leaky-${name}/channel-token`, '--header', `cookie: ${cookie}`, '--json'], {
+            CHANNEL_BASE_URL: service,
+            CHANNEL_ACCESS_KEY: keys.accessKey,
+            CHANNEL_SECRET_KEY: keys.secretKey,
+          }),
+        ),
+        run(['doctor', '--webhook-url', backend + '/fault/leaky-cut/webhooks/channel', '--json'], { CHANNEL_WEBHOOK_SECRET: webhookSecret }),
+      ]);
+      const detail = (r: Run, part: string, id: string) => linesOf(JSON.parse(r.stdout) as Report).find((c) => c.part === part && c.id === id)?.detail ?? '';
+      // Each echo, less the few characters at its ends that base64 mixes with the bytes beside it.
+      const echoed = names.map((name) =>
+        echoes[name](cookie)
+          .replace(/^.*no session for /, '')
+          .slice(3, -3),
+      );
+      names.forEach((name, i) => {
+        const line = detail(runs[i], 'token-route', 'token');
+        const shown = Array.from({ length: echoed[i].length - 5 }, (_, at) => echoed[i].slice(at, at + 6)).filter((w) => line.includes(w));
+        expect({ name, masked: /^HTTP 500 .*\[secret\]/.test(line), shown }).toEqual({ name, masked: true, shown: [] });
+      });
+      // The webhook secret named by a receiver's refusal, cut after its first 23 characters.
+      expect(detail(runs[names.length], 'webhook', 'signed')).toMatch(/^HTTP 401 x+ no session for \[secret\]/);
+      for (const r of runs) for (const secret of [value, webhookSecret.slice(0, 12)]) expect(r.stdout).not.toContain(secret);
     });
 
     test('options instead of the CHANNEL_* variables give the same run; a Redis or a service out of reach is a line, not a crash', async () => {
