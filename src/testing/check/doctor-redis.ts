@@ -43,6 +43,11 @@ async function config(command: (args: string[]) => Promise<unknown>, name: strin
   }
 }
 
+/** How Redis and Valkey refuse a missing or wrong password (AUTH, HELLO, or a command before either). */
+export const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i;
+/** What to do about it, here and in the message of every CLI command that connects. */
+export const CREDENTIALS_FIX = "give Redis's password in the URL: redis://:PASSWORD@host:6379, or redis://USER:PASSWORD@host:6379 for an ACL user";
+
 const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 ** 2).toFixed(1)} MB`);
 const message = (error: unknown) => messageIn({ unprefixed: true }, error);
 /** Older than this, the oldest waiting push is worth a look. */
@@ -58,7 +63,9 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
       'reachable',
       reachTitle,
       target.error ?? 'no connection',
-      "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
+      target.error !== undefined && CREDENTIALS_REFUSED.test(target.error)
+        ? CREDENTIALS_FIX
+        : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
     );
     return r.done();
   }
@@ -78,7 +85,12 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
       );
     else r.pass('reachable', reachTitle, `${String(pong)} in ${duration(ms)}: ${version}`);
   } catch (error) {
-    r.fail('reachable', reachTitle, message(error), 'check the URL, the password (redis://:password@host:6379) and that Redis runs');
+    r.fail(
+      'reachable',
+      reachTitle,
+      message(error),
+      CREDENTIALS_REFUSED.test(message(error)) ? CREDENTIALS_FIX : 'check the URL, the password (redis://:password@host:6379) and that Redis runs',
+    );
     return r.done();
   }
 

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type { RedisClient } from '../../server/redis-client.js';
 import { bounded } from '../../shared/bounded.js';
 import { CliError } from './cli-client.js';
+import { CREDENTIALS_FIX, CREDENTIALS_REFUSED } from '../check/doctor-redis.js';
 
 export interface Connected {
   client: RedisClient;
@@ -42,7 +43,14 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
     }
   };
   let last = '';
-  const remember = (error?: unknown) => void (last = error instanceof Error ? error.message : last);
+  let refused: (error: CliError) => void = () => {};
+  const remember = (error?: unknown) => {
+    if (!(error instanceof Error)) return;
+    last = error.message;
+    // A refused password is final: both clients would try it again until the bound, to the same answer.
+    if (CREDENTIALS_REFUSED.test(last))
+      refused(new CliError(`${command}: Redis at ${urls.map(shown).join(', ')} refused the credentials (${last}); ${CREDENTIALS_FIX}`));
+  };
   // Both clients retry a refused connection without end (node-redis's connect() never settles): bounded here.
   const within = <T>(pending: Promise<T>, giveUp: () => void): Promise<T> =>
     new Promise<T>((resolve, reject) => {
@@ -50,6 +58,7 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
         giveUp();
         reject(new CliError(`${command}: could not connect to Redis at ${urls.map(shown).join(', ')} within ${timeoutMs / 1000} s${last ? ` (${last})` : ''}`));
       }, timeoutMs);
+      refused = (error) => (clearTimeout(timer), giveUp(), reject(error));
       pending.then(
         (value) => (clearTimeout(timer), resolve(value)),
         (error: unknown) => (clearTimeout(timer), giveUp(), reject(error)),

@@ -427,6 +427,26 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       }
     });
 
+    test('a Redis that refuses the password (wrong, or none given): named at once as refused credentials, with the URL form that carries one, through ioredis and node-redis', async () => {
+      const nodeRedisOnly = mkdtempSync(join(tmpdir(), 'channel-doctor-node-redis-'));
+      mkdirSync(join(nodeRedisOnly, 'node_modules'));
+      symlinkSync(join(root, 'node_modules/redis'), join(nodeRedisOnly, 'node_modules/redis'));
+      try {
+        const wrong = healthyRedis.replace(redisPassword, 'not-the-password');
+        const none = healthyRedis.replace(`:${redisPassword}@`, '');
+        const runs = await Promise.all([wrong, none].flatMap((url) => [root, nodeRedisOnly].map((cwd) => run(['doctor', '--redis', url, '--json'], {}, cwd))));
+        for (const { stdout } of runs) {
+          const line = linesOf(JSON.parse(stdout) as Report).find((c) => c.id === 'reachable');
+          // Before: "could not connect … within 5 s (WRONGPASS …)" after the whole bound, the fix "start Redis".
+          expect(line).toMatchObject({ status: 'fail', detail: expect.stringMatching(/refused the credentials \((WRONGPASS|NOAUTH)/) });
+          expect(line?.fix).toBe("give Redis's password in the URL: redis://:PASSWORD@host:6379, or redis://USER:PASSWORD@host:6379 for an ACL user");
+          expect(stdout).not.toContain('not-the-password');
+        }
+      } finally {
+        rmSync(nodeRedisOnly, { recursive: true, force: true });
+      }
+    });
+
     /** A stand-in for the real service: the sandbox behind it, its refusals unlabelled (the service publishes no codes). */
     async function unlabelled(mode: 'uniform' | 'distinct' | 'date-ahead'): Promise<string> {
       const server: Server = createServer(async (req, res) => {
