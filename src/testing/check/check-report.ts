@@ -2,7 +2,7 @@
 // way they call the partner's app: a bounded fetch that never throws and times the answer.
 import { isHttpUrl, readAnswer, trimAnswer } from '../http-io.js';
 import { fail } from '../../shared/check.js';
-import { credentialsIn, redactSecrets } from './secret-forms.js';
+import { credentialsIn, maskReach, redactSecrets } from './secret-forms.js';
 
 /** `pass` ✓, `fail` ✗ (the exit code is 1), `warn` ⚠ (worth a look, not a failure), `skip` – (not run, and why). */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -147,7 +147,14 @@ function failure(error: unknown, timeoutMs: number): string {
 /** `HTTP 401 {"error":"not signed in"}`, or why there was no answer. */
 export function describeAnswer(answer: Answer): string {
   if (answer.error !== undefined) return answer.error;
-  const body = trimAnswer(answer.text, (text) => redactSecrets(text, answer.secrets ?? []));
+  const secrets = answer.secrets ?? [];
+  // Whitespace runs made one (a line break kept: a secret may be wrapped there), and only as much as can be shown.
+  const near = (text: string) =>
+    text
+      .replace(/[ \t]*\n\s*/g, '\n')
+      .replace(/[ \t]+/g, ' ')
+      .slice(0, maskReach(300, secrets));
+  const body = trimAnswer(answer.text, (text) => redactSecrets(near(text), secrets));
   return `HTTP ${answer.status}${body ? ' ' + (body.length > 120 ? body.slice(0, 119) + '…' : body) : ''}`;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { redactSecrets } from '../../../src/testing/check/secret-forms.js';
+import { redactSecrets, secretPieces } from '../../../src/testing/check/secret-forms.js';
 
 describe('redactSecrets', () => {
   const secret = 'sess-9d8c7b6a5f4e';
@@ -26,5 +26,50 @@ describe('redactSecrets', () => {
   test('short values (under 4 characters) and unrelated text are left alone; a mask is not masked again', () => {
     expect(redactSecrets('lang en, HTTP 500', ['en'])).toBe('lang en, HTTP 500');
     expect(redactSecrets('cookie=secret', ['secret', 'cret'])).toBe('cookie=[secret]');
+  });
+});
+
+describe('redactSecrets: the forms other stacks echo a secret in', () => {
+  // A session id with the characters encoders treat differently, and a webhook secret beyond ASCII.
+  const secret = "s3ss/9d+8c7b=6a!5f'(4e)~";
+  const unicode = 'whsec_clé-€-秘密';
+  test.each([
+    ['percent-encoded in lower case (%2f)', (s: string) => encodeURIComponent(s).replace(/%[\dA-F]{2}/g, (p) => p.toLowerCase())],
+    ["form-encoded (URLSearchParams, Python's quote: !'()~ encoded too)", (s: string) => new URLSearchParams({ got: s }).toString()],
+    ["JSON with PHP's escaped slashes (\\/)", (s: string) => JSON.stringify({ got: s }).replace(/\//g, '\\/')],
+    ['HTML-escaped (an error page)', (s: string) => `<p>no session for ${s.replace(/&/g, '&amp;').replace(/'/g, '&#39;').replace(/\//g, '&#x2F;')}</p>`],
+    ['split across two lines', (s: string) => `no session for ${s.slice(0, 9)}\n    ${s.slice(9)}`],
+  ])('%s', (_form, echo) => {
+    const out = redactSecrets(echo(secret), [secret]);
+    expect(out).toContain('[secret]');
+    for (const piece of ['s3ss', '9d', '8c7b', '6a', '5f', '4e']) expect(out).not.toContain(piece);
+  });
+
+  test("base64 wrapped every 76 characters (Python's base64.encodebytes)", () => {
+    const wrapped = Buffer.from('x'.repeat(49) + secret)
+      .toString('base64')
+      .replace(/.{76}/g, '$&\n');
+    // All that is left of the secret's part: the characters base64 mixes with the bytes beside it.
+    expect(redactSecrets(wrapped, [secret])).toMatch(/^[eHh4]+\[secret\][\w+/=]{0,3}\n?$/);
+  });
+
+  test.each([
+    [
+      "JSON with non-ASCII as \\u escapes (Python's json.dumps)",
+      (s: string) => JSON.stringify({ got: s }).replace(/[^\x20-\x7e]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
+    ],
+    ['percent-encoded UTF-8 in lower case', (s: string) => encodeURIComponent(s).toLowerCase()],
+    ['decomposed (NFD: e and a combining accent)', (s: string) => s.normalize('NFD')],
+  ])('a secret beyond ASCII: %s', (_form, echo) => {
+    const out = redactSecrets(`refused: ${echo(unicode)}.`, [unicode]);
+    expect(out).toMatch(/^refused: ("\{"got":")?\{?.*\[secret\]/);
+    expect(out).not.toMatch(/whsec|cl|%e7|\\u79d8/i);
+  });
+
+  test("a cookie's short parts (remember=true) are not masked on their own: a fix that says 'true' stays readable", () => {
+    const secrets = secretPieces(['session=sess-9d8c7b6a5f4e; remember=true; theme=dark']);
+    expect(redactSecrets('run timedatectl set-ntp true; dark mode; no session for sess-9d8c7b6a5f4e', secrets)).toBe(
+      'run timedatectl set-ntp true; dark mode; no session for [secret]',
+    );
   });
 });
