@@ -48,6 +48,11 @@ export const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|inva
 /** What to do about it, here and in the message of every CLI command that connects. */
 export const CREDENTIALS_FIX = "give Redis's password in the URL: redis://:PASSWORD@host:6379, or redis://USER:PASSWORD@host:6379 for an ACL user";
 
+/** How a `rediss://` URL to a port that speaks plain Redis is named (cli-redis.ts probes the port when TLS never came up). */
+export const PLAIN_NOT_TLS = 'it answers plain Redis on that port, not TLS';
+/** An ACL user that may log in but not run what doctor reads with: its password is right, its rights are not. */
+const noPermFix = (url: string) =>
+  `your password is right, but this ACL user may not run what doctor reads with: ACL SETUSER ${/^rediss?:\/\/([^:@/]+)[:@]/.exec(url)?.[1] ?? 'default'} +ping +info +config|get (+cluster|nodes in a Cluster), or give doctor a user that has them`;
 const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 ** 2).toFixed(1)} MB`);
 const message = (error: unknown) => messageIn({ unprefixed: true }, error);
 /** Older than this, the oldest waiting push is worth a look. */
@@ -65,7 +70,9 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
       target.error ?? 'no connection',
       target.error !== undefined && CREDENTIALS_REFUSED.test(target.error)
         ? CREDENTIALS_FIX
-        : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
+        : target.error?.includes(PLAIN_NOT_TLS)
+          ? 'use redis:// for this port (rediss:// is for a port that serves TLS: tls-port in redis.conf)'
+          : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
     );
     return r.done();
   }
@@ -89,7 +96,11 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
       'reachable',
       reachTitle,
       message(error),
-      CREDENTIALS_REFUSED.test(message(error)) ? CREDENTIALS_FIX : 'check the URL, the password (redis://:password@host:6379) and that Redis runs',
+      CREDENTIALS_REFUSED.test(message(error))
+        ? CREDENTIALS_FIX
+        : /\bNOPERM\b/.test(message(error))
+          ? noPermFix(target.url)
+          : 'check the URL, the password (redis://:password@host:6379) and that Redis runs',
     );
     return r.done();
   }

@@ -2,12 +2,13 @@
 // through the ioredis or node-redis your project has installed, resolved from the current
 // directory: the package bundles none.
 import { createRequire } from 'node:module';
+import { connect as connectTcp } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { RedisClient } from '../../server/redis-client.js';
 import { bounded } from '../../shared/bounded.js';
 import { CliError } from './cli-client.js';
-import { CREDENTIALS_FIX, CREDENTIALS_REFUSED } from '../check/doctor-redis.js';
+import { CREDENTIALS_FIX, CREDENTIALS_REFUSED, PLAIN_NOT_TLS } from '../check/doctor-redis.js';
 
 export interface Connected {
   client: RedisClient;
@@ -54,9 +55,12 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
   // Both clients retry a refused connection without end (node-redis's connect() never settles): bounded here.
   const within = <T>(pending: Promise<T>, giveUp: () => void): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = setTimeout(async () => {
         giveUp();
-        reject(new CliError(`${command}: could not connect to Redis at ${urls.map(shown).join(', ')} within ${timeoutMs / 1000} s${last ? ` (${last})` : ''}`));
+        // TLS to a plain port: the server waits for a line the handshake never sends, and neither client says why.
+        const plain = (await Promise.all(urls.filter((u) => u.startsWith('rediss:')).map(speaksPlainRedis))).some(Boolean);
+        const why = plain ? `: ${PLAIN_NOT_TLS}: use redis:// (or the port your Redis serves TLS on)` : last ? ` (${last})` : '';
+        reject(new CliError(`${command}: could not connect to Redis at ${urls.map(shown).join(', ')} within ${timeoutMs / 1000} s${why}`));
       }, timeoutMs);
       refused = (error) => (clearTimeout(timer), giveUp(), reject(error));
       pending.then(
@@ -130,4 +134,17 @@ export function shown(urls: string): string {
     .split(',')
     .map((url) => url.replace(/^([^:/?#]*:\/*[^/?#@:]*:)[^/?#]*@/, '$1***@').replace(/([?&][^=&#]*(?:pass|auth|secret|token)[^=&#]*=)[^&#]*/gi, '$1***'))
     .join(',');
+}
+
+/** Whether `url`'s host and port answer a plain-text PING as Redis does (`+PONG`, `-NOAUTH…`), within 1 s. */
+function speaksPlainRedis(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connectTcp({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port) || 6379 });
+    const done = (plain: boolean) => (socket.destroy(), resolve(plain));
+    socket.setTimeout(1000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => done(/^[+-]/.test(data.toString('latin1'))));
+  });
 }

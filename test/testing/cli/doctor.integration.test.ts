@@ -447,6 +447,31 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       }
     });
 
+    test('an ACL user with the right password but no right to PING or INFO, and rediss:// to a plain port: each named as what it is, not "check the password" or "start Redis"', async () => {
+      const admin = new Redis(healthyRedis);
+      await admin.call('ACL', 'SETUSER', 'doctor-nobody', 'on', '>doctor-pw', '~*', '-@all');
+      await admin.quit();
+      const url = new URL(healthyRedis);
+      const [limited, tls] = await Promise.all([
+        run(['doctor', '--redis', `redis://doctor-nobody:doctor-pw@${url.host}`, '--json']),
+        run(['doctor', '--redis', healthyRedis.replace(/^redis:/, 'rediss:'), '--json']),
+      ]);
+      const reach = (r: Run) => linesOf(JSON.parse(r.stdout) as Report).find((c) => c.id === 'reachable');
+      // Before: the fix "check the URL, the password … and that Redis runs" for a password Redis took.
+      expect(reach(limited)).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/^NOPERM/),
+        fix: expect.stringMatching(/^your password is right.*ACL SETUSER doctor-nobody \+ping \+info/),
+      });
+      // Before: "could not connect … within 5 s" with no reason, the fix "start Redis" for a Redis that runs.
+      expect(reach(tls)).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining('it answers plain Redis on that port, not TLS: use redis://'),
+        fix: expect.stringMatching(/^use redis:\/\//),
+      });
+      expect(tls.stdout).not.toContain(redisPassword);
+    });
+
     /** A stand-in for the real service: the sandbox behind it, its refusals unlabelled (the service publishes no codes). */
     async function unlabelled(mode: 'uniform' | 'distinct' | 'date-ahead'): Promise<string> {
       const server: Server = createServer(async (req, res) => {
