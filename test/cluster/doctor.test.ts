@@ -60,3 +60,34 @@ describe.runIf(hasCluster)('channel-sandbox doctor --cluster', () => {
     },
   );
 });
+
+describe.runIf(hasCluster)('channel-sandbox doctor on a Cluster with replicas', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3, replicas: 1 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  test("a replica's URL given: a seed a Cluster client starts from, not a wrong URL (its line passes, every master is found and checked, exit 0)", async () => {
+    const nodes = String(await cli(cluster.nodes[0].port, 'CLUSTER', 'NODES')).split('\n');
+    const replica = `redis://${
+      nodes
+        .find((l) => l.split(' ')[2]?.includes('slave'))
+        ?.split(' ')[1]
+        .split('@')[0]
+    }`;
+    const masters = nodes.filter((l) => l.split(' ')[2]?.includes('master')).map((l) => `redis://${l.split(' ')[1].split('@')[0]}`);
+    const { code, stdout } = await doctor(['--redis', replica, '--json']);
+    const report = JSON.parse(stdout) as { parts: Array<{ target: string; url: string; checks: Array<{ id: string; status: string; detail: string }> }> };
+    const redis = report.parts.filter((p) => p.target === 'redis');
+    expect(redis.map((p) => p.url).toSorted()).toEqual([replica, ...masters].toSorted());
+    // Before: "✗ reachable: Redis 7…, a replica (read-only)", the fix "point --redis at the primary", exit 1.
+    expect(redis.find((p) => p.url === replica)?.checks.find((c) => c.id === 'reachable')).toMatchObject({
+      status: 'pass',
+      detail: expect.stringContaining('a replica in the Cluster'),
+    });
+    expect(code).toBe(0);
+  });
+});

@@ -18,6 +18,8 @@ export interface RedisTarget {
   prefix?: string;
   /** How `channel-sandbox inbox` reaches this inbox: `--redis <url>`, `--cluster --redis <urls>`. */
   inboxArgs?: string;
+  /** A node of a Redis Cluster: a replica is then a seed a Cluster client may start from, not a wrong URL. */
+  cluster?: boolean;
 }
 
 /** `INFO section` as key/value pairs. */
@@ -83,7 +85,13 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
     const ms = Math.round(performance.now() - started);
     server = { ...(await info(command, 'server')), ...(await info(command, 'replication')) };
     const version = server.valkey_version ? `Valkey ${server.valkey_version}` : `Redis ${server.redis_version ?? '?'}`;
-    if (server.role === 'slave')
+    if (server.role === 'slave' && target.cluster)
+      r.pass(
+        'reachable',
+        reachTitle,
+        `${String(pong)} in ${duration(ms)}: ${version}, a replica in the Cluster (a Cluster client writes to the masters, each checked below)`,
+      );
+    else if (server.role === 'slave')
       r.fail(
         'reachable',
         reachTitle,

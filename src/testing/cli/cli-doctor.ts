@@ -119,6 +119,7 @@ async function redisTargets(
   }
   return nodes.map((node, i) => ({
     url: shown(asCluster ? all[i] : urls.join(',')),
+    ...(asCluster ? { cluster: true } : {}),
     ...(node instanceof Error ? { error: node.message.replace(/^doctor: /, '') } : { command: node.send }),
     ...(i === 0 && prefix !== undefined
       ? {
