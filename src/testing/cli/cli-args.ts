@@ -1,6 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { CliError, DEFAULT_SANDBOX_URL } from './cli-client.js';
 import { HEADER_NAME, isHttpUrl } from '../http-io.js';
+import { shown } from './cli-redis.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 /** The options every command takes. */
@@ -67,9 +68,17 @@ export function sandboxUrl(given: string | undefined): string {
   return url.replace(/\/+$/, '');
 }
 
-/** Exit 2 unless `value` is an http(s) URL. */
+/** Exit 2 unless `value` is an http(s) URL without credentials in it (fetch refuses to send `user:password@`). */
 export function httpUrl(value: string, name: string): void {
-  if (!isHttpUrl(value)) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${value}"`, 2);
+  // As printed: the user info and any password-like query value masked (the URL may be mistyped around them).
+  const printed = shown(value.replace(/^([^:/?#]*:\/*)[^/?#]*@/, '$1***@'));
+  if (!isHttpUrl(value)) throw new CliError(`${name} must be an http(s) URL like http://127.0.0.1:3000/webhooks/channel; got "${printed}"`, 2);
+  const { username, password } = new URL(value);
+  if (username || password)
+    throw new CliError(
+      `${name} has credentials in it (user:password@), which fetch refuses to send: pass them as a header instead, --header "authorization: Basic <base64 of user:password>"; got "${printed}"`,
+      2,
+    );
 }
 
 /** `text` as a whole number within min..max, else exit 2. */

@@ -553,6 +553,14 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
         [[], { CHANNEL_BASE_URL: 'http://user:pw@127.0.0.1:1' }, /CHANNEL_BASE_URL: must not contain a user name or password/],
         [['--service', 'http://127.0.0.1:1', '--user', 'x'.repeat(129)], {}, /--user: the user id /],
         [['--token-route', '/channel-token'], {}, /--token-route must be an http\(s\) URL/],
+        // Before: accepted, then "connection failed: Request cannot be constructed from a URL that includes credentials: http://bob:s3cret-pw@…" in the report.
+        [
+          ['--token-route', 'http://bob:s3cret-pw@127.0.0.1:1/t'],
+          {},
+          /--token-route has credentials in it \(user:password@\).*--header "authorization: Basic .*got "http:\/\/\*\*\*@127/,
+        ],
+        [['--webhook-url', 'http://tok3n-pw@127.0.0.1:1/hook', '--webhook-secret', 'whsec_x'], {}, /--webhook-url has credentials in it/],
+        [['--token-route', 'htp://bob:s3cret-pw@127.0.0.1:1/t'], {}, /--token-route must be an http\(s\) URL.*got "htp:\/\/\*\*\*@127/],
       ];
       for (const [args, env, message] of cases) {
         const result = await run(['doctor', ...args], env);
