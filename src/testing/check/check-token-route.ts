@@ -12,6 +12,7 @@ import {
   type Answer,
   type CheckReport,
 } from './check-report.js';
+import { credentialsIn, redactReport } from './secret-forms.js';
 import { checkForced, checkRejected, type Forced } from './token-route-forced.js';
 import {
   CALL_TIMEOUT_MS,
@@ -93,12 +94,14 @@ export async function checkTokenRoute(options: TokenRouteCheckOptions): Promise<
   const windowMs = milliseconds('forceWindowMs', options.forceWindowMs ?? 10_000, 0, 600_000);
   const { verify, where } = verifier(options.sandbox);
   await verify(''); // reaches the sandbox first: a wrong address is a ConfigError, not a report
-  return runTokenRouteChecks(url, credentials, windowMs, {
+  const report = await runTokenRouteChecks(url, credentials, windowMs, {
     verify,
     issued: 'a JWT this sandbox issued',
     notIssued: 'a token this sandbox issued',
     fix: `point your app's token exchange at the sandbox: baseUrl ${where} with the access and secret keys it printed`,
   });
+  // A line may quote a header the route answered (Cache-Control, Content-Type…): it may echo a credential too.
+  return redactReport(report, credentialsIn(credentials));
 }
 
 /** checkTokenRoute's lines for checked options, with the tokens checked by `issuer` (doctor's too). */

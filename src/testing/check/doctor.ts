@@ -6,7 +6,7 @@ import { runTokenRouteChecks, type Issuer } from './check-token-route.js';
 import { checkWebhook } from './check-webhook.js';
 import { checkRedis, type RedisTarget } from './doctor-redis.js';
 import { checkService, jwtPayload, type ServiceResult } from './doctor-service.js';
-import { redactSecrets, secretPieces } from './secret-forms.js';
+import { redactReport as scrub, secretPieces } from './secret-forms.js';
 import { verifier, type Verify } from './token-route-probes.js';
 
 /** What doctor checks: each part is checked when given. */
@@ -123,12 +123,6 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   const checks = parts.flatMap((p) => p.checks);
   const counts = countsOf(checks);
   return { ok: counts.fail === 0, counts, ms: Math.round(performance.now() - started), parts };
-}
-
-/** `report` with every secret in its text, in any form an answer could echo it in, replaced by `[secret]`. */
-function scrub<T extends DoctorPart>(report: CheckReport<T>, secrets: string[]): CheckReport<T> {
-  const clean = (text: string) => redactSecrets(text, secrets);
-  return { ...report, url: clean(report.url), checks: report.checks.map((c) => ({ ...c, detail: clean(c.detail), ...(c.fix ? { fix: clean(c.fix) } : {}) })) };
 }
 
 const TITLES: Record<DoctorPart, string> = { service: 'service', 'token-route': 'token route', webhook: 'webhook receiver', redis: 'Redis' };

@@ -106,6 +106,21 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
     }
   });
 
+  test('a credential a route echoes in a header a line quotes (Cache-Control) is masked as in an answer', async () => {
+    const sandbox = await sandboxWith();
+    const cookie = 'session=demo; sid=s3ss/9d+8c7b-6a5f';
+    const app = await serve(
+      handRoute(sandbox, {
+        user: () => 'user-1',
+        headers: (req) => ({ 'cache-control': `private, x-for=${encodeURIComponent(/sid=([^;]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '')}` }),
+      }),
+    );
+    const report = await checkTokenRoute({ url: app, sandbox, headers: { cookie }, forceWindowMs: 1000 });
+    // Before: "… private, x-for=s3ss%2F9d%2B8c7b-6a5f" in the no-store line's detail.
+    expect(line(report, 'no-store')).toMatchObject({ status: 'fail', detail: expect.stringContaining('private, x-for=[secret]') });
+    expect(formatCheckReport(report)).not.toContain('8c7b');
+  });
+
   test('a route that ignores force (both forms) is caught on both lines, with the fix', async () => {
     const sandbox = await sandboxWith();
     const app = await serve(handRoute(sandbox, { force: () => false }));
