@@ -91,3 +91,34 @@ describe.runIf(hasCluster)('channel-sandbox doctor on a Cluster with replicas', 
     expect(code).toBe(0);
   });
 });
+
+describe.runIf(hasCluster)('channel-sandbox doctor on a Cluster with a failed master', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3, replicas: 0, nodeTimeoutMs: 1000 });
+    await cluster.nodes[2].stop();
+    // The other nodes mark it failed (master,fail) after the node timeout.
+    for (let i = 0; i < 60 && !/ master,fail /.test(String(await cli(cluster.nodes[0].port, 'CLUSTER', 'NODES'))); i++)
+      await new Promise((r) => setTimeout(r, 250));
+  });
+  afterAll(async () => {
+    await Promise.all(cluster?.nodes.slice(0, 2).map((n) => n.stop()) ?? []);
+  });
+
+  test('the failed master is a failing line of its own, with its slots, not left out of a report that passed (exit 1)', async () => {
+    const { code, stdout } = await doctor(['--redis', cluster.urls[0], '--json']);
+    const report = JSON.parse(stdout) as {
+      parts: Array<{ target: string; url: string; checks: Array<{ id: string; status: string; detail: string; fix?: string }> }>;
+    };
+    const redis = report.parts.filter((p) => p.target === 'redis');
+    // Before: the two live masters only, all ✓, exit 0, with the Cluster answering CLUSTERDOWN.
+    expect(redis.map((p) => p.url).toSorted()).toEqual(cluster.urls.toSorted());
+    expect(redis.find((p) => p.url === cluster.urls[2])?.checks[0]).toMatchObject({
+      id: 'reachable',
+      status: 'fail',
+      detail: expect.stringMatching(/^the Cluster marks this master failed \(master,fail\), and no replica took over its slots \d+-\d+/),
+      fix: expect.stringMatching(/^start that node again/),
+    });
+    expect(code).toBe(1);
+  });
+});

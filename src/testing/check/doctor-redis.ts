@@ -50,6 +50,8 @@ export const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|inva
 /** What to do about it, here and in the message of every CLI command that connects. */
 export const CREDENTIALS_FIX = "give Redis's password in the URL: redis://:PASSWORD@host:6379, or redis://USER:PASSWORD@host:6379 for an ACL user";
 
+/** How a master the Cluster marks failed (CLUSTER NODES flags `master,fail`) is named, not left out. */
+export const FAILED_MASTER = 'the Cluster marks this master failed';
 /** How a `rediss://` URL to a port that speaks plain Redis is named (cli-redis.ts probes the port when TLS never came up). */
 export const PLAIN_NOT_TLS = 'it answers plain Redis on that port, not TLS';
 /** An ACL user that may log in but not run what doctor reads with: its password is right, its rights are not. */
@@ -72,9 +74,11 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
       target.error ?? 'no connection',
       target.error !== undefined && CREDENTIALS_REFUSED.test(target.error)
         ? CREDENTIALS_FIX
-        : target.error?.includes(PLAIN_NOT_TLS)
-          ? 'use redis:// for this port (rediss:// is for a port that serves TLS: tls-port in redis.conf)'
-          : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
+        : target.error?.startsWith(FAILED_MASTER)
+          ? 'start that node again (its data and nodes.conf kept), or give each master a replica that can take over (redis-cli --cluster add-node … --cluster-slave); until then the Cluster answers CLUSTERDOWN'
+          : target.error?.includes(PLAIN_NOT_TLS)
+            ? 'use redis:// for this port (rediss:// is for a port that serves TLS: tls-port in redis.conf)'
+            : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
     );
     return r.done();
   }

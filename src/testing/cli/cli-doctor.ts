@@ -2,7 +2,7 @@
 // through the project's own client (cli-redis.ts), then the checks of dist/check.cjs.
 import { externalUserIdProblem } from '../../server/tokens/exchange-options.js';
 import { normalizeBaseUrl } from '../../shared/url.js';
-import type { RedisTarget } from '../check/doctor-redis.js';
+import { FAILED_MASTER, type RedisTarget } from '../check/doctor-redis.js';
 import { formatDoctorReport, runDoctor } from '../check/checks.js';
 import { headersFrom, httpUrl, type Values } from './cli-args.js';
 import { CliError } from './cli-client.js';
@@ -108,9 +108,15 @@ async function redisTargets(
   const asCluster = cluster || masters.length > 0;
   const named = cluster ? urls : urls.slice(0, 1);
   const seen = new Set(named.map(hostPort));
-  const all = [...named, ...masters.filter((url) => !seen.has(hostPort(url)) && seen.add(hostPort(url)))];
-  const nodes = [first, ...(await Promise.all(all.slice(1).map((url) => reach([url], false))))];
-  const whole = asCluster || keyPrefix ? await reach(asCluster ? all : urls, asCluster, keyPrefix) : nodes[0];
+  const all = [...named, ...masters.map((m) => m.url).filter((url) => !seen.has(hostPort(url)) && seen.add(hostPort(url)))];
+  // A master the Cluster marks failed is a line of its own (its slots are refused), not left out nor waited for.
+  const failed = new Map(masters.flatMap((m) => (m.failed ? [[hostPort(m.url), m.failed] as const] : [])));
+  const nodes = [
+    first,
+    ...(await Promise.all(all.slice(1).map((url) => (failed.has(hostPort(url)) ? new Error(failed.get(hostPort(url))) : reach([url], false))))),
+  ];
+  const live = all.filter((url) => !failed.has(hostPort(url)));
+  const whole = asCluster || keyPrefix ? await reach(asCluster ? live : urls, asCluster, keyPrefix) : nodes[0];
   let stats: RedisTarget['stats'];
   if (prefix !== undefined && !(whole instanceof Error)) {
     // Loaded here, not with the CLI: the other commands do without the server build.
@@ -133,8 +139,11 @@ async function redisTargets(
 
 const hostPort = (url: string) => new URL(url).host;
 
-/** The URLs of a Cluster's masters that hold slots (from `base`, with its user, password and TLS); none when not a Cluster. */
-async function mastersOf(node: Connected, base: string): Promise<string[]> {
+/**
+ * The URLs of a Cluster's masters that hold slots (from `base`, with its user, password and TLS),
+ * with why when the Cluster marks one failed; none when not a Cluster.
+ */
+async function mastersOf(node: Connected, base: string): Promise<Array<{ url: string; failed?: string }>> {
   let reply: unknown;
   try {
     reply = await node.send(['CLUSTER', 'NODES']);
@@ -145,7 +154,7 @@ async function mastersOf(node: Connected, base: string): Promise<string[]> {
   return String(reply)
     .split('\n')
     .map((line) => line.trim().split(' '))
-    .filter((f) => f.length > 8 && f[2].split(',').includes('master') && !/fail|noaddr/.test(f[2]))
+    .filter((f) => f.length > 8 && f[2].split(',').includes('master') && !/noaddr/.test(f[2]))
     .map((f) => {
       const address = f[1].split('@')[0];
       const colon = address.lastIndexOf(':');
@@ -153,6 +162,7 @@ async function mastersOf(node: Connected, base: string): Promise<string[]> {
       const host = address.slice(0, colon) || url.hostname; // an empty host: the node does not know its own address
       url.hostname = host.includes(':') ? `[${host}]` : host;
       url.port = address.slice(colon + 1);
-      return url.href.replace(/\/$/, '');
+      const failed = f[2].split(',').includes('fail') ? `${FAILED_MASTER} (${f[2]}), and no replica took over its slots ${f.slice(8).join(' ')}` : undefined;
+      return { url: url.href.replace(/\/$/, ''), ...(failed ? { failed } : {}) };
     });
 }
