@@ -38,84 +38,63 @@ export function credentialsIn(headers: Record<string, string> | undefined): stri
   );
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** Hex digits in either case (`%2f` and `%2F`, `\u00e9` and `\u00E9`). */
-const anyCase = (hex: string) => hex.replace(/[a-f]/gi, (d) => `[${d.toLowerCase()}${d.toUpperCase()}]`);
-/** Where a writer wrapped its text (base64 at 76 characters, a long line folded): a line break, then any indent. */
-const BREAK = '(?:\\r?\\n[ \\t]*)?';
-const NAMED: Record<string, string> = { '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": '(?:apos|#39)' };
+/** Percent-encoding of every byte but unreserved ones, as form encoding and Python's quote write it (`!'()*~` too). */
+const formEncoded = (text: string) => encodeURIComponent(text).replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+const lowerHex = (text: string) => text.replace(/%[\dA-F]{2}/g, (p) => p.toLowerCase());
+const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '/': '&#x2F;' };
 
 /**
- * A pattern for the ways one character comes back: as it is, percent-encoded in either case (each
- * UTF-8 byte, whether or not encodeURIComponent would encode it: form encoding and Python's quote do
- * `!'()~`), `+` for a space, JSON-escaped (`\"`, PHP's `\/`, `\u00e9` as Python writes non-ASCII),
- * or an HTML entity.
+ * The forms `secret` can come back in: as it is; URL-encoded (`%20` or `+`), form-encoded, each
+ * with its hex in either case (`%2F`, `%2f`); JSON-escaped, with PHP's `\/` and with non-ASCII as
+ * `\u00e9` (Python's json.dumps); HTML-escaped; hex in either case; and the part of its base64
+ * (standard and URL-safe) that depends on the secret alone, at each of the three offsets it can sit
+ * at inside a longer encoded text. Literal strings: masking stays a split and a join.
  */
-function charPattern(c: string): string {
-  const code = c.codePointAt(0) ?? 0;
-  const units = Array.from({ length: c.length }, (_, i) => '\\\\u' + anyCase(c.charCodeAt(i).toString(16).padStart(4, '0')));
-  const forms = [
-    escape(c),
-    [...Buffer.from(c, 'utf8')].map((b) => '%' + anyCase(b.toString(16).padStart(2, '0'))).join(''),
-    units.join(''),
-    `&#0*${code};`,
-    `&#[xX]0*${anyCase(code.toString(16))};`,
-  ];
-  const json = JSON.stringify(c).slice(1, -1);
-  if (json !== c) forms.push(escape(json));
-  if (c === '/') forms.push('\\\\/');
-  if (c === ' ') forms.push('\\+');
-  if (NAMED[c]) forms.push(`&${NAMED[c]};`);
-  return `(?:${forms.join('|')})`;
-}
-
-/**
- * A pattern for the forms `secret` can come back in: each character as {@link charPattern} allows,
- * hex in either case, and the part of its base64 (standard and URL-safe) that depends on the secret
- * alone, at each of the three offsets it can sit at inside a longer encoded text; any of them
- * wrapped onto the next line anywhere.
- */
-export function secretPattern(secret: string): string {
+export function secretForms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
-  const spelled = (form: string) => [...form].map(escape).join(BREAK);
-  const forms = [[...secret].map(charPattern).join(BREAK), [...bytes.toString('hex')].map(anyCase).join(BREAK)];
+  const json = JSON.stringify(secret).slice(1, -1);
+  const ascii = json.replace(/[^\x20-\x7e]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const encoded = [encodeURIComponent(secret), formEncoded(secret)].flatMap((e) => [e, e.replace(/%20/g, '+')]);
+  const forms = [
+    secret,
+    ...encoded,
+    ...encoded.map(lowerHex),
+    json,
+    json.replace(/\//g, '\\/'),
+    ascii,
+    ascii.replace(/\//g, '\\/'),
+    ascii.replace(/\\u[\da-f]{4}/g, (u) => u.toUpperCase().replace('\\U', '\\u')),
+    secret.replace(/[&<>"'/]/g, (c) => HTML[c]),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+  ];
   for (const offset of [0, 1, 2]) {
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes])
+    const text = Buffer.concat([Buffer.alloc(offset), bytes])
       .toString('base64')
       .replace(/=+$/, '');
     // The leading characters mix the offset's bytes in, a trailing partial group the bytes after it.
-    const core = encoded.slice([0, 2, 3][offset], (offset + bytes.length) % 3 ? -1 : undefined);
-    if (core.length >= MIN_SECRET) forms.push(spelled(core), spelled(core.replace(/\+/g, '-').replace(/\//g, '_')));
+    const core = text.slice([0, 2, 3][offset], (offset + bytes.length) % 3 ? -1 : undefined);
+    forms.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
   }
-  return forms.join('|');
+  return forms;
 }
-
-/** The last patterns built: doctor masks every line with the same secrets, and a pattern costs milliseconds to compile. */
-const built = new Map<string, RegExp | undefined>();
 
 /** `text` with every form of every secret (of {@link MIN_SECRET} characters or more) replaced by `[secret]`. */
 export function redactSecrets(text: string, secrets: Iterable<string>): string {
-  const given = [...secrets].filter((s) => s.length >= MIN_SECRET);
-  const key = given.join('\0');
-  if (!built.has(key)) {
-    // Each in both Unicode normal forms too: an app may answer `é` as one code point or as `e` and an accent.
-    const all = given.flatMap((s) => [s, s.normalize('NFC'), s.normalize('NFD')]);
-    // Longer secrets first: where one holds another, the whole of it is masked (one pass: a mask is not masked again).
-    const patterns = [...new Set(all)].toSorted((a, b) => b.length - a.length).map(secretPattern);
-    if (built.size >= 8) built.delete(built.keys().next().value as string);
-    built.set(key, patterns.length ? new RegExp(patterns.join('|'), 'g') : undefined);
-  }
-  const pattern = built.get(key);
-  return pattern ? text.replace(pattern, MASK) : text;
+  // Each in both Unicode normal forms too: an app may answer `é` as one code point or as `e` and an accent.
+  const given = [...secrets].filter((s) => s.length >= MIN_SECRET).flatMap((s) => [s, s.normalize('NFC'), s.normalize('NFD')]);
+  const forms = [...new Set(given.flatMap(secretForms))].filter((form) => form.length >= MIN_SECRET).toSorted((a, b) => b.length - a.length);
+  // A mark no form holds while replacing: a later, shorter form must not match inside an earlier mask.
+  const masked = forms.reduce((out, form) => (out.includes(form) ? out.split(form).join('\0') : out), text);
+  return masked.split('\0').join(MASK);
 }
 
 /**
  * How far into a text the masking must look to mask everything in its first `chars` characters:
- * a secret's longest form (a 3-byte character as `%e7%a7%98`, then a line break) is 12 characters
- * for each of its own. The rest would be cut anyway, and masking 64 KB costs a quarter of a second.
+ * a secret's longest form (a 3-byte character as `%E7%A7%98`) is 9 characters for each of its own. The rest would be cut anyway, and masking 64 KB costs a quarter of a second.
  */
 export function maskReach(chars: number, secrets: Iterable<string>): number {
-  return chars + 12 * Math.max(0, ...[...secrets].map((s) => s.length));
+  return chars + 9 * Math.max(0, ...[...secrets].map((s) => s.length));
 }
 
 /** `report` with every secret in its text (URL, details, fixes: a header value a line quotes too), in any form, replaced by `[secret]`. */
