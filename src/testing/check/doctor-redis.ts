@@ -18,6 +18,11 @@ export interface RedisTarget {
   prefix?: string;
   /** How `channel-sandbox inbox` reaches this inbox: `--redis <url>`, `--cluster --redis <urls>`. */
   inboxArgs?: string;
+  /**
+   * The streams of inboxes with this prefix under another ioredis keyPrefix (every master scanned),
+   * each with its keyPrefix and length; `complete` false when the scan stopped at its bound.
+   */
+  otherKeyPrefixes?: () => Promise<{ found: Array<{ keyPrefix: string; length: number }>; complete: boolean }>;
 }
 
 /** `INFO section` as key/value pairs. */
@@ -114,6 +119,7 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
 
     await persistenceLine(r, command);
     if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
+    if (target.otherKeyPrefixes) await keyPrefixLine(r, target.otherKeyPrefixes, target.prefix ?? '');
   } catch (error) {
     r.fail(
       'info',
@@ -223,4 +229,43 @@ async function inboxLines(r: Reporter, stats: () => Promise<Record<string, unkno
       'start inbox.process({ onLogisticsUpdated }) in a worker process',
     );
   else r.warn('workers', 'workers seen', 'none recently: pushes will wait until one runs', 'start inbox.process({ onLogisticsUpdated }) in a worker process');
+}
+
+/**
+ * One inbox per prefix: a receiver and its workers whose ioredis clients differ in keyPrefix (a
+ * deploy that changed one process) use different keys, so pushes pile up where no worker reads
+ * them while each side's stats() looks calm on its own.
+ */
+async function keyPrefixLine(r: Reporter, others: NonNullable<RedisTarget['otherKeyPrefixes']>, prefix: string): Promise<void> {
+  const title = 'one keyPrefix for this inbox';
+  let scan: Awaited<ReturnType<typeof others>>;
+  try {
+    scan = await others();
+  } catch (error) {
+    return r.skip('key-prefixes', title, `SCAN failed: ${message(error)}`);
+  }
+  const waiting = scan.found.filter((other) => other.length > 0);
+  const list = scan.found.map((other) => `${other.keyPrefix === '' ? 'no keyPrefix' : JSON.stringify(other.keyPrefix)} (${other.length} in its stream)`);
+  const fix = (keyPrefix: string) =>
+    `give the receiver (createWebhookHandler) and the workers (inbox.process) ioredis clients with the same keyPrefix; that inbox: channel-sandbox inbox stats --prefix ${prefix}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`;
+  if (waiting.length)
+    r.fail(
+      'key-prefixes',
+      title,
+      `the same prefix is in use under ${list.join(', ')}: pushes stored there are not seen by workers with this keyPrefix`,
+      fix(waiting[0].keyPrefix),
+    );
+  else if (scan.found.length)
+    r.warn(
+      'key-prefixes',
+      title,
+      `the same prefix is in use under ${list.join(', ')}: a process with another keyPrefix stores or reads other keys`,
+      fix(scan.found[0].keyPrefix),
+    );
+  else
+    r.pass(
+      'key-prefixes',
+      title,
+      scan.complete ? 'no other keyPrefix holds an inbox with this prefix' : 'none found in the keys scanned (the scan stopped at its bound)',
+    );
 }
