@@ -76,7 +76,8 @@ describe.runIf(hasCluster)('channel-sandbox doctor --cluster', () => {
       const checks = report.parts.filter((p) => p.target === 'redis').flatMap((p) => p.checks);
       expect(checks.find((c) => c.id === 'workers')).toMatchObject({ status: 'pass' });
       expect(checks.find((c) => c.id === 'key-prefixes')).toMatchObject({ status: 'fail', detail: expect.stringContaining('"{rx}:" (1 in its stream)') });
-      expect(checks.find((c) => c.id === 'key-prefixes')?.fix).toContain('--key-prefix {rx}:');
+      expect(checks.find((c) => c.id === 'key-prefixes')?.fix).toContain(`channel-sandbox inbox stats --cluster --redis ${cluster.urls[2]},`);
+      expect(checks.find((c) => c.id === 'key-prefixes')?.fix).toMatch(/ --prefix doc-split: --key-prefix \{rx\}:$/);
     } finally {
       await stop();
       receiver.disconnect();

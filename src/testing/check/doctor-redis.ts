@@ -119,7 +119,12 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
 
     await persistenceLine(r, command);
     if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
-    if (target.otherKeyPrefixes) await keyPrefixLine(r, target.otherKeyPrefixes, target.prefix ?? '');
+    if (target.otherKeyPrefixes)
+      await keyPrefixLine(
+        r,
+        target.otherKeyPrefixes,
+        `${(target.inboxArgs ?? '--redis ' + target.url).replace(/ --key-prefix .*$/, '')} --prefix ${target.prefix ?? ''}`,
+      );
   } catch (error) {
     r.fail(
       'info',
@@ -236,7 +241,7 @@ async function inboxLines(r: Reporter, stats: () => Promise<Record<string, unkno
  * deploy that changed one process) use different keys, so pushes pile up where no worker reads
  * them while each side's stats() looks calm on its own.
  */
-async function keyPrefixLine(r: Reporter, others: NonNullable<RedisTarget['otherKeyPrefixes']>, prefix: string): Promise<void> {
+async function keyPrefixLine(r: Reporter, others: NonNullable<RedisTarget['otherKeyPrefixes']>, where: string): Promise<void> {
   const title = 'one keyPrefix for this inbox';
   let scan: Awaited<ReturnType<typeof others>>;
   try {
@@ -247,7 +252,7 @@ async function keyPrefixLine(r: Reporter, others: NonNullable<RedisTarget['other
   const waiting = scan.found.filter((other) => other.length > 0);
   const list = scan.found.map((other) => `${other.keyPrefix === '' ? 'no keyPrefix' : JSON.stringify(other.keyPrefix)} (${other.length} in its stream)`);
   const fix = (keyPrefix: string) =>
-    `give the receiver (createWebhookHandler) and the workers (inbox.process) ioredis clients with the same keyPrefix; that inbox: channel-sandbox inbox stats --prefix ${prefix}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`;
+    `give the receiver (createWebhookHandler) and the workers (inbox.process) ioredis clients with the same keyPrefix; that inbox: channel-sandbox inbox stats ${where}${keyPrefix ? ' --key-prefix ' + shellWord(keyPrefix) : ''}`;
   if (waiting.length)
     r.fail(
       'key-prefixes',
@@ -269,3 +274,6 @@ async function keyPrefixLine(r: Reporter, others: NonNullable<RedisTarget['other
       scan.complete ? 'no other keyPrefix holds an inbox with this prefix' : 'none found in the keys scanned (the scan stopped at its bound)',
     );
 }
+
+/** `word` as one shell word: as it is when plain, else in single quotes. */
+const shellWord = (word: string) => (/^[\w:.@{}/-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'");

@@ -188,7 +188,7 @@ describe.runIf(hasRedis)('channel-sandbox inbox', () => {
       expect(workerSide.checks.find((check) => check.id === 'key-prefixes')).toMatchObject({
         status: 'fail',
         detail: expect.stringContaining('"ops-rx:" (2 in its stream)'),
-        fix: expect.stringContaining('channel-sandbox inbox stats --prefix ops-split: --key-prefix ops-rx:'),
+        fix: expect.stringContaining(`channel-sandbox inbox stats --redis ${server.url} --prefix ops-split: --key-prefix ops-rx:`),
       });
       expect(workerSide.code).not.toBe(0);
       // The receiver's side: the workers' keys, without a keyPrefix, are named too.
