@@ -119,7 +119,15 @@ async function redisTargets(
     stats = async () => ({ ...(await createRedisInbox(whole.client, { prefix }).stats()) });
     const { inboxSettings } = await import('../../server/webhooks/inbox/inbox-options.js');
     const reachable = nodes.filter((node): node is Connected => !(node instanceof Error));
-    otherKeyPrefixes = () => streamsElsewhere(reachable, inboxSettings({ prefix }).keys.stream, keyPrefix ?? '');
+    // A prefix the inbox refuses: stats() says why, there is no stream name to look for.
+    const stream = (() => {
+      try {
+        return inboxSettings({ prefix }).keys.stream;
+      } catch {
+        return undefined;
+      }
+    })();
+    if (stream !== undefined) otherKeyPrefixes = () => streamsElsewhere(reachable, stream, keyPrefix ?? '');
   }
   return nodes.map((node, i) => ({
     url: shown(asCluster ? all[i] : urls.join(',')),
