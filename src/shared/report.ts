@@ -29,8 +29,8 @@ export function dropRejection(value: unknown, depth = 0): void {
   // Anything else (undefined, a value without then) throws here, quietly.
   const next = quietly(() => (value as Promise<unknown>).then(undefined, () => {}))();
   // A thenable of the tracer's own may hand back what it did not handle itself (a then that
-  // forwards onFulfilled only returns the rejection): that is dropped too, a few levels deep.
-  if (!(value instanceof Promise) && depth < 3) dropRejection(next, depth + 1);
+  // forwards onFulfilled only returns the rejection): that is dropped too, two levels deep.
+  if (depth < 2) dropRejection(next, depth + 1);
 }
 
 /**
