@@ -503,6 +503,29 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       expect(service.hits.filter((h) => h.path === '/queued-write' || h.path === '/queued-native')).toHaveLength(2);
     });
 
+    test("a 401's replay queued behind the host's limit when the network goes waits, then goes once with the refreshed token (no second refresh)", async () => {
+      const { world, client, service, provider } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      await client.get('/warm');
+      const waits = recorder(client, 'wait');
+      let slow: Promise<unknown> | undefined;
+      // The 401's slot is free when its listeners run: /slow/300 takes it, and the replay queues behind it.
+      client.on('unauthorized', () => void (slow = slow || client.get('/slow/300')));
+      service.rejectNext(1);
+      const call = client.get('/replayed');
+      await eventually(() => provider.calls.length === 2 && world.sent() >= 4, 'the forced refresh and /slow/300');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      world.setNetwork(false);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(service.hits.filter((h) => h.path === '/replayed')).toHaveLength(1);
+      world.setNetwork(true);
+      await expect(call).resolves.toMatchObject({ path: '/replayed' });
+      await slow;
+      // It left the queue unsent and waited for the network, as the cut /slow/300 did.
+      expect(waits.map((w) => w.url.replace(/^.*\//, '/'))).toContain('/replayed');
+      expect(provider.calls.map((c) => c.forceRefresh)).toEqual([false, true]);
+      expect(service.hits.filter((h) => h.path === '/replayed').map((h) => h.status)).toEqual([401, 200]);
+    });
+
     test("a GET queued behind the host's limit when clearToken() comes: AbortError at once, never sent, its place not kept", async () => {
       const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
       const first = client.get('/slow/200').catch((e: unknown) => e);
