@@ -110,14 +110,14 @@ export function normalizeHeaders(headers: unknown, name: string): Record<string,
   }
   let record = headers as Record<string, unknown>;
   const entries = headers as { forEach?: (f: (value: unknown, key: unknown) => void) => void };
-  if (typeof entries.forEach === 'function') {
-    // No prototype: a key __proto__ is kept (and refused below), not swallowed by the setter.
-    record = Object.create(null) as Record<string, unknown>;
-    try {
+  try {
+    if (typeof entries.forEach === 'function') {
+      // No prototype: a key __proto__ is kept (and refused below), not swallowed by the setter.
+      record = Object.create(null) as Record<string, unknown>;
       entries.forEach((value, key) => (record[String(key)] = value));
-    } catch (error) {
-      fail(name + ' could not be read (' + messageOf(error) + '); pass a plain object of header names to string values, a Headers or a Map');
     }
+  } catch (error) {
+    fail(name + ' could not be read (' + messageOf(error) + '); pass a plain object of header names to string values, a Headers or a Map');
   }
   for (const key of Object.keys(record)) {
     const value = record[key];

@@ -377,6 +377,15 @@ describe('#42 round 6: headers that cannot be read as given are refused with a C
     const client = createClient({ baseUrl: service.url, tokenProvider: provider });
     await expect(client.get('/x', { headers: broken as never })).rejects.toThrow(/\[channel-sdk\] headers could not be read \(revoked\)/);
     await expect(client.get('/x', { headers: new Map([[Object.create(null), 'v']]) as never })).rejects.toBeInstanceOf(ConfigError);
+    const unreadable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('revoked');
+        },
+      },
+    );
+    await expect(client.get('/x', { headers: unreadable as never })).rejects.toThrow(/headers could not be read \(revoked\)/);
     const { client: hooked } = clientOf(service, (attempt) => void (attempt.headers = broken as never));
     await expect(hooked.get('/x')).rejects.toThrow(/beforeSend: attempt\.headers could not be read/);
     expect(service.hits).toEqual([]);
