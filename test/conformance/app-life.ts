@@ -526,6 +526,23 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       expect(service.hits.filter((h) => h.path === '/replayed').map((h) => h.status)).toEqual([401, 200]);
     });
 
+    test("a user switch (tokenStore key) while a GET is queued behind the host's limit: fenced as it leaves, never sent with the previous user's token", async () => {
+      let user = 'alice';
+      let saved: unknown = null;
+      const store: TokenStore = { key: () => user, get: () => saved as never, set: (v) => void (saved = v), remove: () => void (saved = null) };
+      const { world, service } = await used({ concurrency: 2, tokenStore: store } as Partial<CoreClientOptions>);
+      const first = world.client.get('/slow/200').catch((e: unknown) => e);
+      const queued = world.client.get('/queued-switched').catch((e: unknown) => e);
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      user = 'bob';
+      await first;
+      expect(await queued).toMatchObject({ code: 'ABORTED' });
+      expect(service.hits.filter((h) => h.path === '/queued-switched')).toHaveLength(0);
+      await world.client.get('/bob');
+      expect(service.hits.at(-1)).toMatchObject({ path: '/bob', token: service.issued.at(-1) });
+      expect(service.hits.at(-1)!.token).not.toBe(service.issued[0]);
+    });
+
     test("a GET queued behind the host's limit when clearToken() comes: AbortError at once, never sent, its place not kept", async () => {
       const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
       const first = client.get('/slow/200').catch((e: unknown) => e);
