@@ -4,6 +4,7 @@ import type { RetryBudgetOptions } from './app-life/pacing-types.js';
 import type { BeforeSend } from './requests/send-attempt.js';
 import { checkKeys, describeValue, fail, milliseconds } from '../shared/check.js';
 import { normalizeBaseUrl } from '../shared/url.js';
+import { messageOf } from '../shared/message.js';
 import type { ClientTelemetryPlugin } from './telemetry-hooks.js';
 import { offlineOptions } from './app-life/pacing.js';
 import { retryBudgetOptions } from './requests/retry-budget.js';
@@ -109,14 +110,21 @@ export function normalizeHeaders(headers: unknown, name: string): Record<string,
   }
   let record = headers as Record<string, unknown>;
   const entries = headers as { forEach?: (f: (value: unknown, key: unknown) => void) => void };
-  if (typeof entries.forEach === 'function') {
-    record = {};
-    entries.forEach((value, key) => (record[String(key)] = value));
+  try {
+    if (typeof entries.forEach === 'function') {
+      // No prototype: a key __proto__ is kept (and refused below), not swallowed by the setter.
+      record = Object.create(null) as Record<string, unknown>;
+      entries.forEach((value, key) => (record[String(key)] = value));
+    }
+  } catch (error) {
+    fail(name + ' could not be read (' + messageOf(error) + '); pass a plain object of header names to string values, a Headers or a Map');
   }
   for (const key of Object.keys(record)) {
     const value = record[key];
     const lower = key.toLowerCase();
     if (!headerName.test(key)) fail(name + ': ' + describeValue(key) + " is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)");
+    // An object's own __proto__ would be dropped silently on its way out (its setter ignores a string).
+    if (lower === '__proto__') fail(name + '.' + key + ' cannot be sent (JavaScript reserves the name); rename the header');
     if (lower === 'authorization') fail(name + '.' + key + ' is set by channel-sdk from tokenProvider; remove it');
     if (typeof value !== 'string') fail(name + '.' + key + ' must be a string; got ' + describeValue(value));
     // The value is not quoted: it may be a credential.

@@ -122,10 +122,26 @@ function text(value: unknown): string | null {
   return String(value);
 }
 
-/** ioredis's `keyPrefix` (a Redis or a Cluster: `options.keyPrefix`), as text. */
-function keyPrefixOf(io: { options?: { keyPrefix?: unknown } }): string {
+/**
+ * ioredis's `keyPrefix` (a Redis or a Cluster: `options.keyPrefix`), as text. A Buffer that is not
+ * UTF-8 is refused: ioredis sends such a key with text arguments corrupted (Redis answers "ERR
+ * Protocol error" and drops the connection), so pushes would be acknowledged and never run.
+ */
+function keyPrefixOf(io: { options?: { keyPrefix?: unknown } }, what: string): string {
   const prefix = io.options?.keyPrefix;
-  return typeof prefix === 'string' ? prefix : prefix instanceof Uint8Array ? new TextDecoder().decode(prefix) : '';
+  if (typeof prefix === 'string') return prefix;
+  if (!(prefix instanceof Uint8Array)) return '';
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(prefix);
+  } catch {
+    return fail(
+      what +
+        ": your ioredis client's keyPrefix is a Buffer that is not UTF-8 text (bytes " +
+        Array.from(prefix.subarray(0, 32), (byte) => byte.toString(16).padStart(2, '0')).join(' ') +
+        (prefix.length > 32 ? ' …' : '') +
+        '): ioredis sends its keys corrupted next to text arguments (Redis answers "ERR Protocol error"). Give keyPrefix as a string such as "myapp:"',
+    );
+  }
 }
 
 export function commandsFor(redis: unknown, what: string): Commands {
@@ -153,7 +169,7 @@ export function commandsFor(redis: unknown, what: string): Commands {
       del: async (key) => void (ready(), await io.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
       connecting: firstConnection(io),
-      keyPrefix: keyPrefixOf(io),
+      keyPrefix: keyPrefixOf(io, what),
     };
   }
   if (typeof r.isOpen === 'boolean') {

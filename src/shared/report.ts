@@ -25,9 +25,12 @@ export function quietly<A extends unknown[], R>(f: (...args: A) => R, fallback?:
  * from `startActiveSpan` (an async wrapper whose own setup failed): nobody else holds it, and an
  * unhandled rejection ends a Node process.
  */
-export function dropRejection(value: unknown): void {
+export function dropRejection(value: unknown, depth = 0): void {
   // Anything else (undefined, a value without then) throws here, quietly.
-  quietly(() => (value as Promise<unknown>).then(undefined, () => {}))();
+  const next = quietly(() => (value as Promise<unknown>).then(undefined, () => {}))();
+  // A thenable of the tracer's own may hand back what it did not handle itself (a then that
+  // forwards onFulfilled only returns the rejection): that is dropped too, two levels deep.
+  if (depth < 2) dropRejection(next, depth + 1);
 }
 
 /**

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { Cluster as IoCluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { seedDeadLetter } from '../testing/cli/dead-letter.js';
+import { runIdleWorker, seedDeadLetter, seedWaitingPush } from '../testing/cli/dead-letter.js';
 import { cli, hasCluster, startCluster, type Cluster } from './cluster.mjs';
 
 function doctor(args: string[]): Promise<{ code: number | null; stdout: string }> {
@@ -59,6 +59,31 @@ describe.runIf(hasCluster)('channel-sandbox doctor --cluster', () => {
       expect(redis[0].checks.find((c) => c.id === 'dead-letters')?.fix).toContain('channel-sandbox inbox dead --cluster --redis ');
     },
   );
+
+  test('a receiver whose ioredis Cluster client has keyPrefix "{rx}:" (its own slot, another master) and workers without it: doctor, given the workers\' view, fails naming "{rx}:" and its waiting push', async () => {
+    const nodes = cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port }));
+    const [receiver, plain] = [new IoCluster(nodes, { keyPrefix: '{rx}:' }), new IoCluster(nodes)];
+    const stop = runIdleWorker(plain, 'doc-split:');
+    try {
+      await seedWaitingPush(receiver, 'doc-split:', 'SO-cluster-split');
+      const slots = await Promise.all(
+        ['{rx}:{doc-split:inbox}:stream', '{doc-split:inbox}:stream'].map((key) => cli(cluster.nodes[0].port, 'cluster', 'keyslot', key)),
+      );
+      expect(slots[0]).not.toBe(slots[1]);
+      const { code, stdout } = await doctor(['--redis', cluster.urls[2], '--prefix', 'doc-split:', '--json']);
+      expect(code).toBe(1);
+      const report = JSON.parse(stdout) as { parts: Array<{ target: string; checks: Array<{ id: string; status: string; detail: string; fix?: string }> }> };
+      const checks = report.parts.filter((p) => p.target === 'redis').flatMap((p) => p.checks);
+      expect(checks.find((c) => c.id === 'workers')).toMatchObject({ status: 'pass' });
+      expect(checks.find((c) => c.id === 'key-prefixes')).toMatchObject({ status: 'fail', detail: expect.stringContaining('"{rx}:" (1 in its stream)') });
+      expect(checks.find((c) => c.id === 'key-prefixes')?.fix).toContain(`channel-sandbox inbox stats --cluster --redis ${cluster.urls[2]},`);
+      expect(checks.find((c) => c.id === 'key-prefixes')?.fix).toMatch(/ --prefix doc-split: --key-prefix \{rx\}:$/);
+    } finally {
+      await stop();
+      receiver.disconnect();
+      plain.disconnect();
+    }
+  });
 });
 
 describe.runIf(hasCluster)('channel-sandbox doctor on a Cluster with replicas', () => {

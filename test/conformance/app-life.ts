@@ -482,6 +482,96 @@ export function hostLifeSuite(name: string, factory: LifeFactory): void {
       expect(service.hits.filter((h) => h.path === '/queued-write')).toHaveLength(0);
     });
 
+    test("calls that may wait queued behind the host's limit when the network goes (a POST with offline: { wait }, client.hostRequest's GET) wait as unqueued ones do, and go once online", async () => {
+      const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const hostRequest = (client as unknown as { hostRequest(o: { url: string }): Promise<{ statusCode: number }> }).hostRequest;
+      const first = client.get('/slow/200');
+      const queued = [client.post('/queued-write', { json: { once: true }, offline: { wait: 5000 } }), hostRequest({ url: '/queued-native' })];
+      const outcomes = queued.map((call) =>
+        call.then(
+          () => 'resolved',
+          (e: unknown) => 'rejected: ' + String(e),
+        ),
+      );
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      world.setNetwork(false);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      for (const outcome of outcomes) expect(await Promise.race([outcome, 'waiting'])).toBe('waiting');
+      world.setNetwork(true);
+      await first;
+      expect(await Promise.all(outcomes)).toEqual(['resolved', 'resolved']);
+      expect(service.hits.filter((h) => h.path === '/queued-write' || h.path === '/queued-native')).toHaveLength(2);
+    });
+
+    test("a 401's replay queued behind the host's limit when the network goes waits, then goes once with the refreshed token (no second refresh)", async () => {
+      const { world, client, service, provider } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      await client.get('/warm');
+      const waits = recorder(client, 'wait');
+      let slow: Promise<unknown> | undefined;
+      // The 401's slot is free when its listeners run: /slow/300 takes it, and the replay queues behind it.
+      client.on('unauthorized', () => void (slow = slow || client.get('/slow/300')));
+      service.rejectNext(1);
+      const call = client.get('/replayed');
+      await eventually(() => provider.calls.length === 2 && world.sent() >= 4, 'the forced refresh and /slow/300');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      world.setNetwork(false);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(service.hits.filter((h) => h.path === '/replayed')).toHaveLength(1);
+      world.setNetwork(true);
+      await expect(call).resolves.toMatchObject({ path: '/replayed' });
+      await slow;
+      // It left the queue unsent and waited for the network, as the cut /slow/300 did.
+      expect(waits.map((w) => w.url.replace(/^.*\//, '/'))).toContain('/replayed');
+      expect(provider.calls.map((c) => c.forceRefresh)).toEqual([false, true]);
+      expect(service.hits.filter((h) => h.path === '/replayed').map((h) => h.status)).toEqual([401, 200]);
+    });
+
+    test("a user switch (tokenStore key) while a GET is queued behind the host's limit: fenced as it leaves, never sent with the previous user's token", async () => {
+      let user = 'alice';
+      let saved: unknown = null;
+      const store: TokenStore = { key: () => user, get: () => saved as never, set: (v) => void (saved = v), remove: () => void (saved = null) };
+      const { world, service } = await used({ concurrency: 2, tokenStore: store } as Partial<CoreClientOptions>);
+      const first = world.client.get('/slow/200').catch((e: unknown) => e);
+      const queued = world.client.get('/queued-switched').catch((e: unknown) => e);
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      user = 'bob';
+      await first;
+      expect(await queued).toMatchObject({ code: 'ABORTED' });
+      expect(service.hits.filter((h) => h.path === '/queued-switched')).toHaveLength(0);
+      await world.client.get('/bob');
+      expect(service.hits.at(-1)).toMatchObject({ path: '/bob', token: service.issued.at(-1) });
+      expect(service.hits.at(-1)!.token).not.toBe(service.issued[0]);
+    });
+
+    test("a GET queued behind the host's limit when clearToken() comes: AbortError at once, never sent, its place not kept", async () => {
+      const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const first = client.get('/slow/200').catch((e: unknown) => e);
+      const queued = client.get('/queued-cleared').catch((e: unknown) => e);
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      client.clearToken();
+      expect(await queued).toMatchObject({ code: 'ABORTED' });
+      await first;
+      await client.get('/after-clear');
+      expect(service.hits.filter((h) => h.path === '/queued-cleared')).toHaveLength(0);
+    });
+
+    test("a GET queued behind the host's limit whose signal aborts while queued ends at once; the network going and coming back meanwhile changes nothing for the next", async () => {
+      const { world, client, service } = await used({ concurrency: 2 } as Partial<CoreClientOptions>);
+      const first = client.get('/slow/200');
+      const controller = new AbortController();
+      const aborted = client.get('/queued-aborted', { signal: controller.signal }).catch((e: unknown) => e);
+      const flapped = client.get('/queued-flapped');
+      await eventually(() => world.sent() === 2, 'the first GET in flight');
+      controller.abort();
+      expect(await aborted).toMatchObject({ code: 'ABORTED' });
+      world.setNetwork(false);
+      world.setNetwork(true);
+      await first;
+      await expect(flapped).resolves.toMatchObject({ path: '/queued-flapped' });
+      expect(service.hits.filter((h) => h.path === '/queued-aborted')).toHaveLength(0);
+      expect(service.hits.filter((h) => h.path === '/queued-flapped')).toHaveLength(1);
+    });
+
     describe('3. interrupted in the background', () => {
       test('a GET the host cut while hidden is not retried while hidden; sent once more on show, it resolves', async () => {
         const { world, client, service } = await used();

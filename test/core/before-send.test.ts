@@ -360,3 +360,42 @@ describe('#42 round 5: headers given as a Headers object or a Map are read, not 
     expect(service.hits).toEqual([]);
   });
 });
+
+describe('#42 round 6: headers that cannot be read as given are refused with a ConfigError, none lost silently', () => {
+  test('a headers container whose forEach throws (a Proxy, a broken polyfill) or a Map key that is no string: ConfigError naming the option, nothing sent', async () => {
+    const service = await start();
+    const provider = providerFor(service);
+    const broken = new Proxy(new Map([['x-a', '1']]), {
+      get: (target, key) =>
+        key === 'forEach'
+          ? () => {
+              throw new Error('revoked');
+            }
+          : Reflect.get(target, key),
+    });
+    expect(() => createClient({ baseUrl: service.url, tokenProvider: provider, headers: broken as never })).toThrow(ConfigError);
+    const client = createClient({ baseUrl: service.url, tokenProvider: provider });
+    await expect(client.get('/x', { headers: broken as never })).rejects.toThrow(/\[channel-sdk\] headers could not be read \(revoked\)/);
+    await expect(client.get('/x', { headers: new Map([[Object.create(null), 'v']]) as never })).rejects.toBeInstanceOf(ConfigError);
+    const unreadable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('revoked');
+        },
+      },
+    );
+    await expect(client.get('/x', { headers: unreadable as never })).rejects.toThrow(/headers could not be read \(revoked\)/);
+    const { client: hooked } = clientOf(service, (attempt) => void (attempt.headers = broken as never));
+    await expect(hooked.get('/x')).rejects.toThrow(/beforeSend: attempt\.headers could not be read/);
+    expect(service.hits).toEqual([]);
+  });
+
+  test('a header named __proto__ (in a Map, or a parsed object) is refused, not dropped silently', async () => {
+    const service = await start();
+    const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service) });
+    await expect(client.get('/x', { headers: new Map([['__proto__', 'v']]) as never })).rejects.toThrow(/headers\.__proto__/);
+    await expect(client.get('/x', { headers: JSON.parse('{"__proto__":"v"}') })).rejects.toThrow(/headers\.__proto__/);
+    expect(service.hits).toEqual([]);
+  });
+});

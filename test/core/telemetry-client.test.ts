@@ -259,6 +259,23 @@ describe('a broken tracer or meter costs the requests nothing', () => {
       { startSpan: () => ({}), startActiveSpan: async () => throwing() },
       undefined,
     ],
+    [
+      'returns a thenable whose then throws, the callback never run', // eslint-disable-next-line unicorn/no-thenable -- the tracer's own thenable is what is tested
+      { startSpan: () => ({}), startActiveSpan: () => ({ then: throwing }) },
+      undefined,
+    ],
+    [
+      'returns a thenable over a rejected setup whose then forwards onFulfilled only (a rejected promise back), the callback never run',
+      {
+        startSpan: () => ({}),
+        startActiveSpan: () => {
+          const failed = Promise.reject(new Error('exporter down'));
+          // eslint-disable-next-line unicorn/no-thenable -- the tracer's own thenable is what is tested
+          return { then: (ok: (v: unknown) => unknown) => failed.then(ok) };
+        },
+      },
+      undefined,
+    ],
   ])('a tracer that %s', async (_what, brokenTracer, brokenMeter) => {
     let calls = 0;
     const exchange = createTokenExchange({ baseUrl: sandbox.url, ...sandbox.credentials });

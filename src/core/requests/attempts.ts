@@ -15,7 +15,7 @@ import type { ClientTelemetry } from '../telemetry-hooks.js';
 import type { Pacing } from '../app-life/pacing.js';
 
 /** What the transport is sent for one attempt, with the token it carries, its call and whether it is not the first. */
-type Attempt = TransportRequest & { held: HeldToken; call: Call; again: boolean };
+type Attempt = TransportRequest & { held: HeldToken; call: Call; again: boolean; unsent?: 'online' | 'shown' };
 
 /** The attempt loop of one call, as `createAttempts` returns it. */
 export type Attempts = (call: Call) => Promise<TransportResponse>;
@@ -58,25 +58,16 @@ export function createAttempts(options: AttemptsOptions): Attempts {
    * held then (an answer read meanwhile may have shown, by the server's clock, that its own has
    * ended) into its headers and `held`, which the loop reads back, asked for through the pacing
    * (not from a provider offline). The network (or the app, before a resend) may have gone while
-   * it was queued: it leaves unsent, its slot freed, and the loop paces it as a call lost offline
-   * or cut while hidden (it waits, its own offline.wait counting; a write fails). One function per
-   * client: an attempt that is not queued allocates nothing for it.
+   * it was queued: it leaves unsent (`unsent`), its slot freed, and the loop takes it back to the
+   * gate, as a call not sent yet: it waits, its own offline.wait counting, or fails as such a call
+   * does (a write that may wait waits too: nothing was sent). One function per client: an attempt
+   * that is not queued allocates nothing for it.
    */
   function rebind(this: Attempt): Promise<void> | void {
     const { call } = this;
     const until = pacing.holds(call, this.again);
     if (until)
-      return Promise.reject(
-        new NetworkError(
-          (until === 'online' ? 'offline (the host reports no network)' : 'the app is hidden') +
-            ': ' +
-            call.method +
-            ' ' +
-            call.url +
-            ' was not sent (it was queued behind the host request limit)',
-          call.context,
-        ),
-      );
+      return Promise.reject(new NetworkError(call.method + ' ' + call.url + ' left the host queue unsent (' + (this.unsent = until) + ')', call.context));
     const next = pacing.token(call, () => token(tokens.get, call.stop, call.context));
     const use = (h: HeldToken) => void ((this.held = h), (this.headers.authorization = 'Bearer ' + h.token));
     return 'then' in next ? next.then(use) : use(next);
@@ -153,6 +144,14 @@ export function createAttempts(options: AttemptsOptions): Attempts {
       if (stop.aborted) {
         if (response && response.discard) response.discard();
         throw failure && failure.code === 'ABORTED' ? failure : abortError(stop, context);
+      }
+      // Left the host's queue unsent (rebind): back to the gate, which waits or fails it as a call
+      // not sent yet. Not a retry (nothing was sent): no limit or budget spent.
+      if (request.unsent) {
+        const why = request.unsent === 'online' ? 'offline' : 'interrupted';
+        note('retry', call, attempt, { reason: why, delayMs: 0 });
+        resend = why;
+        continue;
       }
       let reason: 'network' | 'timeout' | 'status';
       let status: number | undefined;

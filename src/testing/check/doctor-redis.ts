@@ -20,6 +20,11 @@ export interface RedisTarget {
   inboxArgs?: string;
   /** A node of a Redis Cluster: a replica is then a seed a Cluster client may start from, not a wrong URL. */
   cluster?: boolean;
+  /**
+   * The streams of inboxes with this prefix under another ioredis keyPrefix (every master scanned),
+   * each with its keyPrefix and length; `complete` false when the scan stopped at its bound.
+   */
+  otherKeyPrefixes?: () => Promise<{ found: Array<{ keyPrefix: string; length: number }>; complete: boolean }>;
 }
 
 /** `INFO section` as key/value pairs. */
@@ -50,11 +55,8 @@ export const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|inva
 /** What to do about it, here and in the message of every CLI command that connects. */
 export const CREDENTIALS_FIX = "give Redis's password in the URL: redis://:PASSWORD@host:6379, or redis://USER:PASSWORD@host:6379 for an ACL user";
 
-/** How a master the Cluster marks failed (CLUSTER NODES flags `master,fail`) is named, not left out. */
-export const FAILED_MASTER = 'the Cluster marks this master failed';
-/** How a `rediss://` URL to a port that speaks plain Redis is named (cli-redis.ts probes the port when TLS never came up). */
-export const PLAIN_NOT_TLS = 'it answers plain Redis on that port, not TLS';
-/** An ACL user that may log in but not run what doctor reads with: its password is right, its rights are not. */
+/** How doctor names a Cluster master marked `master,fail`, a rediss:// URL to a plain port (cli-redis.ts probes it), an ACL user without rights. */
+export const [FAILED_MASTER, PLAIN_NOT_TLS] = ['the Cluster marks this master failed', 'it answers plain Redis on that port, not TLS'];
 const noPermFix = (url: string) =>
   `your password is right, but this ACL user may not run what doctor reads with: ACL SETUSER ${/^rediss?:\/\/([^:@/]+)[:@]/.exec(url)?.[1] ?? 'default'} +ping +info +config|get (+cluster|nodes in a Cluster), or give doctor a user that has them`;
 const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 ** 2).toFixed(1)} MB`);
@@ -137,6 +139,12 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
 
     await persistenceLine(r, command);
     if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
+    if (target.otherKeyPrefixes)
+      await keyPrefixLine(
+        r,
+        target.otherKeyPrefixes,
+        `${(target.inboxArgs ?? '--redis ' + target.url).replace(/ --key-prefix .*$/, '')} --prefix ${target.prefix ?? ''}`,
+      );
   } catch (error) {
     r.fail(
       'info',
@@ -247,3 +255,45 @@ async function inboxLines(r: Reporter, stats: () => Promise<Record<string, unkno
     );
   else r.warn('workers', 'workers seen', 'none recently: pushes will wait until one runs', 'start inbox.process({ onLogisticsUpdated }) in a worker process');
 }
+
+/**
+ * One inbox per prefix: a receiver and its workers whose ioredis clients differ in keyPrefix (a
+ * deploy that changed one process) use different keys, so pushes pile up where no worker reads
+ * them while each side's stats() looks calm on its own.
+ */
+async function keyPrefixLine(r: Reporter, others: NonNullable<RedisTarget['otherKeyPrefixes']>, where: string): Promise<void> {
+  const title = 'one keyPrefix for this inbox';
+  let scan: Awaited<ReturnType<typeof others>>;
+  try {
+    scan = await others();
+  } catch (error) {
+    return r.skip('key-prefixes', title, `SCAN failed: ${message(error)}`);
+  }
+  const waiting = scan.found.filter((other) => other.length > 0);
+  const list = scan.found.map((other) => `${other.keyPrefix === '' ? 'no keyPrefix' : JSON.stringify(other.keyPrefix)} (${other.length} in its stream)`);
+  const fix = (keyPrefix: string) =>
+    `give the receiver (createWebhookHandler) and the workers (inbox.process) ioredis clients with the same keyPrefix; that inbox: channel-sandbox inbox stats ${where}${keyPrefix ? ' --key-prefix ' + shellWord(keyPrefix) : ''}`;
+  if (waiting.length)
+    r.fail(
+      'key-prefixes',
+      title,
+      `the same prefix is in use under ${list.join(', ')}: pushes stored there are not seen by workers with this keyPrefix`,
+      fix(waiting[0].keyPrefix),
+    );
+  else if (scan.found.length)
+    r.warn(
+      'key-prefixes',
+      title,
+      `the same prefix is in use under ${list.join(', ')}: a process with another keyPrefix stores or reads other keys`,
+      fix(scan.found[0].keyPrefix),
+    );
+  else
+    r.pass(
+      'key-prefixes',
+      title,
+      scan.complete ? 'no other keyPrefix holds an inbox with this prefix' : 'none found in the keys scanned (the scan stopped at its bound)',
+    );
+}
+
+/** `word` as one shell word: as it is when plain, else in single quotes. */
+const shellWord = (word: string) => (/^[\w:.@{}/-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'");

@@ -118,10 +118,22 @@ async function redisTargets(
   const live = all.filter((url) => !failed.has(hostPort(url)));
   const whole = asCluster || keyPrefix ? await reach(asCluster ? live : urls, asCluster, keyPrefix) : nodes[0];
   let stats: RedisTarget['stats'];
+  let otherKeyPrefixes: RedisTarget['otherKeyPrefixes'];
   if (prefix !== undefined && !(whole instanceof Error)) {
     // Loaded here, not with the CLI: the other commands do without the server build.
     const { createRedisInbox } = await import('../../server-node.js');
     stats = async () => ({ ...(await createRedisInbox(whole.client, { prefix }).stats()) });
+    const { inboxSettings } = await import('../../server/webhooks/inbox/inbox-options.js');
+    const reachable = nodes.filter((node): node is Connected => !(node instanceof Error));
+    // A prefix the inbox refuses: stats() says why, there is no stream name to look for.
+    const stream = (() => {
+      try {
+        return inboxSettings({ prefix }).keys.stream;
+      } catch {
+        return undefined;
+      }
+    })();
+    if (stream !== undefined) otherKeyPrefixes = () => streamsElsewhere(reachable, stream, keyPrefix ?? '');
   }
   return nodes.map((node, i) => ({
     url: shown(asCluster ? all[i] : urls.join(',')),
@@ -132,9 +144,41 @@ async function redisTargets(
           prefix,
           inboxArgs: `${asCluster ? '--cluster ' : ''}--redis ${all.map(shown).join(',')}${keyPrefix ? ' --key-prefix ' + keyPrefix : ''}`,
           ...(stats ? { stats } : {}),
+          ...(otherKeyPrefixes ? { otherKeyPrefixes } : {}),
         }
       : {}),
   }));
+}
+
+/** Keys scanned per node at most: a Redis of many keys is looked at in part, and said so. */
+const SCAN_BOUND = 200_000;
+
+/**
+ * The keys on `nodes` (every master) that end as this inbox's `stream` does under another keyPrefix
+ * than `keyPrefix`: the keyPrefix each implies, and the stream's length.
+ */
+async function streamsElsewhere(nodes: Connected[], stream: string, keyPrefix: string) {
+  const found = new Map<string, number>();
+  let complete = true;
+  for (const node of nodes) {
+    let cursor = '0';
+    for (let scanned = 0; ; scanned += 1000) {
+      const [next, keys] = (await node.send(['SCAN', cursor, 'MATCH', '*' + stream.replace(/[*?[\]\\]/g, '\\$&'), 'COUNT', '1000'])) as [unknown, unknown[]];
+      cursor = String(next);
+      for (const key of keys.map(String)) {
+        if (!key.endsWith(stream) || key === keyPrefix + stream || found.has(key)) continue;
+        // A Cluster replica answers MOVED: its master, scanned too, tells the length.
+        const length = await node.send(['XLEN', key]).then(Number, () => undefined);
+        if (length !== undefined) found.set(key, length);
+      }
+      if (cursor === '0') break;
+      if (scanned >= SCAN_BOUND) {
+        complete = false;
+        break;
+      }
+    }
+  }
+  return { found: [...found].map(([key, length]) => ({ keyPrefix: key.slice(0, -stream.length), length })), complete };
 }
 
 const hostPort = (url: string) => new URL(url).host;

@@ -110,7 +110,8 @@ Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
   Redis          reachable; maxmemory-policy (anything but noeviction fails); memory; persistence (none
                  or snapshots only: a warning naming appendonly yes); with --prefix the inbox's dead
                  letters, oldest waiting push and workers seen (--key-prefix: your ioredis client's
-                 keyPrefix, if it has one). Through your project's ioredis or redis: run it in your
+                 keyPrefix, if it has one), and whether another keyPrefix holds an inbox with that
+                 prefix (a receiver and workers that differ in keyPrefix). Through your project's ioredis or redis: run it in your
                  app's folder. A Cluster: one node's URL is enough (each master holding slots is
                  found and checked), or --cluster with the nodes
   The values also come from CHANNEL_BASE_URL, CHANNEL_ACCESS_KEY, CHANNEL_SECRET_KEY,

@@ -76,6 +76,20 @@ export function brokenTelemetries(): Array<[string, TelemetryOptions]> {
         meter: real.meter,
       },
     ],
+    [
+      'a thenable over a rejected setup whose then forwards onFulfilled only (a rejected promise back), the function never run',
+      {
+        tracer: {
+          startSpan: (name, options) => real.tracer.startSpan(name, options),
+          startActiveSpan: (() => {
+            const setup = Promise.reject(new Error('exporter down'));
+            // eslint-disable-next-line unicorn/no-thenable -- the tracer's own thenable is what is tested
+            return { then: (ok: (v: unknown) => unknown) => setup.then(ok) };
+          }) as never,
+        },
+        meter: real.meter,
+      },
+    ],
   ];
 }
 

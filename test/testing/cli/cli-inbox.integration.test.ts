@@ -166,6 +166,43 @@ describe.runIf(hasRedis)('channel-sandbox inbox', () => {
     }
   });
 
+  test("doctor names an inbox prefix used under another ioredis keyPrefix: a receiver deployed with keyPrefix and workers without it (pushes pile up unseen, each side's stats calm)", async () => {
+    const receiverClient = new Redis(server.url, { keyPrefix: 'ops-rx:' });
+    const receiver = createRedisInbox(receiverClient, { prefix: 'ops-split:', pollMs: 10, timeoutMs: 500 });
+    const workers = createRedisInbox(redis, { prefix: 'ops-split:', pollMs: 10, timeoutMs: 500 });
+    const runs: string[] = [];
+    const worker = workers.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    type Check = { id: string; status: string; detail: string; fix?: string };
+    const checksOf = async (args: string[], at = 'ops-split:') => {
+      const out = await run(['doctor', '--redis', server.url, '--prefix', at, ...args, '--json']);
+      return { code: out.code, checks: (JSON.parse(out.stdout) as { parts: Array<{ checks: Check[] }> }).parts.flatMap((part) => part.checks) };
+    };
+    try {
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox: receiver });
+      for (const order of ['SO-split-1', 'SO-split-2']) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      await until(async () => (await workers.stats()).workers === 1, 'the worker seen');
+      // The workers' side: its own inbox is empty and has a worker; the pushes wait under ops-rx:.
+      const workerSide = await checksOf([]);
+      expect(runs).toEqual([]);
+      expect(workerSide.checks.find((check) => check.id === 'workers')).toMatchObject({ status: 'pass' });
+      expect(workerSide.checks.find((check) => check.id === 'key-prefixes')).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining('"ops-rx:" (2 in its stream)'),
+        fix: expect.stringContaining(`channel-sandbox inbox stats --redis ${server.url} --prefix ops-split: --key-prefix ops-rx:`),
+      });
+      expect(workerSide.code).not.toBe(0);
+      // The receiver's side: the workers' keys, without a keyPrefix, are named too.
+      const receiverSide = await checksOf(['--key-prefix', 'ops-rx:']);
+      expect(receiverSide.checks.find((check) => check.id === 'key-prefixes')).toMatchObject({ detail: expect.stringContaining('no keyPrefix') });
+      // An inbox whose processes agree (no keyPrefix anywhere): the check passes.
+      const agreed = await checksOf([], prefix);
+      expect(agreed.checks.find((check) => check.id === 'key-prefixes')).toMatchObject({ status: 'pass' });
+    } finally {
+      await worker.close();
+      receiverClient.disconnect();
+    }
+  });
+
   test('replay <id> puts it back; discard <id> drops one; an unknown id exits 1; bad arguments exit 2', async () => {
     const [letter] = await inbox.deadLetters();
     expect(await run(['inbox', 'replay', letter.id, '--redis', server.url, '--prefix', prefix])).toMatchObject({

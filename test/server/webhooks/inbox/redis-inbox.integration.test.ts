@@ -5,7 +5,15 @@
  * node-redis 6. Redis frozen, stopped and restarted: redis-faults.integration.test.ts; killed processes: crash.integration.test.ts.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { ConfigError, createRedisInbox, createWebhookHandler, type InboxErrorInfo, type RedisInboxOptions } from '../../../../src/server-node.js';
+import {
+  ConfigError,
+  createRedisDedupStore,
+  createRedisInbox,
+  createRedisTokenCache,
+  createWebhookHandler,
+  type InboxErrorInfo,
+  type RedisInboxOptions,
+} from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
 import { clientKinds } from '../../redis/clients.js';
 import { Redis as IoRedis } from 'ioredis';
@@ -465,6 +473,30 @@ describe.runIf(hasRedis)('createRedisInbox on a real redis-server', () => {
     expect(runs).toEqual(['a SO-kp', 'b SO-kp']);
     const keys = await raw.keys('*' + prefix + '*');
     expect(keys.filter((key) => !key.startsWith('app-a:') && !key.startsWith('app-b:'))).toEqual([]);
+  });
+
+  test('an ioredis keyPrefix given as a Buffer: UTF-8 text works as the string would (pause holds, the push runs); bytes that are not UTF-8 are refused by the inbox, the dedup store and the token cache, not acknowledged and never run ("ERR Protocol error")', async () => {
+    const text = new IoRedis(redis.url, { keyPrefix: Buffer.from('buf-é:') as never });
+    const bytes = new IoRedis(redis.url, { keyPrefix: Buffer.from([0x62, 0xff, 0x3a]) as never });
+    const raw = new IoRedis(redis.url);
+    open.push(...[text, bytes, raw].map((c) => ({ close: async () => c.disconnect() })));
+    const prefix = fresh();
+    const inbox = createRedisInbox(text, { ...fast, prefix });
+    await inbox.pause();
+    const runs: string[] = [];
+    const worker = inbox.process({ onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+    open.push(worker);
+    expect((await post(createWebhookHandler({ secret: webhookSecret, inbox }), bodyOf(snapshot('SO-buf', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await sleep(300);
+    expect(runs).toEqual([]);
+    await inbox.resume();
+    await until(() => runs.length === 1, 'the push after resume');
+    expect((await raw.keys('*' + prefix + '*')).filter((key) => !key.startsWith('buf-é:{'))).toEqual([]);
+    const refused = /keyPrefix is a Buffer that is not UTF-8 text \(bytes 62 ff 3a\): .*Give keyPrefix as a string/;
+    expect(() => createRedisInbox(bytes, { ...fast, prefix })).toThrow(refused);
+    expect(() => createRedisInbox(bytes, { ...fast, prefix })).toThrow(ConfigError);
+    expect(() => createRedisDedupStore(bytes)).toThrow(refused);
+    expect(() => createRedisTokenCache(bytes)).toThrow(refused);
   });
 
   test('order per order_no: an older snapshot arriving late is skipped (stale), and two pushes of one order never run at once', async () => {
