@@ -2,8 +2,6 @@
 // forms an answer can echo them (as sent, URL-encoded, JSON-escaped, hex, base64 at any offset),
 // masked before an answer is cut to length (a cut must not leave the start of a secret behind).
 
-import type { CheckReport } from './check-report.js';
-
 /** Shorter values are not masked (a `lang=en` cookie is no secret, and masking it would garble text). */
 const MIN_SECRET = 4;
 const MASK = '[secret]';
@@ -98,7 +96,7 @@ export function maskReach(chars: number, secrets: Iterable<string>): number {
 }
 
 /** `report` with every secret in its text (URL, details, fixes: a header value a line quotes too), in any form, replaced by `[secret]`. */
-export function redactReport<T extends string>(report: CheckReport<T>, secrets: string[]): CheckReport<T> {
+export function redactReport<R extends { url: string; checks: Array<{ detail: string; fix?: string }> }>(report: R, secrets: string[]): R {
   const clean = (text: string) => redactSecrets(text, secrets);
   return { ...report, url: clean(report.url), checks: report.checks.map((c) => ({ ...c, detail: clean(c.detail), ...(c.fix ? { fix: clean(c.fix) } : {}) })) };
 }
