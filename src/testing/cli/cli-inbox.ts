@@ -22,7 +22,7 @@ function describeStats(s: InboxStats): string {
     `workers       ${s.workers} (seen in the last minute)${s.paused ? ', paused (channel-sandbox inbox resume)' : ''}`,
     ...(memory
       ? [`redis memory  ${mib(memory.usedBytes)} of ${memory.maxBytes ? mib(memory.maxBytes) : 'no maxmemory'}, maxmemory-policy ${memory.policy}`]
-      : []),
+      : [`redis memory  unknown: Redis refused INFO memory to this user, so maxmemory-policy (the inbox needs noeviction) is unchecked`]),
     ...(problem ? [`${problem.level}: ${problem.message}`] : []),
   ].join('\n');
 }

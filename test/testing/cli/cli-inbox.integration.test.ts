@@ -138,6 +138,17 @@ describe.runIf(hasRedis)('channel-sandbox inbox', () => {
     }
   });
 
+  test('stats through a Redis user whose ACL refuses INFO (-@dangerous): a line says maxmemory-policy is unchecked, not nothing', async () => {
+    await redis.call('ACL', 'SETUSER', 'noinfo', 'on', '>pw', '~*', '+@all', '-@dangerous');
+    const url = server.url.replace('redis://', 'redis://noinfo:pw@');
+    const stats = await run(['inbox', 'stats', '--redis', url, '--prefix', prefix]);
+    // (ioredis's own ready check prints its refused INFO to stderr.)
+    expect(stats.code).toBe(0);
+    expect(stats.stdout).toMatch(
+      /\nredis memory +unknown: Redis refused INFO memory to this user, so maxmemory-policy \(the inbox needs noeviction\) is unchecked\n$/,
+    );
+  });
+
   test('--key-prefix reaches the inbox of an app whose ioredis client has keyPrefix: pause holds its workers, stats counts its pushes, doctor sees its worker', async () => {
     const app = new Redis(server.url, { keyPrefix: 'ops-app:' });
     const own = createRedisInbox(app, { prefix: 'ops-kp:', pollMs: 10, leaseMs: 1500, timeoutMs: 500 });

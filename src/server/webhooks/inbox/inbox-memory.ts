@@ -52,6 +52,16 @@ export function memoryProblem(memory: InboxMemory): { level: 'error' | 'warn'; m
   };
 }
 
+/**
+ * What a worker says when Redis answers no `maxmemory_policy` (INFO refused by an ACL without
+ * +info, or a managed Redis that hides it): it cannot tell whether Redis evicts pushes.
+ */
+export const MEMORY_UNREAD = {
+  level: 'warn',
+  message:
+    "could not read Redis's maxmemory-policy (Redis refused INFO memory, or its answer did not name it), so a policy that evicts acknowledged pushes would go unseen. Grant the inbox's Redis user +info (ACL SETUSER <user> +info), or check that the policy is noeviction with a user that may (channel-sandbox doctor --redis <url>)",
+} as const;
+
 /** The error an append gets from a full Redis (noeviction), said plainly. */
 export function fullRedis(error: unknown): unknown {
   const message = messageIn({}, error);

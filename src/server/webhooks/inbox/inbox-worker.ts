@@ -7,7 +7,7 @@ import { unprefixed } from '../../http/route.js';
 import type { InboxErrorInfo, InboxProcessOptions, InboxWorker } from './inbox-types.js';
 import { processSettings, type InboxSettings } from './inbox-options.js';
 import type { InboxStore } from './inbox-store.js';
-import { memoryProblem } from './inbox-memory.js';
+import { MEMORY_UNREAD, memoryProblem } from './inbox-memory.js';
 import { createRuns, orderOf } from './inbox-runs.js';
 import type { InboxTelemetry } from '../../telemetry/inbox-telemetry.js';
 
@@ -59,7 +59,8 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
   async function checkMemory() {
     try {
       const { memory } = await store.stats();
-      const problem = memory && memoryProblem(memory);
+      // No policy to read is said too (warn): an evicting Redis would otherwise lose pushes unannounced.
+      const problem = memory ? memoryProblem(memory) : MEMORY_UNREAD;
       if (!problem || (problem.message === said.message && Date.now() - said.at < MEMORY_REPEAT_MS)) return;
       said = { message: problem.message, at: Date.now() };
       report(new Error(problem.message), { stage: 'memory', level: problem.level });

@@ -12,7 +12,7 @@ describe('memoryOf', () => {
   test('reads used_memory, maxmemory and maxmemory_policy', () => {
     expect(memoryOf(info(1_500_000, 3_145_728, 'noeviction'))).toEqual({ usedBytes: 1_500_000, maxBytes: 3_145_728, policy: 'noeviction' });
   });
-  test('undefined when Redis refused INFO (an ACL without it): the check is skipped', () => {
+  test('undefined when Redis refused INFO (an ACL without it): workers warn that the policy is unchecked (redis-memory.integration)', () => {
     expect(memoryOf('')).toBeUndefined();
   });
 });

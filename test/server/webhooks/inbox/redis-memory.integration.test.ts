@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createRedisInbox, createWebhookHandler, type InboxErrorInfo, type RedisInboxOptions } from '../../../../src/server-node.js';
+import { Redis as IoRedis } from 'ioredis';
 import { hasRedis, startRedis } from '../../../helpers/redis.js';
 import { clientKinds, type ConnectedClient } from '../../redis/clients.js';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
@@ -129,6 +130,26 @@ describe.runIf(hasRedis)('the inbox at Redis memory limits', () => {
     expect(policy?.[1].level).toBe('error');
     expect(policy?.[0]).toMatch(/maxmemory-policy is allkeys-lru: when full it evicts any key.*Set maxmemory-policy noeviction/);
   }, 60_000);
+
+  test('an evicting Redis (allkeys-lru) through a user whose ACL refuses INFO (+@all -@dangerous, a common hardening; a managed Redis that hides it): the worker says it cannot check the policy, naming +info', async () => {
+    const { redis, client } = await setUp('allkeys-lru');
+    // INFO is in @dangerous: this user may run everything the inbox's scripts call, but not INFO.
+    await command(client, 'ACL', 'SETUSER', 'app', 'on', '>pw', '~*', '+@all', '-@dangerous');
+    const app = new IoRedis(redis.url, { username: 'app', password: 'pw', enableReadyCheck: false });
+    cleanup.push(() => app.disconnect());
+    const inbox = createRedisInbox(app, { ...fast, prefix: 'noinfo:' });
+    const reports: Array<[string, InboxErrorInfo]> = [];
+    const worker = inbox.process({ onLogisticsUpdated: () => {}, onError: (error, info) => void reports.push([(error as Error).message, info]) });
+    cleanup.push(() => worker.close());
+    await until(() => reports.some(([, info]) => info.stage === 'memory'), 'a memory report', 5000).catch((error: Error) => {
+      throw new Error(error.message + '; reports: ' + JSON.stringify(reports));
+    });
+    const [message, info] = reports.find(([, at]) => at.stage === 'memory')!;
+    expect(info.level).toBe('warn');
+    expect(message).toMatch(/could not read Redis's maxmemory-policy .*Grant the inbox's Redis user \+info \(ACL SETUSER <user> \+info\)/);
+    // stats() has no memory to give: absent, as documented.
+    expect((await inbox.stats()).memory).toBeUndefined();
+  });
 
   describe('keys Redis evicted under a push waiting for its retry (deleted here as an evicting Redis would)', () => {
     async function parkedPushes(prefix: string) {
