@@ -56,7 +56,8 @@ export const LOST_BODY = 'Redis lost this push while it waited for its next atte
 
 /**
  * KEYS stream, retry, parked, age, workers, dead; ARGV tag, group, consumer, count, leaseMs, busyMs,
- * ttl, cursor, beat ('1': mark this worker seen). Nothing while the inbox is paused. Else moves due
+ * ttl, cursor, beat ('1': mark this worker seen). Nothing while the inbox is paused (its group made if
+ * missing: created 1, or 2 when Redis refused it). Else moves due
  * retries into the stream (one whose fields Redis lost becomes a dead letter, answered `lost`),
  * takes pushes whose lease lapsed (XAUTOCLAIM from `cursor`, so that successive reads walk the
  * whole pending list however long), then new ones (XREADGROUP), up to count. Per push of an
@@ -71,7 +72,11 @@ export const READ =
   'local at = now() ' +
   "if redis.call('exists', T .. ':paused') == 1 then " +
   "  if ARGV[9] == '1' then redis.call('zrem', W, c) redis.call('zadd', W, at, c) end " +
-  '  return { 0, ARGV[8], 1 } ' +
+  // The group is made while paused too (from the start: what is stored waits for resume), so that
+  // a worker started paused knows the inbox's data and sees it lost. 2: no group (Redis refused it).
+  "  local made = redis.pcall('xgroup', 'create', S, g, '0', 'mkstream') " +
+  "  if type(made) == 'table' and made.err then return { string.find(made.err, 'BUSYGROUP') and 0 or 2, ARGV[8], 1 } end " +
+  '  return { 1, ARGV[8], 1 } ' +
   'end ' +
   'local out = { 0, ARGV[8], 0 } ' +
   "for _, k in ipairs(redis.call('zrangebyscore', R, '-inf', at, 'limit', 0, 100)) do " +

@@ -88,7 +88,8 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
         const [id, status, key, orderNo, snapshotAt, receivedAt, attempt, body] = (row as unknown[]).map(str);
         return { id, status: status as Entry['status'], key, orderNo, snapshotAt, receivedAt: num(receivedAt), attempt: num(attempt), body };
       });
-      return { created: num(reply[0]) === 1, cursor: str(reply[1]) || '0-0', paused: num(reply[2]) === 1, entries };
+      // grouped: the consumer group exists now (a paused read could not make it in a full Redis).
+      return { created: num(reply[0]) === 1, grouped: num(reply[0]) !== 2, cursor: str(reply[1]) || '0-0', paused: num(reply[2]) === 1, entries };
     },
 
     /** A paused worker is still seen. */

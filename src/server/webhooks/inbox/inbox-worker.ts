@@ -122,14 +122,14 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
       if (batch.created && seenGroup) {
         report(
           new Error(
-            "the inbox's stream and consumer group were gone (Redis lost its data: restarted without persistence, flushed, failed over to an empty replica, or evicted it under a maxmemory-policy other than noeviction); pushes stored before are lost. Run Redis with appendonly yes and maxmemory-policy noeviction",
+            "the inbox's stream and consumer group were gone (Redis lost its data: restarted without persistence, flushed, failed over to an empty replica, or evicted it under a maxmemory-policy other than noeviction); pushes stored before are lost, and an inbox that was paused is not any more (workers take pushes again). Run Redis with appendonly yes and maxmemory-policy noeviction",
           ),
           { stage: 'data-lost', level: 'error' },
         );
       }
-      // A paused read looks at no group: the first read after resume() may create it (a worker
-      // started paused on a new inbox), which is no loss.
-      if (!batch.paused) seenGroup = true;
+      // A paused read makes the group too: a worker started paused (a deploy) that then sees it
+      // gone knows that Redis lost what was stored meanwhile, and that the pause went with it.
+      if (batch.grouped) seenGroup = true;
       for (const entry of batch.entries) {
         if (entry.status === 'go') runs.start(entry);
         else if (entry.status === 'lost')

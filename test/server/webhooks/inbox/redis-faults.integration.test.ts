@@ -204,6 +204,33 @@ describe.runIf(hasRedis)('the inbox when Redis misbehaves', () => {
     expect(runs.filter((order) => order.startsWith('SO-lost-'))).toHaveLength(2);
   });
 
+  test('Redis restarted WITHOUT persistence while a worker started paused (a deploy behind pause()) waits: the pushes acknowledged meanwhile are gone and so is the pause, and a data-lost error says so (before: nothing at all)', async () => {
+    const { redis, client } = await setUp(clientKinds[0]);
+    const inbox = createRedisInbox(client.client, { ...fast, prefix: 'paused-volatile:' });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+    await inbox.pause();
+    const reports: Array<[string, InboxErrorInfo]> = [];
+    const runs: string[] = [];
+    const worker = inbox.process({
+      onError: (error, info) => void reports.push([(error as Error).message, info]),
+      onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no),
+    });
+    cleanup.push(() => worker.close());
+    for (let i = 0; i < 3; i++) expect((await post(handler, bodyOf(snapshot('SO-held-' + i, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    await sleep(300);
+    expect(await inbox.stats()).toMatchObject({ pending: 3, paused: true });
+    await redis.down();
+    await redis.up();
+    await until(() => reports.some(([, info]) => info.stage === 'data-lost'), 'the data-lost report', 15_000).catch((error: Error) => {
+      throw new Error(error.message + '; reports: ' + JSON.stringify(reports.map(([message, info]) => info.stage + ': ' + message)));
+    });
+    const [message, info] = reports.find(([, i]) => i.stage === 'data-lost')!;
+    expect(info.level).toBe('error');
+    expect(message).toMatch(/pushes stored before are lost, and an inbox that was paused is not any more .*appendonly yes/);
+    expect(await inbox.stats()).toMatchObject({ pending: 0, paused: false });
+    expect(runs).toEqual([]);
+  });
+
   test('Redis restarted WITH persistence (appendonly, fsync always) mid-run: every push acknowledged is processed', async () => {
     const { redis, client } = await setUp(clientKinds[0], true);
     const inbox = createRedisInbox(client.client, { ...fast, prefix: 'durable:' });
