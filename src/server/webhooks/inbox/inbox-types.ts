@@ -62,7 +62,8 @@ export interface InboxErrorInfo {
    * inbox stored: its consumer group vanished (restarted without persistence, flushed, failed over
    * to an empty replica), or a push waiting for a retry was evicted (then `id` names its dead
    * letter); `memory` Redis's memory settings put pushes at risk (an evicting `maxmemory-policy`:
-   * error) or Redis is nearly full (warn), checked when the worker starts and every minute.
+   * error), Redis is nearly full, or Redis would not tell its policy (INFO refused) (warn), checked
+   * when the worker starts and every minute.
    */
   stage: 'callback' | 'timeout' | 'dead-letter' | 'stale' | 'lease' | 'redis' | 'data-lost' | 'memory';
   /** `info` needs nothing done; `warn` retried or recovered; `error` something to look at. */
@@ -142,7 +143,7 @@ export interface InboxStats {
   workers: number;
   /** True while `inbox.pause()` holds every worker. */
   paused: boolean;
-  /** Redis's memory (INFO memory); absent when Redis refuses INFO. */
+  /** Redis's memory (INFO memory); absent when Redis refuses INFO (workers then warn, stage `memory`: the policy is unchecked). */
   memory?: InboxMemory;
 }
 
