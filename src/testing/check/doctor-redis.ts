@@ -57,7 +57,9 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
           ? 'start that node again (its data and nodes.conf kept), or give each master a replica that can take over (redis-cli --cluster add-node … --cluster-slave); until then the Cluster answers CLUSTERDOWN'
           : target.error?.includes(PLAIN_NOT_TLS)
             ? 'use redis:// for this port (rediss:// is for a port that serves TLS: tls-port in redis.conf)'
-            : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
+            : /\bunknown command '?info\b/i.test(target.error ?? '')
+              ? "this Redis has INFO disabled, and ioredis sends INFO as it connects (its ready check), then tries again without end: your app's ioredis clients need new Redis(url, { enableReadyCheck: false }) (node-redis sends no INFO)"
+              : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
     );
     return r.done();
   }

@@ -504,6 +504,21 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       expect(clean.code).toBe(0);
     });
 
+    test('a Redis whose provider disabled INFO (rename-command INFO ""): ioredis never gets ready, and the fix names enableReadyCheck: false, not "start Redis"', async () => {
+      const noInfo = await redisServer('--rename-command', 'INFO', '');
+      const result = await run(['doctor', '--redis', noInfo, '--json']);
+      // Before: the fix "start Redis, or pass its URL as --redis (REDIS_URL)…" for a Redis that runs.
+      expect(linesOf(JSON.parse(result.stdout) as Report).find((c) => c.id === 'reachable')).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining("unknown command 'info'"),
+        fix: expect.stringContaining('enableReadyCheck: false'),
+      });
+      // The app's own ioredis with that option works: the fix is the one that makes it connect.
+      const app = new Redis(noInfo, { enableReadyCheck: false });
+      expect(await app.ping()).toBe('PONG');
+      app.disconnect();
+    });
+
     /** A stand-in for the real service: the sandbox behind it, its refusals unlabelled (the service publishes no codes). */
     async function unlabelled(mode: 'uniform' | 'distinct' | 'date-ahead'): Promise<string> {
       const server: Server = createServer(async (req, res) => {
