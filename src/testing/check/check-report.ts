@@ -158,6 +158,25 @@ export function describeAnswer(answer: Answer): string {
   return `HTTP ${answer.status}${body ? ' ' + (body.length > 120 ? body.slice(0, 119) + '…' : body) : ''}`;
 }
 
+/**
+ * Where a 3xx answer to `from` sends the caller: its origin and path, masked (never its query, where
+ * a login page's `next=` or an echoed session goes); `moved` when it is the same path elsewhere
+ * (http to https, another host): the route moved, the user is not signed out.
+ */
+export function redirectOf(answer: Answer, from: string): { to: string; moved: boolean } | undefined {
+  if (answer.status === undefined || answer.status < 300 || answer.status >= 400) return undefined;
+  let target: URL;
+  try {
+    target = new URL(answer.headers.get('location') ?? '', from);
+  } catch {
+    return undefined;
+  }
+  const source = new URL(from);
+  if (target.href === source.href) return undefined; // no Location
+  const to = redactSecrets(target.origin + target.pathname, answer.secrets ?? []);
+  return { to: to.length > 120 ? to.slice(0, 119) + '…' : to, moved: target.pathname === source.pathname && target.origin !== source.origin };
+}
+
 export const is2xx = (answer: Answer): boolean => answer.status !== undefined && answer.status >= 200 && answer.status < 300;
 
 /** `12 ms`, `1.2 s` */

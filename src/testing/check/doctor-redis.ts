@@ -4,6 +4,7 @@
 // state from its stats(): dead letters, the oldest waiting push, workers seen.
 import { messageIn } from '../../shared/message.js';
 import { createReport, duration, type CheckReport, type Reporter } from './check-report.js';
+import { aclUser, info, INFO_NOT_ALLOWED, memoryLines, persistenceLine } from './doctor-redis-settings.js';
 
 /** What the Redis part is given: a connection made by the CLI (or why there is none). */
 export interface RedisTarget {
@@ -27,29 +28,6 @@ export interface RedisTarget {
   otherKeyPrefixes?: () => Promise<{ found: Array<{ keyPrefix: string; length: number }>; complete: boolean }>;
 }
 
-/** `INFO section` as key/value pairs. */
-async function info(command: (args: string[]) => Promise<unknown>, section: string): Promise<Record<string, string>> {
-  const fields: Record<string, string> = {};
-  for (const line of String(await command(['INFO', section])).split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon > 0 && !line.startsWith('#')) fields[line.slice(0, colon)] = line.slice(colon + 1).trim();
-  }
-  return fields;
-}
-
-/** A CONFIG GET value, or undefined where CONFIG is disabled (managed Redis) or refused. */
-async function config(command: (args: string[]) => Promise<unknown>, name: string): Promise<string | undefined> {
-  try {
-    const reply = await command(['CONFIG', 'GET', name]);
-    if (Array.isArray(reply)) return reply.length >= 2 ? String(reply[1]) : undefined;
-    if (reply && typeof reply === 'object')
-      return (reply as Record<string, unknown>)[name] === undefined ? undefined : String((reply as Record<string, unknown>)[name]);
-    return undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** How Redis and Valkey refuse a missing or wrong password (AUTH, HELLO, or a command before either). */
 export const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i;
 /** What to do about it, here and in the message of every CLI command that connects. */
@@ -58,8 +36,7 @@ export const CREDENTIALS_FIX = "give Redis's password in the URL: redis://:PASSW
 /** How doctor names a Cluster master marked `master,fail`, a rediss:// URL to a plain port (cli-redis.ts probes it), an ACL user without rights. */
 export const [FAILED_MASTER, PLAIN_NOT_TLS] = ['the Cluster marks this master failed', 'it answers plain Redis on that port, not TLS'];
 const noPermFix = (url: string) =>
-  `your password is right, but this ACL user may not run what doctor reads with: ACL SETUSER ${/^rediss?:\/\/([^:@/]+)[:@]/.exec(url)?.[1] ?? 'default'} +ping +info +config|get (+cluster|nodes in a Cluster), or give doctor a user that has them`;
-const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 ** 2).toFixed(1)} MB`);
+  `your password is right, but this ACL user may not run what doctor reads with: ACL SETUSER ${aclUser(url)} +ping +info +config|get (+cluster|nodes in a Cluster), or give doctor a user that has them`;
 const message = (error: unknown) => messageIn({ unprefixed: true }, error);
 /** Older than this, the oldest waiting push is worth a look. */
 const WAITING_MS = 60_000;
@@ -80,24 +57,28 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
           ? 'start that node again (its data and nodes.conf kept), or give each master a replica that can take over (redis-cli --cluster add-node … --cluster-slave); until then the Cluster answers CLUSTERDOWN'
           : target.error?.includes(PLAIN_NOT_TLS)
             ? 'use redis:// for this port (rediss:// is for a port that serves TLS: tls-port in redis.conf)'
-            : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
+            : /\bunknown command '?info\b/i.test(target.error ?? '')
+              ? "this Redis has INFO disabled, and ioredis sends INFO as it connects (its ready check), then tries again without end: your app's ioredis clients need new Redis(url, { enableReadyCheck: false }) (node-redis sends no INFO)"
+              : "start Redis, or pass its URL as --redis (REDIS_URL); run doctor in your app's folder, where ioredis or redis is installed",
     );
     return r.done();
   }
-  let server: Record<string, string>;
   try {
     const started = performance.now();
     const pong = await command(['PING']);
     const ms = Math.round(performance.now() - started);
-    server = { ...(await info(command, 'server')), ...(await info(command, 'replication')) };
-    const version = server.valkey_version ? `Valkey ${server.valkey_version}` : `Redis ${server.redis_version ?? '?'}`;
-    if (server.role === 'slave' && target.cluster)
+    const [server, replication] = [await info(command, 'server'), await info(command, 'replication')];
+    const version = server?.valkey_version ? `Valkey ${server.valkey_version}` : `Redis ${server?.redis_version ?? '?'}`;
+    // INFO not allowed (an ACL user with -@dangerous, a renamed command): reachable all the same, and the app needs no INFO.
+    if (!server || !replication)
+      r.pass('reachable', reachTitle, `${String(pong)} in ${duration(ms)}: ${INFO_NOT_ALLOWED}, so the version, and whether it is a replica, are unknown`);
+    else if (replication.role === 'slave' && target.cluster)
       r.pass(
         'reachable',
         reachTitle,
         `${String(pong)} in ${duration(ms)}: ${version}, a replica in the Cluster (a Cluster client writes to the masters, each checked below)`,
       );
-    else if (server.role === 'slave')
+    else if (replication.role === 'slave')
       r.fail(
         'reachable',
         reachTitle,
@@ -120,24 +101,8 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
   }
 
   try {
-    // Eviction: with a policy other than noeviction, a full Redis deletes keys, the inbox's included.
-    const memory = await info(command, 'memory');
-    const policy = memory.maxmemory_policy ?? (await config(command, 'maxmemory-policy')) ?? '?';
-    const max = Number(memory.maxmemory ?? 0);
-    const used = Number(memory.used_memory ?? 0);
-    const policyTitle = 'maxmemory-policy keeps every key';
-    const policyFix =
-      'CONFIG SET maxmemory-policy noeviction, and maxmemory-policy noeviction in redis.conf (a cache that needs eviction belongs on another Redis)';
-    const loses = 'the inbox can lose acknowledged pushes and the dedup store forget handled ones (a token cache alone would not mind)';
-    if (policy === 'noeviction')
-      r.pass('maxmemory-policy', policyTitle, 'noeviction: a full Redis refuses writes (the push is then delivered again) instead of deleting keys');
-    else if (policy === '?') r.warn('maxmemory-policy', policyTitle, 'neither INFO memory nor CONFIG GET tells the policy', policyFix);
-    else if (max === 0)
-      r.warn('maxmemory-policy', policyTitle, `${policy}, and no maxmemory yet: once a limit is set, Redis deletes keys when full: ${loses}`, policyFix);
-    else r.fail('maxmemory-policy', policyTitle, `${policy} with maxmemory ${mb(max)}: a full Redis deletes keys: ${loses}`, policyFix);
-    memoryLine(r, used, max, policy);
-
-    await persistenceLine(r, command);
+    await memoryLines(r, command, target.url);
+    await persistenceLine(r, command, target.url);
     if (target.stats) await inboxLines(r, target.stats, `${target.inboxArgs ?? '--redis ' + target.url} --prefix ${target.prefix ?? ''}`);
     if (target.otherKeyPrefixes)
       await keyPrefixLine(
@@ -157,57 +122,6 @@ export async function checkRedis(target: RedisTarget): Promise<CheckReport<'redi
     );
   }
   return r.done();
-}
-
-function memoryLine(r: Reporter, used: number, max: number, policy: string): void {
-  const title = 'memory has room';
-  if (!max) return r.pass('memory', title, `${mb(used)} used, no maxmemory (bounded by the machine)`);
-  const share = used / max;
-  const detail = `${mb(used)} of ${mb(max)} maxmemory (${Math.round(share * 100)}%)`;
-  if (share < 0.8) return r.pass('memory', title, detail);
-  r.warn(
-    'memory',
-    title,
-    `${detail}: ${policy === 'noeviction' ? 'when full, writes are refused: the webhook handler answers 503 and the service delivers again' : 'when full, keys are deleted'}`,
-    'raise maxmemory, or find what fills it (redis-cli --bigkeys)',
-  );
-}
-
-async function persistenceLine(r: Reporter, command: (args: string[]) => Promise<unknown>): Promise<void> {
-  const title = 'persistence keeps what was acknowledged';
-  const fix = 'appendonly yes (redis-server --appendonly yes, or CONFIG SET appendonly yes and the same line in redis.conf)';
-  const p = await info(command, 'persistence');
-  if (p.aof_last_write_status === 'err' || p.rdb_last_bgsave_status === 'err')
-    return r.fail(
-      'persistence',
-      title,
-      p.aof_last_write_status === 'err'
-        ? 'the append-only file cannot be written (aof_last_write_status:err)'
-        : 'the last snapshot failed (rdb_last_bgsave_status:err): Redis may refuse writes (MISCONF)',
-      "look at Redis's log: the disk is full or not writable",
-    );
-  if (p.aof_enabled === '1') {
-    const fsync = await config(command, 'appendfsync');
-    const loss =
-      fsync === 'always' ? 'nothing acknowledged is lost' : fsync === 'no' ? 'the OS decides when it reaches the disk' : 'at most about 1 s is lost in a crash';
-    return r.pass('persistence', title, `append-only file on${fsync ? ` (appendfsync ${fsync}: ${loss})` : ''}`);
-  }
-  const save = await config(command, 'save');
-  if (save === undefined)
-    return r.warn(
-      'persistence',
-      title,
-      'no append-only file (INFO persistence: aof_enabled:0); CONFIG is not available here, so the snapshot schedule is unknown: a restart loses what came since the last snapshot',
-      fix,
-    );
-  r.warn(
-    'persistence',
-    title,
-    save.trim()
-      ? `snapshots only (save ${save}): a restart loses the pushes acknowledged since the last one`
-      : 'none (no append-only file, no snapshots): a restart loses every stored push',
-    fix,
-  );
 }
 
 async function inboxLines(r: Reporter, stats: () => Promise<Record<string, unknown>>, where: string): Promise<void> {

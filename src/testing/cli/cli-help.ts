@@ -115,7 +115,7 @@ Exit 1 when replay or discard found no such dead letter, 2 for bad arguments.`,
                  app's folder. A Cluster: one node's URL is enough (each master holding slots is
                  found and checked), or --cluster with the nodes
   The values also come from CHANNEL_BASE_URL, CHANNEL_ACCESS_KEY, CHANNEL_SECRET_KEY,
-  CHANNEL_WEBHOOK_SECRET and REDIS_URL. Nothing secret is printed (keys, secrets, the --header
+  CHANNEL_WEBHOOK_SECRET and REDIS_URL (an option given wins over its variable). Nothing secret is printed (keys, secrets, the --header
   values, tokens, a Redis password).
 One line per check: ✓ passed, ✗ failed (with what to fix), ⚠ worth a look, – not checked.
 Exit 0 when nothing failed (warnings do not fail), 1 when something did, 2 for bad arguments.`,

@@ -17,6 +17,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const servers: Server[] = [];
 let plain = '';
 let tls = '';
+let redirecting = '';
 const dir = mkdtempSync(join(tmpdir(), 'channel-doctor-tls-'));
 
 interface Line {
@@ -59,6 +60,15 @@ beforeAll(async () => {
   plain = 'http://127.0.0.1:' + (await listen(stall));
   const https = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('{}'));
   tls = 'https://127.0.0.1:' + (await listen(https));
+  // Redirects as apps answer them: the route moved to https (same path), or a login page whose URL echoes the session.
+  const redirects = createServer((req, res) => {
+    const session = /session=([\w-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
+    if (req.url?.startsWith('/moved/')) return void res.writeHead(301, { location: 'https://127.0.0.1:1' + req.url }).end();
+    res
+      .writeHead(302, { location: `/login/${session}?next=${encodeURIComponent(req.url ?? '')}&sid=${session}`, 'content-type': 'text/html' })
+      .end('<a>login</a>');
+  });
+  redirecting = 'http://127.0.0.1:' + (await listen(redirects));
 });
 afterAll(() => {
   for (const server of servers) {
@@ -68,7 +78,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('channel-sandbox doctor: answers that never end, certificates not trusted', { timeout: 60_000 }, () => {
+describe('channel-sandbox doctor: answers that never end, certificates not trusted, redirects', { timeout: 60_000 }, () => {
   test('a route that stalls after its headers is "no answer within 15000 ms", not a token answer of the wrong shape; nothing more is asked of it', async () => {
     const { code, lines } = await doctor(['--token-route', plain + '/channel-token', '--header', 'cookie: session=stalled-1']);
     expect(code).toBe(1);
@@ -102,5 +112,22 @@ describe('channel-sandbox doctor: answers that never end, certificates not trust
       expect(first.detail).toMatch(/this machine does not trust its TLS certificate: self-signed certificate$/);
       expect(first.fix).toMatch(/^give Node the CA that signed it: NODE_EXTRA_CA_CERTS=/);
     }
+  });
+  test('a route that redirects: to the same path elsewhere (http to https) the fix is that URL, not "pass the credentials"; to a login page, where it goes is named with the session in it masked', async () => {
+    const [moved, login] = await Promise.all([
+      doctor(['--token-route', redirecting + '/moved/channel-token', '--header', 'cookie: session=moved-session-1']),
+      doctor(['--token-route', redirecting + '/channel-token', '--header', 'cookie: session=login-session-2']),
+    ]);
+    // Before: "HTTP 301 with cookie", the fix "pass the credentials your front end sends…", for a route that moved.
+    expect(moved.lines['token-route'][0]).toMatchObject({
+      id: 'token',
+      status: 'fail',
+      detail: 'HTTP 301 to https://127.0.0.1:1/moved/channel-token with cookie',
+      fix: expect.stringMatching(/^your route moved: pass the URL it redirects to as --token-route \(https:\/\/127\.0\.0\.1:1\/moved\/channel-token\)/),
+    });
+    const token = login.lines['token-route'][0];
+    expect(token.detail).toBe(`HTTP 302 to ${redirecting}/login/[secret] with cookie`);
+    expect(token.fix).toMatch(/^pass the credentials your front end sends/);
+    expect(JSON.stringify(login.lines)).not.toContain('login-session-2');
   });
 });

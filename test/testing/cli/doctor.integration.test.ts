@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Redis } from 'ioredis';
+import { createRedisInbox } from '../../../src/server-node.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hasRedis } from '../../helpers/redis.js';
 import { controlsOf, freePort, spawnServer } from '../../helpers/redis-server.mjs';
@@ -470,6 +471,52 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
         fix: expect.stringMatching(/^use redis:\/\//),
       });
       expect(tls.stdout).not.toContain(redisPassword);
+    });
+
+    test('an ACL user without INFO and CONFIG (+@all -@dangerous, a common recipe) whose inbox works: reachable ✓, what cannot be read ⚠ naming it, the inbox lines, exit 0', async () => {
+      const admin = new Redis(healthyRedis);
+      await admin.call('ACL', 'SETUSER', 'doctor-app', 'on', '>doctor-app-pw', '~*', '&*', '+@all', '-@dangerous');
+      await admin.quit();
+      const url = `redis://doctor-app:doctor-app-pw@${new URL(healthyRedis).host}`;
+      // The app's own client as this user: the inbox reads its state without INFO.
+      const app = new Redis(url, { enableReadyCheck: false });
+      expect(await createRedisInbox(app, { prefix: 'dead:' }).stats()).toMatchObject({ deadLetters: 1 });
+      app.disconnect();
+      const result = await run(['doctor', '--redis', url, '--prefix', 'dead:', '--json']);
+      const lines = linesOf(JSON.parse(result.stdout) as Report);
+      const line = (id: string) => lines.find((c) => c.id === id);
+      // Before: ✗ reachable "NOPERM this user has no permissions to run the 'info' command", nothing else checked, exit 1.
+      expect(line('reachable')).toMatchObject({
+        status: 'pass',
+        detail: expect.stringMatching(/^PONG in .*INFO is not allowed here.*version, and whether it is a replica, are unknown/),
+      });
+      expect(line('maxmemory-policy')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringMatching(/^neither INFO nor CONFIG GET is allowed here.*the policy is unknown/),
+        fix: expect.stringContaining('ACL SETUSER doctor-app +info'),
+      });
+      expect(line('memory')?.status).toBe('skip');
+      expect(line('persistence')).toMatchObject({ status: 'warn', fix: expect.stringMatching(/^check that appendonly is yes/) });
+      // The inbox's state still read: its one seeded dead letter is the only failure, as with an admin user.
+      expect(lines.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual(['dead-letters']);
+      expect(result.stdout).not.toContain('doctor-app-pw');
+      const clean = await run(['doctor', '--redis', url, '--prefix', 'myapp:', '--json']);
+      expect(clean.code).toBe(0);
+    });
+
+    test('a Redis whose provider disabled INFO (rename-command INFO ""): ioredis never gets ready, and the fix names enableReadyCheck: false, not "start Redis"', async () => {
+      const noInfo = await redisServer('--rename-command', 'INFO', '');
+      const result = await run(['doctor', '--redis', noInfo, '--json']);
+      // Before: the fix "start Redis, or pass its URL as --redis (REDIS_URL)…" for a Redis that runs.
+      expect(linesOf(JSON.parse(result.stdout) as Report).find((c) => c.id === 'reachable')).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining("unknown command 'info'"),
+        fix: expect.stringContaining('enableReadyCheck: false'),
+      });
+      // The app's own ioredis with that option works: the fix is the one that makes it connect.
+      const app = new Redis(noInfo, { enableReadyCheck: false });
+      expect(await app.ping()).toBe('PONG');
+      app.disconnect();
     });
 
     /** A stand-in for the real service: the sandbox behind it, its refusals unlabelled (the service publishes no codes). */
