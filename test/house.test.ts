@@ -65,6 +65,31 @@ test('no src comment cites a document the repository does not have (issue #44 it
 });
 
 /**
+ * A source file a comment names, as it is written: from the repository's root, from the citing
+ * file's folder, or as the tail of a path under src/ (`core/requests/attempts.ts`, `host-globals.ts`).
+ * A file moved or renamed leaves such a comment pointing nowhere (issue #44 item 6).
+ */
+const citesMissingSource = (file: string, text: string) =>
+  [...text.matchAll(/(?<![\w@./-])((?:[\w-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|cjs))(?!\w)/g)]
+    .map(([, path]) => path)
+    .filter((path) => !path.endsWith('.d.ts') && !existsSync(path) && !existsSync(join(dirname(file), path)) && !sources.some((s) => s.endsWith('/' + path)));
+
+test('no src comment names a source file that is not there: moved or renamed since (issue #44 item 6)', () => {
+  // What it catches: a room's old name, a file since renamed; what it lets through: the three ways of naming one.
+  expect(citesMissingSource('src/server/probe.ts', '// as core/telemetry-client.ts does; a name from hosts.ts')).toEqual([
+    'core/telemetry-client.ts',
+    'hosts.ts',
+  ]);
+  expect(
+    citesMissingSource(
+      'src/server/probe.ts',
+      '// core/requests/attempts.ts, host-globals.ts, ./api.ts, scripts/size.mjs, miniprogram-api-typings types/wx/lib.wx.api.d.ts',
+    ),
+  ).toEqual([]);
+  expect(commentLines.flatMap(({ where, text }) => citesMissingSource(where.split(':')[0], text).map((path) => `${where}: ${path}`))).toEqual([]);
+});
+
+/**
  * A measured figure in a comment (a time per call, a size in gzip bytes, the memory a run
  * pinned) stops being true the day the code or the machine changes, and no test notices
  * (issue #44 item 6): it belongs in docs/maintainers/ beside the bench that measures it.

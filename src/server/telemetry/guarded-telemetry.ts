@@ -1,7 +1,7 @@
 // The user's tracer and meter as the server's telemetry calls them: nothing they do (throw from
 // any method, answer something else than a span, never run the function given to
 // startActiveSpan) reaches a push, a token or a worker. A span or a point is lost; the work goes
-// on, run exactly once. The client guards its own calls the same way (core/telemetry-client.ts).
+// on, run exactly once. The client guards its own calls the same way (telemetry/client-telemetry.ts).
 import { dropRejection, quietly } from '../../shared/report.js';
 import type { TelemetryAttributes, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetrySpanOptions } from '../../shared/otel-api.js';
 
