@@ -106,6 +106,24 @@ test('no src comment quotes a measured figure (issue #44 item 6)', () => {
   expect(commentLines.filter(({ text }) => MEASURED.test(text)).map(({ where, text }) => `${where}: ${text.trim()}`)).toEqual([]);
 });
 
+/** The host names a source or test spells out in one array literal (four or more: a copy of the list, not a sample). */
+const HOST = /['"`](wx|my|tt|swan|qq|uni|Taro)['"`]/g;
+const hostListsIn = (text: string) =>
+  [...text.matchAll(/\[[^[\]]*\]/g)].map(([list]) => new Set([...list.matchAll(HOST)].map(([, name]) => name)).size).filter((n) => n >= 4);
+
+test('the host list is written once, in host-globals.ts: src and the tests read HOST_NAMES (issue #44 item 5)', () => {
+  expect(
+    hostListsIn("const kinds = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];\nfor (const k of ['wx', 'my', 'tt', 'uni', 'Taro']) delete g[k];"),
+  ).toEqual([7, 5]);
+  expect(hostListsIn("const kinds: HostKind[] = ['wx', 'my', 'tt']; const all = [...HOST_NAMES];")).toEqual([]);
+  const files = [...sources, ...(readdirSync('test', { recursive: true }) as string[]).filter((f) => /\.[cm]?[jt]s$/.test(f)).map((f) => join('test', f))];
+  // Besides the list itself and this file's probes: test/consumers/, which runs the packed package and cannot import src/.
+  const own = (file: string) =>
+    file === 'src/transports/miniprogram/host-globals.ts' || file === 'test/house.test.ts' || /^test\/consumers\/|node_modules/.test(file);
+  const copies = files.filter((file) => !own(file) && hostListsIn(readFileSync(file, 'utf8')).length > 0);
+  expect(copies).toEqual([]);
+});
+
 // Each room's layer (issue #44 item 2: "keep the no-cycle and no-upward rules"). An import goes to
 // its own room or to a room of a lower layer, at any depth: the lint's path patterns
 // (`.oxlintrc.json`) match one folder level, and the rooms of `core/` sit one level down.
