@@ -65,6 +65,31 @@ test('no src comment cites a document the repository does not have (issue #44 it
 });
 
 /**
+ * A source file a comment names, as it is written: from the repository's root, from the citing
+ * file's folder, or as the tail of a path under src/ (`core/requests/attempts.ts`, `host-globals.ts`).
+ * A file moved or renamed leaves such a comment pointing nowhere (issue #44 item 6).
+ */
+const citesMissingSource = (file: string, text: string) =>
+  [...text.matchAll(/(?<![\w@./-])((?:[\w-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|cjs))(?!\w)/g)]
+    .map(([, path]) => path)
+    .filter((path) => !path.endsWith('.d.ts') && !existsSync(path) && !existsSync(join(dirname(file), path)) && !sources.some((s) => s.endsWith('/' + path)));
+
+test('no src comment names a source file that is not there: moved or renamed since (issue #44 item 6)', () => {
+  // What it catches: a room's old name, a file since renamed; what it lets through: the three ways of naming one.
+  expect(citesMissingSource('src/server/probe.ts', '// as core/telemetry-client.ts does; a name from hosts.ts')).toEqual([
+    'core/telemetry-client.ts',
+    'hosts.ts',
+  ]);
+  expect(
+    citesMissingSource(
+      'src/server/probe.ts',
+      '// core/requests/attempts.ts, host-globals.ts, ./api.ts, scripts/size.mjs, miniprogram-api-typings types/wx/lib.wx.api.d.ts',
+    ),
+  ).toEqual([]);
+  expect(commentLines.flatMap(({ where, text }) => citesMissingSource(where.split(':')[0], text).map((path) => `${where}: ${path}`))).toEqual([]);
+});
+
+/**
  * A measured figure in a comment (a time per call, a size in gzip bytes, the memory a run
  * pinned) stops being true the day the code or the machine changes, and no test notices
  * (issue #44 item 6): it belongs in docs/maintainers/ beside the bench that measures it.
@@ -79,6 +104,24 @@ test('no src comment quotes a measured figure (issue #44 item 6)', () => {
     ['// the next 2 data calls', '// at most 10 minutes, ±20% jitter', '// up to 1 MiB', '// 8000 ms, the service window'].filter((t) => MEASURED.test(t)),
   ).toEqual([]);
   expect(commentLines.filter(({ text }) => MEASURED.test(text)).map(({ where, text }) => `${where}: ${text.trim()}`)).toEqual([]);
+});
+
+/** The host names a source or test spells out in one array literal (four or more: a copy of the list, not a sample). */
+const HOST = /['"`](wx|my|tt|swan|qq|uni|Taro)['"`]/g;
+const hostListsIn = (text: string) =>
+  [...text.matchAll(/\[[^[\]]*\]/g)].map(([list]) => new Set([...list.matchAll(HOST)].map(([, name]) => name)).size).filter((n) => n >= 4);
+
+test('the host list is written once, in host-globals.ts: src and the tests read HOST_NAMES (issue #44 item 5)', () => {
+  expect(
+    hostListsIn("const kinds = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];\nfor (const k of ['wx', 'my', 'tt', 'uni', 'Taro']) delete g[k];"),
+  ).toEqual([7, 5]);
+  expect(hostListsIn("const kinds: HostKind[] = ['wx', 'my', 'tt']; const all = [...HOST_NAMES];")).toEqual([]);
+  const files = [...sources, ...(readdirSync('test', { recursive: true }) as string[]).filter((f) => /\.[cm]?[jt]s$/.test(f)).map((f) => join('test', f))];
+  // Besides the list itself and this file's probes: test/consumers/, which runs the packed package and cannot import src/.
+  const own = (file: string) =>
+    file === 'src/transports/miniprogram/host-globals.ts' || file === 'test/house.test.ts' || /^test\/consumers\/|node_modules/.test(file);
+  const copies = files.filter((file) => !own(file) && hostListsIn(readFileSync(file, 'utf8')).length > 0);
+  expect(copies).toEqual([]);
 });
 
 // Each room's layer (issue #44 item 2: "keep the no-cycle and no-upward rules"). An import goes to

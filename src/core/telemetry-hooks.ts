@@ -4,29 +4,40 @@
 /** The hooks of one client, built once by the plug-in's `attach`. */
 export interface ClientTelemetry {
   /**
-   * Starts the span of attempt `n` of `method url` (`resend`: why it follows another, the retry
-   * event's reason) and names it in `headers.traceparent` unless the caller set one. Returns
+   * Starts the span of attempt `attempt` of `method url` (`resend`: why it follows another, the
+   * retry event's reason) and names it in `headers.traceparent` unless the caller set one. Returns
    * what ends it: with the status, or with the failure's error code.
    */
-  attempt(
-    method: string,
-    url: string,
-    n: number,
-    resend: string | undefined,
-    headers: Record<string, string>,
-    parent: unknown,
-  ): (status?: number, error?: string) => void;
+  attempt(start: AttemptStart): (status?: number, error?: string) => void;
   /** The context active as a call starts: its spans' parent. */
   active(): unknown;
   /** Runs `f` (which may call the provider synchronously) with `parent` as the provider span's parent. */
   within<T>(parent: unknown, f: () => T): T;
-  /**
-   * Runs one tokenProvider call under its span, timed and counted; `run` is called exactly once.
-   * `reason` is the call's TokenReason (a string here: types.ts imports this file).
-   */
-  provider<T>(forced: boolean, reason: string, run: () => Promise<T>): Promise<T>;
+  /** Runs one tokenProvider call under its span, timed and counted; `run` is called exactly once. */
+  provider<T>(call: ProviderCall<T>): Promise<T>;
   /** A 401 is being replayed with a new token. */
   replay(): void;
+}
+
+/** One attempt about to be sent, as the attempt hook is told it: one object, so a field added reorders no call. */
+export interface AttemptStart {
+  method: string;
+  url: string;
+  /** 1 for the first attempt of a call. */
+  attempt: number;
+  resend: string | undefined;
+  /** The attempt's own headers, where `traceparent` is written. */
+  headers: Record<string, string>;
+  /** What `active()` answered as the call started. */
+  parent: unknown;
+}
+
+/** One tokenProvider call, as the provider hook is told it. */
+export interface ProviderCall<T> {
+  forced: boolean;
+  /** The call's TokenReason (a string here: types.ts imports this file). */
+  reason: string;
+  run: () => Promise<T>;
 }
 
 /** What a client tells the plug-in as it attaches it. */

@@ -46,7 +46,7 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
   return {
     // A tracer or meter that throws (or answers something else than a span) costs the request
     // nothing: its span is lost, the request goes on.
-    attempt: quietly((method, url, n, resend, headers, parent) => {
+    attempt: quietly(({ method, url, attempt: n, resend, headers, parent }) => {
       if (!tracer) return noop;
       // url.full without credentials: the tokens the client knows, and query values whose name says secret.
       const full = redact(url).replace(/([?&][^=&#]*(sig|token|key|secret|pass|auth|code)[^=&#]*=)[^&#]*/gi, '$1REDACTED');
@@ -69,7 +69,7 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
         endSpan(span, error || (status! >= 400 ? '' + status : ''));
       });
     }, noop),
-    provider(forced, reason, run) {
+    provider({ forced, reason, run }) {
       const startedAt = Date.now();
       const attributes: TelemetryAttributes = { 'channel.force_refresh': forced, 'channel.token.reason': reason };
       let answer: ReturnType<typeof run> | undefined;

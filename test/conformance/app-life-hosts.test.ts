@@ -4,11 +4,12 @@
 // global (the client finds them on the host whose request() it was given).
 import { describe, expect, test } from 'vitest';
 import { createClient } from '../../src/miniprogram.js';
+import { HOST_NAMES } from '../../src/transports/miniprogram/host-globals.js';
 import { createHost, type HostKind } from '../helpers/hosts.js';
 import { appLifeSuite, eventually, heldProvider, hostLifeSuite, type LifeFactory } from './app-life.js';
 import { fakeServices } from './suite.js';
 
-const kinds: HostKind[] = ['wx', 'my', 'tt', 'swan', 'qq', 'uni', 'Taro'];
+const kinds: HostKind[] = [...HOST_NAMES];
 
 /** A client on an emulated `kind` host, installed as its global as the runtime has it. */
 const onHost =

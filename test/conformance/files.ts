@@ -14,6 +14,7 @@ import { createCancelToken } from '../../src/core/cancel.js';
 import type { CoreClientOptions, Progress } from '../../src/core/types.js';
 import { AbortError, ConfigError, HttpError, TimeoutError, UnauthorizedError } from '../../src/errors/index.js';
 import { patternBytes, type UploadedFile } from '../helpers/fake-service.js';
+import { eventually } from './app-life.js';
 import { fakeServices, providerFor } from './suite.js';
 import { sized } from '../helpers/tier.js';
 
@@ -345,18 +346,27 @@ export function filesSuite(name: string, make: FileClientFactory): void {
       test('while waiting for the forced refresh after a 401, and in the backoff of a download', async () => {
         const service = await start();
         let slow = false;
-        const h = make({ baseUrl: service.url, tokenProvider: async () => (slow && (await tick(200)), service.issue()), retry: { delay: () => 60_000 } });
+        let asked = 0;
+        const h = make({
+          baseUrl: service.url,
+          tokenProvider: async () => (asked++, slow && (await tick(200)), service.issue()),
+          retry: { delay: () => 60_000 },
+        });
+        let retries = 0;
+        h.client.on('retry', (e) => void (e.url.endsWith('/flaky/5') && retries++));
         await h.client.get('/warm');
         service.expireAll();
         slow = true;
         const refreshing = upload(h, '/upload', { ...h.source(patternBytes(1000), 'a'), name: 'file' }).catch((e: unknown) => e);
-        await tick(100);
+        // The moment itself, not a guess at how long it takes to come (a busy machine): the upload's
+        // 401 is in and the forced refresh asked for, its provider call under way.
+        await eventually(() => asked === 2, 'the forced refresh after the 401');
         h.client.clearToken();
         expect(await refreshing).toBeInstanceOf(AbortError);
         slow = false;
         await h.client.get('/warm2');
         const backoff = download(h, '/flaky/5').catch((e: unknown) => e);
-        await tick(100);
+        await eventually(() => retries === 1, "the download's backoff after its 503");
         h.client.clearToken();
         expect(await backoff).toBeInstanceOf(AbortError);
         await tick(50);

@@ -127,7 +127,7 @@ export function createAttempts(options: AttemptsOptions): Attempts {
       let end: ((status?: number, error?: string) => void) | undefined;
       const request = attemptRequest(call, held, attempt > 1, rebind, outgoing as Outgoing | undefined);
       try {
-        end = telemetry && telemetry.attempt(method, url, attempt, resend, request.headers, parent);
+        end = telemetry && telemetry.attempt({ method, url, attempt, resend, headers: request.headers, parent });
         // The transport drops the connection on the caller's signal; for a clearToken() fence
         // it only must not start a queued attempt, and the request ends here at once.
         const sent = call.transport(request);

@@ -42,7 +42,7 @@ export function createTokenObtainer(
     const fetch = () => {
       const receivedAt = now();
       const asked = () => callProvider(options, forced, forced && stale ? tokenFingerprint(stale.token) : undefined);
-      return (options.telemetry ? options.telemetry.provider(forced, reason, asked) : asked()).then((value) => ({
+      return (options.telemetry ? options.telemetry.provider({ forced, reason, run: asked }) : asked()).then((value) => ({
         token: tokenFromAnswer(value),
         receivedAt,
         doneAt: now(),

@@ -1,9 +1,17 @@
 // The user's tracer and meter as the server's telemetry calls them: nothing they do (throw from
 // any method, answer something else than a span, never run the function given to
 // startActiveSpan) reaches a push, a token or a worker. A span or a point is lost; the work goes
-// on, run exactly once. The client guards its own calls the same way (core/telemetry-client.ts).
+// on, run exactly once. The client guards its own calls the same way (telemetry/client-telemetry.ts).
+import { fail } from '../../shared/check.js';
+import {
+  checkTelemetry,
+  type TelemetryAttributes,
+  type TelemetryMeter,
+  type TelemetryOptions,
+  type TelemetrySpan,
+  type TelemetrySpanOptions,
+} from '../../shared/otel-api.js';
 import { dropRejection, quietly } from '../../shared/report.js';
-import type { TelemetryAttributes, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetrySpanOptions } from '../../shared/otel-api.js';
 
 /** What the server's telemetry calls on a tracer: startSpan, and startActiveSpan without a context. */
 export interface GuardedTracer {
@@ -75,4 +83,18 @@ export function guardTelemetry(options: TelemetryOptions | undefined): { tracer?
   const { tracer, meter, propagate } = options || {};
   if (!tracer && !meter) return undefined;
   return { tracer: tracer && guardTracer(tracer), meter: meter && guardMeter(meter), propagate };
+}
+
+/**
+ * Checks a server helper's `telemetry` option (`owner` names the helper): `{ tracer, meter, propagate }`
+ * as it is. The client's plug-in, `clientTelemetry(...)`, given here (the client's guide shows it
+ * beside `telemetry:`) is named for what it is, rather than refused as an unknown key "attach".
+ */
+export function checkServerTelemetry(value: unknown, owner: string): TelemetryOptions | undefined {
+  if (value && typeof (value as { attach?: unknown }).attach === 'function')
+    fail(
+      owner +
+        ": telemetry takes { tracer, meter } itself, e.g. { tracer: trace.getTracer('app') }; got clientTelemetry(...), the plug-in of createClient from 'channel-sdk/telemetry'",
+    );
+  return checkTelemetry(value, owner);
 }

@@ -1,7 +1,8 @@
 // What createTokenExchange takes and returns, and the checks of both the options and a user id.
 import { checkKeys, describeValue, fail, milliseconds } from '../../shared/check.js';
 import { MAX_DELAY } from '../../shared/signal.js';
-import { checkTelemetry, type TelemetryOptions } from '../../shared/otel-api.js';
+import type { TelemetryOptions } from '../../shared/otel-api.js';
+import { checkServerTelemetry } from '../telemetry/guarded-telemetry.js';
 import type { SignFunction } from './signing.js';
 import type { ExchangedToken, TokenCache, TokenCacheErrorInfo } from './token-cache.js';
 
@@ -164,7 +165,7 @@ export function checkOptions(o: TokenExchangeOptions): void {
   for (const name of ['sign', 'fetch', 'onCacheError'] as const) {
     if (o[name] !== undefined && typeof o[name] !== 'function') fail(name + ' must be a function; got ' + shown(o[name]));
   }
-  checkTelemetry(o.telemetry, 'createTokenExchange');
+  checkServerTelemetry(o.telemetry, 'createTokenExchange');
   const cache = o.cache as Partial<TokenCache> | undefined;
   if (
     cache !== undefined &&

@@ -2,7 +2,8 @@
 import { checkKeys, describeValue, fail, milliseconds, wholeNumber } from '../../shared/check.js';
 import { messageIn } from '../../shared/message.js';
 import { MAX_DELAY } from '../../shared/signal.js';
-import { checkTelemetry, type TelemetryOptions } from '../../shared/otel-api.js';
+import type { TelemetryOptions } from '../../shared/otel-api.js';
+import { checkServerTelemetry } from '../telemetry/guarded-telemetry.js';
 import { ConfigError } from '../../errors/ConfigError.js';
 import type { LogisticsUpdatedEvent, UnknownWebhookEvent } from '../../schemas/logistics.js';
 import { unprefixed, type FetchRoute } from '../http/route.js';
@@ -242,7 +243,7 @@ export function handlerSettings(options: WebhookHandlerOptions | WebhookInboxHan
     dedupTimeoutMs,
     dedupLeaseMs,
     onError: o.onError || defaultReport,
-    telemetry: checkTelemetry(o.telemetry, 'createWebhookHandler'),
+    telemetry: checkServerTelemetry(o.telemetry, 'createWebhookHandler'),
     secrets: secretSource(o.secret, allowUnsigned),
   };
 }

@@ -67,7 +67,7 @@ function known(host: string | undefined, i: number): Record<string, string> {
 }
 
 /**
- * `hostOptions` for a client on `host` (a name from hosts.ts, or undefined when unknown): the
+ * `hostOptions` for a client on `host` (a name from host-globals.ts, or undefined when unknown): the
  * client's own `given` checked against every list of the host, and a function that checks a
  * call's own against the list of its API and adds the client's that API takes. An unknown key
  * is a ConfigError with "did you mean"; a key the SDK sets names the option to use instead.

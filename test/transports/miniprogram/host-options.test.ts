@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, expect, test } from 'vitest';
 import { createClient as createBrowserClient } from '../../../src/index.js';
 import { ConfigError, createClient } from '../../../src/miniprogram.js';
+import { HOST_NAMES } from '../../../src/transports/miniprogram/host-globals.js';
 import { providerFor } from '../../conformance/suite.js';
 import { patternBytes, startFakeService, type FakeService } from '../../helpers/fake-service.js';
 import { createHost, type HostKind } from '../../helpers/hosts.js';
@@ -17,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let service: FakeService;
 afterEach(async () => {
   await service?.close();
-  for (const kind of ['wx', 'my', 'tt', 'uni', 'Taro']) delete (globalThis as Record<string, unknown>)[kind];
+  for (const kind of HOST_NAMES) delete (globalThis as Record<string, unknown>)[kind];
 });
 async function setup(kind: HostKind, hostOptions?: Record<string, unknown>) {
   service = await startFakeService();

@@ -1,7 +1,8 @@
 // What createRedisInbox and inbox.process take, and their checks: every option checked once, with its default.
 import { checkKeys, describeValue, fail, milliseconds, TTL_SECONDS, wholeNumber } from '../../../shared/check.js';
 import { MAX_DELAY } from '../../../shared/signal.js';
-import { checkTelemetry, type TelemetryOptions } from '../../../shared/otel-api.js';
+import type { TelemetryOptions } from '../../../shared/otel-api.js';
+import { checkServerTelemetry } from '../../telemetry/guarded-telemetry.js';
 import { checkPrefix } from '../../redis-client.js';
 import type { InboxProcessOptions } from './inbox-types.js';
 
@@ -165,7 +166,7 @@ export function inboxSettings(options: RedisInboxOptions | undefined, keyPrefix 
     ttlSeconds: wholeNumber(what + ': ttlSeconds', o.ttlSeconds ?? TTL_SECONDS.example, TTL_SECONDS.min, TTL_SECONDS.max, 'seconds', TTL_SECONDS.example),
     pollMs: whole(what, 'pollMs', o.pollMs, 200, 1, 60_000, '200'),
     timeoutMs,
-    telemetry: checkTelemetry(o.telemetry, 'createRedisInbox'),
+    telemetry: checkServerTelemetry(o.telemetry, 'createRedisInbox'),
   };
 }
 
