@@ -28,6 +28,11 @@
 //     exists: the `&& cd` never runs and the rest lands in the folder above); else before the
 //     block's first `npx` (or at its end): what comes before (`npm install`, `echo … > file`)
 //     runs without them. `mkdir` without `-p` fails on a folder that exists, as sh's does.
+// One thing this shell does that sh does not: it waits for a server started with `&` to be ready
+// before the next line. So a block may not run a command after a server it starts in the
+// background (raceAfterBackground below): pasted into sh, that command runs while the server is
+// still starting (`channel-sandbox push` right after `channel-sandbox start … &`: "no sandbox at
+// …, connection refused"). Such a block ends with its servers; what uses them is the next block.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -179,6 +184,22 @@ export function documentBlocks(root, documents, read) {
     }
   }
   return { shown, tries };
+}
+
+/**
+ * The first line of a block that sh would run while a server the block started with `&` is still
+ * starting (a command after it, other than another `… &` or an `export`), with that server's line;
+ * undefined when there is none. The emulated shell waits for each server; sh does not.
+ */
+export function raceAfterBackground(code) {
+  let server;
+  for (const text of code.split('\n')) {
+    const { words } = parseLine(text);
+    if (!words.length) continue;
+    if (words.at(-1) === '&') server ??= text.trim();
+    else if (server && words[0] !== 'export') return { server, line: text.trim() };
+  }
+  return undefined;
 }
 
 /** The folder a block's first line enters (`mkdir -p x && cd x`, `cd x`), or undefined. */
@@ -403,6 +424,11 @@ export function createShell({ runner, tgz, pins, shown, scaffolds = {}, redis })
     },
     /** Runs a try block from `dir`: its lines, the files it names written where they go. */
     async block(block, dir) {
+      const race = raceAfterBackground(block.code);
+      if (race)
+        fail(
+          `${block.document}:${block.line}: \`${race.line}\` follows \`${race.server}\` in one block: sh runs it while that server is still starting; end the block with its servers and run the rest in the next one`,
+        );
       cwd = dir;
       pending = namedFiles(block.argument);
       const folder = enteredFolder(block.code);
