@@ -83,13 +83,19 @@ describe('isRetryable', () => {
   test('the call’s signal timing out while the caller reads client.fetch’s body (a queryFn’s response.json()): the TimeoutError fetch gives there is retryable too', async () => {
     const service = await start();
     const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service) });
-    // The headers come at once, then 1 KiB every 20 ms for 20 s: the signal times out mid-body.
-    const response = await client.fetch('/slow-download/1048576/20', { signal: AbortSignal.timeout(150) });
+    // The headers come at once, then 1 KiB every 20 ms for 20 s: the signal times out mid-body, with
+    // the reason AbortSignal.timeout() gives (aborted by hand once the headers are in: no race with a
+    // busy machine's connect).
+    const timing = new AbortController();
+    const response = await client.fetch('/slow-download/1048576/20', { signal: timing.signal });
     expect(response.status).toBe(200);
-    const error = (await response.arrayBuffer().then(
+    // While the read is under way (undici ends a read that starts after the abort with a plain AbortError).
+    const read = response.arrayBuffer().then(
       () => 'resolved',
       (e: unknown) => e,
-    )) as Error;
+    );
+    setTimeout(() => timing.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), 40);
+    const error = (await read) as Error;
     // fetch's own reason, as a bare fetch gives it (the SDK keeps the signal's reason)...
     expect(error.name).toBe('TimeoutError');
     // ...and, as the SDK's TimeoutError for the same signal before the headers, worth another try.
