@@ -38,9 +38,10 @@ export function readFetchArguments(input: unknown, init: unknown): NativeOptions
       typeof (stream as ReadableStream).getReader === 'function' ||
       typeof (stream as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function')
   )
-    body = (stream === request ? request : new Response(stream as ReadableStream))
-      .arrayBuffer()
-      .then(undefined, (error: unknown) => fail('the request body could not be read (' + messageOf(error) + ')'));
+    // In a promise: a stream locked or partly read throws as it is wrapped, and is refused as one that fails.
+    body = Promise.resolve()
+      .then(() => (stream === request ? request : new Response(stream as ReadableStream)).arrayBuffer())
+      .then(undefined, (error: unknown) => fail('the request body could not be read (' + messageOf(error) + '); pass a stream nobody has read from or locked'));
   return {
     url,
     method,

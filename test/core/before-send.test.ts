@@ -289,6 +289,31 @@ describe('#42 item 3: every attempt starts from the call’s own body; the calle
     expect(new TextDecoder().decode(buffer)).toBe('--secret--');
   });
 
+  test('client.fetch with a Node Buffer body (whose slice shares its memory): a hook that encrypts it in place sends each attempt once-encrypted, from the caller’s bytes; the caller’s Buffer unchanged', async () => {
+    const service = await start();
+    const given: string[] = [];
+    const hook = (attempt: SendAttempt) => {
+      const body = attempt.body;
+      if (!(body instanceof Uint8Array)) return;
+      // Still a Buffer for the hook (its toString, its base64).
+      given.push(Buffer.isBuffer(body) + ':' + Buffer.from(body).toString());
+      body.forEach((b, i) => (body[i] = b ^ 0x20));
+    };
+    const { client } = clientOf(service, hook);
+    await client.fetch('/warm');
+    const bytes = Buffer.from('secret');
+    service.expireAll();
+    expect((await client.fetch('/buffer', { method: 'POST', body: bytes })).status).toBe(200);
+    // Before: Buffer#slice(0) is a view of the same memory, so the hook encrypted the caller's Buffer,
+    // and the replay after the 401 started from it: sent encrypted twice, that is in clear ("secret").
+    expect(given).toEqual(['true:secret', 'true:secret']);
+    expect(service.hits.filter((h) => h.path === '/buffer').map((h) => [h.status, h.body])).toEqual([
+      [401, 'SECRET'],
+      [200, 'SECRET'],
+    ]);
+    expect(bytes.toString()).toBe('secret');
+  });
+
   test('hostRequest: a hook that encrypts a field of `data` in place (nested too) sends it encrypted once on each attempt; the caller’s data unchanged, whether the hook changes, replaces or throws', async () => {
     const service = await start();
     const host = createHost('wx');

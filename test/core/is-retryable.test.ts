@@ -80,6 +80,42 @@ describe('isRetryable', () => {
     });
   });
 
+  test('the call’s signal timing out while the caller reads client.fetch’s body (a queryFn’s response.json()): the TimeoutError fetch gives there is retryable too', async () => {
+    const service = await start();
+    const client = createClient({ baseUrl: service.url, tokenProvider: providerFor(service) });
+    // The headers come at once, then 1 KiB every 20 ms for 20 s: the signal times out mid-body, with
+    // the reason AbortSignal.timeout() gives (aborted by hand once the headers are in: no race with a
+    // busy machine's connect).
+    const timing = new AbortController();
+    const response = await client.fetch('/slow-download/1048576/20', { signal: timing.signal });
+    expect(response.status).toBe(200);
+    // While the read is under way (undici ends a read that starts after the abort with a plain AbortError).
+    const read = response.arrayBuffer().then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    setTimeout(() => timing.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), 40);
+    const error = (await read) as Error;
+    // fetch's own reason, as a bare fetch gives it (the SDK keeps the signal's reason)...
+    expect(error.name).toBe('TimeoutError');
+    // ...and, as the SDK's TimeoutError for the same signal before the headers, worth another try.
+    // Before: false, so TanStack Query's retry: isRetryable gave up on a timeout it retries elsewhere.
+    expect(isRetryable(error)).toBe(true);
+    expect(isRetryable({ message: 'wrapped', cause: error })).toBe(true);
+    // A signal aborted by hand (an AbortError) stays not retryable.
+    const controller = new AbortController();
+    const aborted = await client.fetch('/slow-download/1048576/20', { signal: controller.signal });
+    controller.abort();
+    expect(
+      isRetryable(
+        await aborted.arrayBuffer().then(
+          () => 'resolved',
+          (e: unknown) => e,
+        ),
+      ),
+    ).toBe(false);
+  });
+
   test('an SDK error wrapped by another library (its cause) is read; a status where there is one (Response, status, statusCode, axios response)', () => {
     const network = new NetworkError('lost', { method: 'GET', url: 'https://x.example/a' });
     const config = new ConfigError('bad option');

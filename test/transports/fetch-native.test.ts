@@ -374,6 +374,28 @@ describe('client.fetch: fetch with the token engine underneath', () => {
     expect(service.hits).toHaveLength(0);
   });
 
+  test('a stream body that cannot be read (locked by a reader, partly read, errored): a ConfigError saying so and what to pass, nothing sent', async () => {
+    const service = await start();
+    const { client } = clientOf(service);
+    const locked = heldStream(['x'], Promise.resolve()).stream;
+    locked.getReader();
+    const disturbed = heldStream(['a', 'b'], Promise.resolve()).stream;
+    const reader = disturbed.getReader();
+    await reader.read();
+    reader.releaseLock();
+    const errored = new ReadableStream({ start: (c) => c.error(new Error('disk gone')) });
+    const errors = await Promise.all(
+      [locked, disturbed, errored].map((body) => client.fetch('/up', { method: 'POST', body, duplex: 'half' } as RequestInit).catch((e: unknown) => e)),
+    );
+    // Before: "[channel-sdk] unexpected failure: Response body object should not be disturbed or locked".
+    expect(errors.map((e) => e instanceof ConfigError && (e as Error).message)).toEqual([
+      expect.stringMatching(/^\[channel-sdk\] the request body could not be read \(.+\); pass a stream nobody has read from or locked$/),
+      expect.stringMatching(/^\[channel-sdk\] the request body could not be read \(.+\); pass a stream nobody has read from or locked$/),
+      '[channel-sdk] the request body could not be read (disk gone); pass a stream nobody has read from or locked',
+    ]);
+    expect(service.hits).toHaveLength(0);
+  });
+
   test('Authorization is the SDK’s own: set by the caller in any case, in init or a Request, it is a ConfigError', async () => {
     const service = await start();
     const { client } = clientOf(service);

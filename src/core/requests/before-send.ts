@@ -90,8 +90,11 @@ export function runBeforeSend({ hook, call, attempt, redact }: BeforeSendRun): O
 function copyOf(body: unknown, depth: number): unknown {
   const b = body as Record<string, unknown> & { slice?: (start: number) => unknown; append?: unknown; forEach(f: (v: unknown, k: unknown) => void): void };
   if (!b || typeof b !== 'object' || depth > 32) return body;
-  // A typed array's own bytes; a DataView (no slice) over a copy of its part of the buffer.
+  // A typed array's own elements (its kind's from(): a Node Buffer's slice would share its memory),
+  // an ArrayBuffer's slice, a DataView (neither) over a copy of its part of the buffer.
   if (b instanceof ArrayBuffer || ArrayBuffer.isView(b)) {
+    const kind = b.constructor as unknown as { from?(v: unknown): unknown };
+    if (kind.from) return kind.from(b);
     if (b.slice) return b.slice(0);
     const v = b as unknown as DataView;
     return new DataView(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));

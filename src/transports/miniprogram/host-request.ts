@@ -147,7 +147,8 @@ export const hostRequestCalls: NativeShape = {
       const complete = fn(o.complete);
       // With callbacks the promise is handled here (no unhandled rejection); without, the caller
       // awaits it. Each callback on its own, as the host runs them: one that throws (an uncaught
-      // error) still lets complete run.
+      // error) still lets complete run. With success alone, a failure is the returned promise's:
+      // the caller's who awaits it (as Taro's request), an unhandled rejection if nobody does.
       if (success || failed || complete)
         task.then(
           (result) => {
@@ -157,10 +158,9 @@ export const hostRequestCalls: NativeShape = {
           (error: HostRequestError) => {
             if (failed) isolated(() => failed(error));
             if (complete) isolated(() => complete(error));
-            if (!failed && !complete) throw error;
           },
         );
-      return Object.assign(task, { abort: () => stop.cancel() }, events.methods);
+      return Object.assign(success && !failed && !complete ? task.then() : task, { abort: () => stop.cancel() }, events.methods);
     },
   }),
 };

@@ -203,6 +203,36 @@ describe('client.hostRequest: wx.request semantics', () => {
     }
   });
 
+  test('#42 item 8: a task with success only whose caller awaits it (Taro, uni) or catches it: the failure reaches the caller alone, no unhandled rejection; left unheard, it still surfaces as one', async () => {
+    const { client } = await setup();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const caught: string[] = [];
+      // Refused before it is sent, awaited in a try/catch.
+      try {
+        await client.hostRequest({ url: 'https://evil.example/x', success: () => {} });
+      } catch (error) {
+        caught.push((error as HostRequestError).errMsg.slice(0, 13));
+      }
+      // Aborted by the page (its onUnload), caught.
+      const task = client.hostRequest({ url: '/slow/2000', success: () => {} });
+      task.abort();
+      await task.catch((error: HostRequestError) => caught.push(error.errMsg));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(caught).toEqual(['request:fail ', 'request:fail abort']);
+      // Before: both also came back as unhandled rejections, from the SDK's own chain of the callbacks.
+      expect(unhandled).toEqual([]);
+      // Nobody hears it (no fail, no complete, the task not awaited): not lost, an unhandled rejection.
+      client.hostRequest({ url: 'https://evil.example/y', success: () => {} });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled.map((e) => (e as HostRequestError).errMsg.slice(0, 13))).toEqual(['request:fail ']);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   test('refused before anything is sent, through fail: another origin, a path above baseUrl, Authorization in any case, a wrong type', async () => {
     const { client, host } = await setup();
     const cases: Array<[HostRequestCall, RegExp]> = [
