@@ -55,6 +55,29 @@ describe('hosts without the app-life functions behave as today', () => {
     expect(host.life.listeners()).toEqual({ show: 0, hide: 0, network: 0 });
   });
 
+  test('offline: false: the network is not followed (no network listener, getNetworkType not asked); a GET the host fails offline is retried as before, then NetworkError', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    (globalThis as Record<string, unknown>).wx = host;
+    let asked = 0;
+    const { getNetworkType } = host.life.functions;
+    Object.assign(host, { getNetworkType: (o: never) => (asked++, getNetworkType(o)) });
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: heldProvider(service),
+      request: host.request,
+      retry: { delay: () => 1 },
+      offline: false,
+    });
+    await client.get('/first');
+    expect(host.life.listeners()).toEqual({ show: 1, hide: 1, network: 0 });
+    expect(asked).toBe(0);
+    host.setNetwork({ isConnected: false });
+    const sent = host.calls.length;
+    await expect(client.get('/offline')).rejects.toMatchObject({ code: 'NETWORK_ERROR', offline: false });
+    expect(host.calls.length - sent).toBe(3);
+  });
+
   test('a request() that belongs to no installed host: no signals, no listeners', async () => {
     const service = await start();
     const host = createHost('wx');
