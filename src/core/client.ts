@@ -111,7 +111,13 @@ export function createCoreClient(options: CoreClientOptions, platform: Platform,
   const prepare = createCallPreparer(config, platform);
   // The app's life and the network (followed from the first use on), and the retry budget.
   const pacing = createPacing({
-    app: createAppState({ visibility: platform.visibility, network: platform.network, events, warm: () => tokens.warm() }),
+    // offline: false: the network is not followed (a report known to be wrong).
+    app: createAppState({
+      visibility: platform.visibility,
+      network: options.offline === false ? undefined : platform.network,
+      events,
+      warm: () => tokens.warm(),
+    }),
     budget: createRetryBudget(config.retryBudget),
     events,
     now,

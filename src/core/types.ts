@@ -277,8 +277,13 @@ export interface CoreClientOptions {
    * createClient({ baseUrl, tokenProvider, telemetry: clientTelemetry({ tracer: trace.getTracer('channel-sdk'), meter: metrics.getMeter('channel-sdk') }) });
    */
   telemetry?: ClientTelemetryPlugin;
-  /** What calls do while the host reports no network (see {@link OfflineOptions}). @default { wait: 30000 } */
-  offline?: OfflineOptions;
+  /**
+   * What calls do while the host reports no network (see {@link OfflineOptions}); `false`: the
+   * network is not followed (calls go as they did before, failing by the retry rules), for a
+   * machine whose report is wrong: Chromium where loopback is the only link (a container, a CI
+   * job) says `navigator.onLine` false while a service on 127.0.0.1 answers. @default { wait: 30000 }
+   */
+  offline?: OfflineOptions | false;
   /** The client's retry budget (see {@link RetryBudgetOptions}); `false`: none. @default { max: 10, ratio: 0.1 } */
   retryBudget?: RetryBudgetOptions | false;
 }

@@ -55,6 +55,29 @@ describe('hosts without the app-life functions behave as today', () => {
     expect(host.life.listeners()).toEqual({ show: 0, hide: 0, network: 0 });
   });
 
+  test('offline: false: the network is not followed (no network listener, getNetworkType not asked); a GET the host fails offline is retried as before, then NetworkError', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    (globalThis as Record<string, unknown>).wx = host;
+    let asked = 0;
+    const { getNetworkType } = host.life.functions;
+    Object.assign(host, { getNetworkType: (o: never) => (asked++, getNetworkType(o)) });
+    const client = createClient({
+      baseUrl: service.url,
+      tokenProvider: heldProvider(service),
+      request: host.request,
+      retry: { delay: () => 1 },
+      offline: false,
+    });
+    await client.get('/first');
+    expect(host.life.listeners()).toEqual({ show: 1, hide: 1, network: 0 });
+    expect(asked).toBe(0);
+    host.setNetwork({ isConnected: false });
+    const sent = host.calls.length;
+    await expect(client.get('/offline')).rejects.toMatchObject({ code: 'NETWORK_ERROR', offline: false });
+    expect(host.calls.length - sent).toBe(3);
+  });
+
   test('a request() that belongs to no installed host: no signals, no listeners', async () => {
     const service = await start();
     const host = createHost('wx');
@@ -91,4 +114,68 @@ describe('hosts without the app-life functions behave as today', () => {
     host.setNetwork({ isConnected: true });
     await expect(call).resolves.toMatchObject({ path: '/first' });
   });
+});
+
+describe("a request() that belongs to no host global follows the runtime's host (uni-app's uni, Taro's module)", () => {
+  const start = fakeServices();
+  const globals = globalThis as Record<string, unknown>;
+
+  /**
+   * uni-app (Vue 3) mini-program builds: `uni` is a Proxy (uni-mp-core's initUni) whose every
+   * read of an API makes a new promisified function over the host's, so `uni.request !== uni.request`;
+   * its on* functions are the host's own.
+   */
+  function uniProxy(platform: Record<string, unknown>): Record<string, unknown> {
+    const promisify = (name: string, api: unknown) =>
+      /^on|Sync$/.test(name) || typeof api !== 'function'
+        ? api
+        : function promiseApi(options: Record<string, unknown> = {}) {
+            if (options.success || options.fail || options.complete) return (api as (o: unknown) => unknown)(options);
+            return new Promise((resolve, reject) => (api as (o: unknown) => unknown)({ ...options, success: resolve, fail: reject }));
+          };
+    return new Proxy({}, { get: (_, key: string) => promisify(key, platform[key]) });
+  }
+
+  const wrappers = {
+    // The docs' way to route the SDK's calls through uni.addInterceptor.
+    'uni-app: request: uni.request (a Proxy global)': (host: Record<string, unknown>) => {
+      const uni = uniProxy(host);
+      globals.uni = uni;
+      expect(uni.request).not.toBe(uni.request);
+      return uni.request as (o: unknown) => unknown;
+    },
+    // Taro is a module in a mini-program build, not a global: its request wraps the host's.
+    'Taro: request: Taro.request (a module)': (host: Record<string, unknown>) => {
+      const Taro = { request: (o: unknown) => (host.request as (o: unknown) => unknown)(o) };
+      return Taro.request;
+    },
+  };
+
+  for (const [name, wrap] of Object.entries(wrappers)) {
+    test(`${name}: the host's listeners; offline, a GET waits (nothing sent) and goes once the network is back`, async () => {
+      const service = await start();
+      const host = createHost('wx');
+      const before = kinds.map((kind) => [kind, globals[kind]] as const);
+      kinds.forEach((kind) => delete globals[kind]);
+      globals.wx = host;
+      try {
+        const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: wrap(host as unknown as Record<string, unknown>) });
+        const waits: unknown[] = [];
+        client.on('wait', (w) => void waits.push(w));
+        await client.get('/first');
+        expect(host.life.listeners()).toEqual({ show: 1, hide: 1, network: 1 });
+        host.setNetwork({ isConnected: false });
+        const sent = host.calls.length;
+        const call = client.get('/offline');
+        await eventually(() => waits.length === 1, 'the wait');
+        expect(host.calls.length).toBe(sent);
+        host.setNetwork({ isConnected: true });
+        await expect(call).resolves.toMatchObject({ path: '/offline' });
+        expect(host.calls.length).toBe(sent + 1);
+      } finally {
+        kinds.forEach((kind) => delete globals[kind]);
+        before.forEach(([kind, value]) => value !== undefined && (globals[kind] = value));
+      }
+    });
+  }
 });

@@ -20,6 +20,12 @@ describe('retryBudget and offline options are checked like the others', () => {
     expect(() => createBrowserClient({ ...ok, ...(extra as object) } as never)).toThrow(message);
   });
 
+  test('offline: false is a client option (the network not followed), not a call option', async () => {
+    expect(() => createBrowserClient({ ...ok, offline: false })).not.toThrow();
+    const client = createBrowserClient(ok);
+    await expect(client.get('/x', { offline: false } as never)).rejects.toThrow(/offline must be an object/);
+  });
+
   test('a call option offline is checked before anything is sent', async () => {
     const client = createBrowserClient(ok);
     await expect(client.get('/x', { offline: { within: 5 } } as never)).rejects.toThrow(/unknown offline option "within"/);

@@ -206,6 +206,48 @@ describe.runIf(hasChromium)('the browser entry in Chromium: offline through the 
     expect(api.hits.filter((h) => h.path === '/first-b')).toHaveLength(1);
     expect(api.issued.length).toBeGreaterThan(issued);
   });
+
+  // Where loopback is the only link (a container run with --network none, a sandboxed CI job),
+  // Chromium says navigator.onLine false from the start, with no event, while a service on
+  // 127.0.0.1 answers (seen under `unshare -n`). The page here is told the same before it loads.
+  test('offline: false: the network is not followed, calls go and resolve as before #45; by default a GET waits and a POST fails', async () => {
+    const page = await browser.context.newPage();
+    await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'onLine', { get: () => false }));
+    const site = await serveBundledPage(pageSource);
+    const before = api.hits.length;
+    try {
+      await page.goto(site.url);
+      await page.waitForFunction(() => typeof (window as unknown as Win).make === 'function');
+      const results = await page.evaluate(async (base) => {
+        const w = window as unknown as Win;
+        const settle = (p: Promise<unknown>) =>
+          p.then(
+            (v) => v,
+            (e: { name: string; offline?: boolean }) => ({ name: e.name, offline: e.offline }),
+          );
+        const following = w.make(base, { offline: { wait: 200 } });
+        const ignoring = w.make(base, { offline: false });
+        return {
+          onLine: navigator.onLine,
+          followingGet: await settle(following.get('/follow')),
+          followingPost: await settle(following.post('/follow-write', { json: {} })),
+          get: await settle(ignoring.get('/ignore')),
+          post: await settle(ignoring.post('/ignore-write', { json: { a: 1 } })),
+        };
+      }, api.url);
+      expect(results).toEqual({
+        onLine: false,
+        followingGet: { name: 'NetworkError', offline: true },
+        followingPost: { name: 'NetworkError', offline: true },
+        get: { path: '/ignore' },
+        post: { path: '/ignore-write' },
+      });
+      expect(api.hits.slice(before).map((h) => h.path)).toEqual(['/ignore', '/ignore-write']);
+    } finally {
+      await page.close();
+      site.server.close();
+    }
+  });
 });
 
 describe.runIf(hasChromium)('the browser entry in Chromium: a real visibilitychange', () => {

@@ -12,9 +12,9 @@ import type { RetryBudget } from '../requests/retry-budget.js';
 import type { HeldToken } from '../token-lifecycle/token-types.js';
 import type { OfflineOptions } from './pacing-types.js';
 
-/** The `offline` option checked, with its defaults (the methods default to `retryMethods`). */
+/** The `offline` option checked, with its defaults (the methods default to `retryMethods`); `false` (the network not followed: client.ts) has them too. */
 export function offlineOptions(value: unknown, retryMethods: string[]): { wait: number; methods: string[] } {
-  const o = checkOffline(value, ['wait', 'methods']);
+  const o = checkOffline(value === false ? undefined : value, ['wait', 'methods']);
   const { methods = retryMethods } = o as OfflineOptions;
   if (!(Array.isArray(methods) && methods.every((m) => typeof m === 'string')))
     fail("offline.methods must be an array of method names, e.g. ['GET', 'HEAD']; got " + describeValue(methods));

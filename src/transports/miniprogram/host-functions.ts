@@ -13,7 +13,7 @@ type Method = 'request' | 'uploadFile' | 'downloadFile';
 export interface HostFunctions {
   /** The host the functions belong to (`wx`, `my`, `tt`, `swan`, `qq`, `uni`, `Taro`), if known. */
   name: string | undefined;
-  /** That host's global object (where its onAppShow & co. are found), if known. */
+  /** That host's global object (where its onAppShow & co. are found), else the first host's with a request(). */
   host: Record<string, unknown> | undefined;
   request: HostRequest;
   uploadFile: () => HostUploadFile;
@@ -37,9 +37,10 @@ export function resolveHostFunctions(options: { request?: unknown; uploadFile?: 
   }
   // The host the given functions belong to (Douyin's dataType and the lists of hostOptions
   // differ per host), else the first with a request().
+  const first = findHost('request');
   const found = options.request
     ? hostGlobals().filter(([, host]) => HOST_METHODS.some((method) => given[method] !== undefined && host[method] === given[method]))[0]
-    : findHost('request');
+    : first;
   const name = found && found[0];
   const own = () => hostGlobals().filter(([host]) => host === name)[0];
   /** The host's function: given, else that of the host found above, else the first host's that has one. */
@@ -68,7 +69,9 @@ export function resolveHostFunctions(options: { request?: unknown; uploadFile?: 
   };
   return {
     name,
-    host: found && found[1],
+    // The app's life is the runtime's: a request() of no host global (uni-app's `uni`, a Proxy
+    // whose every read is a new function; Taro's module; a wrapper of yours) follows the host found.
+    host: (found || first || [])[1],
     request: fn('request')(),
     uploadFile: fn('uploadFile') as () => HostUploadFile,
     downloadFile: fn('downloadFile') as () => HostDownloadFile,
