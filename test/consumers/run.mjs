@@ -29,8 +29,10 @@ const KB = 1024;
 // 2,880 KiB until #43 and #47 (the inbox at Redis's limits, channel-sandbox doctor) and the telemetry
 // plug-in's own entry (#44) took it to 2.76 MB unpacked, 2,880 KiB on disk; 2,940 KiB until the
 // fifth and sixth audit rounds of #42-#47 (Redis keyPrefix, doctor's Cluster discovery and secret
-// forms, the queued call's pacing) took it to 2.82 MB unpacked, 2,944 KiB on disk: about 2% above that.
-const INSTALL_BUDGET = 3000 * KB;
+// forms, the queued call's pacing) took it to 2.82 MB unpacked, 2,944 KiB on disk; 3,000 KiB until the
+// seventh round (doctor and the inbox on a Redis that refuses INFO or CONFIG, offline: false, the
+// Buffer copy in beforeSend) took it to 2.84 MB unpacked, 2,984 KiB on disk: about 2% above that.
+const INSTALL_BUDGET = 3040 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram', 'channel-sdk/telemetry'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
@@ -145,7 +147,7 @@ try {
 
   // --- installs -----------------------------------------------------------------------------
   const npmProject = project('npm');
-  await check('plain `npm install <tgz>`: install weight ≤ 2.93 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
+  await check('plain `npm install <tgz>`: install weight ≤ 2.97 MiB, nothing but channel-sdk', 'npm', npmVersion, async () => {
     await run('npm', ['install', '--no-audit', '--no-fund', tgz], { cwd: npmProject });
     const installed = readdirSync(join(npmProject, 'node_modules')).filter((name) => !name.startsWith('.'));
     expectEqual(installed, ['channel-sdk'], 'node_modules');
