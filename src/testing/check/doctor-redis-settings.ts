@@ -4,6 +4,7 @@
 // category) gets a warning naming what could not be read, not a failure: the inbox, the dedup
 // store and the token cache need neither command.
 import { messageIn } from '../../shared/message.js';
+import { ACL_REFUSED } from '../../server/webhooks/inbox/inbox-memory.js';
 import type { Reporter } from './check-report.js';
 
 type Command = (args: string[]) => Promise<unknown>;
@@ -12,7 +13,10 @@ type Command = (args: string[]) => Promise<unknown>;
  * Whether the command is not allowed here: refused by the ACL (NOPERM), or disabled (a managed
  * Redis's rename-command: "ERR unknown command"). Not a frozen Redis: that is ETIMEDOUT.
  */
-export const notAllowed = (error: unknown) => /^NOPERM\b|^ERR unknown command\b/i.test(messageIn({ unprefixed: true }, error));
+export const notAllowed = (error: unknown) => {
+  const message = messageIn({ unprefixed: true }, error);
+  return ACL_REFUSED.test(message) || /^ERR unknown command\b/i.test(message);
+};
 /** How a line says so. */
 export const INFO_NOT_ALLOWED = 'INFO is not allowed here (an ACL user without it, or a command the provider disabled)';
 

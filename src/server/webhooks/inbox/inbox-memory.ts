@@ -74,15 +74,20 @@ export function fullRedis(error: unknown): unknown {
 }
 
 /**
+ * How Redis and Valkey say their ACL refused a command or a key: NOPERM, or, inside a script, Redis's
+ * "ERR The user executing the script can't run this command…" (or "…access at least one of the
+ * keys…") and Valkey's "ERR ACL failure in script: User … has no permissions…".
+ */
+export const ACL_REFUSED = /^NOPERM\b|^ERR The user executing the script can't\b|^ERR ACL failure in script\b/;
+
+/**
  * The error of a command Redis's ACL refused (NOPERM: a command, or a key outside the user's
  * patterns), said with what the inbox's user needs; other errors as they are. `tag`: what every
  * key of the inbox starts with.
  */
 export function aclRefused(error: unknown, tag: string): unknown {
   const message = messageIn({}, error);
-  // Refused inside a script: Redis says "ERR The user executing the script can't run this command…"
-  // (or "…access at least one of the keys…"), Valkey "ERR ACL failure in script: User … has no permissions…".
-  if (!/^NOPERM\b|^ERR The user executing the script can't\b|^ERR ACL failure in script\b/.test(message)) return error;
+  if (!ACL_REFUSED.test(message)) return error;
   const keys = '~' + tag.replace(/[*?[\]\\]/g, '\\$&') + ':*';
   return new Error(
     "Redis's ACL refused the inbox (Redis said: " +
