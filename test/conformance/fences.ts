@@ -9,7 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createCancelToken } from '../../src/core/cancel.js';
 import type { ClientEvents } from '../../src/core/events.js';
-import type { Progress, TokenProviderContext } from '../../src/core/types.js';
+import type { Progress, StoredToken, TokenProviderContext } from '../../src/core/types.js';
 import { AbortError } from '../../src/errors/index.js';
 import type { FakeService } from '../helpers/fake-service.js';
 import type { FileClientFactory, FileHarness } from './files.js';
@@ -95,6 +95,28 @@ export function fencesSuite(name: string, make: FileClientFactory): void {
         expect(await client.getToken().catch((e: unknown) => e)).toBeInstanceOf(AbortError);
         state.user = 'bob';
         expect(userOf(await client.getToken())).toBe('bob');
+      });
+
+      test("clearToken() in a 'token' listener with a tokenStore that has key(): the logged-out token is not saved after the clear", async () => {
+        const service = await start();
+        const { state, tokenProvider } = session(service);
+        const writes: string[] = [];
+        let saved: StoredToken | null = null;
+        const tokenStore = {
+          get: () => saved,
+          set: (value: StoredToken) => void ((saved = value), writes.push('set ' + userOf(value.token))),
+          remove: () => void ((saved = null), writes.push('remove')),
+          key: () => state.user,
+        };
+        const { client } = make({ baseUrl: service.url, tokenProvider, tokenStore });
+        client.on('token', () => {
+          if (state.cleared) return;
+          state.cleared = true;
+          client.clearToken();
+        });
+        expect(await client.getToken().catch((e: unknown) => e)).toBeInstanceOf(AbortError);
+        expect(writes).toEqual(['remove']);
+        expect(saved).toBe(null);
       });
     });
 

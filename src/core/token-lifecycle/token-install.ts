@@ -38,6 +38,8 @@ export function createTokenInstaller(
     state.held = h;
     state.active = true;
     options.onToken(reason, h);
+    // A `token` listener that logged out (or switched users) ended this token: nothing of it is kept.
+    if (state.held !== h) return h;
     // Only a token whose end is known and ahead, and (with key()) whose user is known.
     if (write && state.saving && reason !== 'stored' && h.end > now() && h.end < Infinity && (!keyOf || key)) {
       write(Object.assign({ token: h.token, receivedAt: h.receivedAt, expiresAt: h.end, service: options.service }, keyOf ? { key } : {}));
