@@ -1,6 +1,6 @@
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { Transport, TransportResponse } from '../core/types.js';
-import { networkError } from './fetch.js';
+import { needFetch, networkError } from './fetch.js';
 import type { OpenBodies } from './open-bodies.js';
 
 const noop = () => {};
@@ -60,6 +60,7 @@ function discard(this: TransportResponse): void {
 export function createNativeFetch(own?: typeof fetch, bodies?: OpenBodies): Transport {
   const after = createDeadlines();
   return async ({ method, url, headers, body, timeout, signal, passOn }) => {
+    needFetch(own);
     const controller = new AbortController();
     const abort = () => controller.abort(signal && signal.reason);
     if (signal) signal.addEventListener('abort', abort);

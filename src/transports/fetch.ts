@@ -45,6 +45,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
   const api: KyInstance = ky.create({ ...pass, retry: 0, throwHttpErrors: false, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const fetchOf = options.fetch || ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   return async ({ method, url, headers, body, timeout, signal, dropOnAbort = true, file, onProgress, raw }) => {
+    needFetch(options.fetch);
     // ky (AbortSignal.any) and fetch only obey a real AbortSignal: a createCancelToken() signal
     // or the client's own would be accepted and never fire. One controller per attempt drops
     // the connection whichever kind of signal aborts; none when only a clearToken() fence can
@@ -139,6 +140,15 @@ export function createFetchTransport(options: { fetch?: typeof fetch; ky?: KyPas
       if (controller && signal) signal.removeEventListener('abort', abort);
     }
   };
+}
+
+/**
+ * A ConfigError where there is no fetch to call: a mini-program (a uni-app or Taro page) that
+ * imported this entry. Read at each call, as a test's fetch may be stubbed after the client is made.
+ */
+export function needFetch(own: typeof fetch | undefined): void {
+  if (!own && typeof fetch !== 'function')
+    fail("this runtime has no fetch (a mini-program?): import createClient from 'channel-sdk/miniprogram', or pass the fetch option");
 }
 
 /**

@@ -225,6 +225,17 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       ['throws', new Error('backend down'), /tokenProvider threw: backend down/],
       ['returns an object', { access_token: 'x' }, /returned an object; return access_token, the string itself/],
       ['returns the whole response', { code: 0, data: { access_token: 'x' } }, /return data\.access_token, the string itself/],
+      [
+        "returns getToken's answer",
+        { accessToken: 'x', expiresIn: 900, tokenType: 'Bearer', expiresAt: 1 },
+        /returned an object; return accessToken, the string/,
+      ],
+      ['returns the fetch Response', new Response('{}'), /returned a Response; return \(await response\.json\(\)\)\.access_token/],
+      [
+        'returns the request task',
+        { abort() {}, onHeadersReceived() {} },
+        /returned a request task; return a Promise, resolve\(res\.data\.access_token\) in success/,
+      ],
       ['returns an empty string', '', /empty string/],
       ['returns undefined', undefined, /returned undefined.*return/],
       ['returns a non-JWT', 'console-session-abc123', /not a JWT/],

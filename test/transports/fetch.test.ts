@@ -77,3 +77,26 @@ test('a body that stalls after the headers times out within the attempt budget, 
   await expect(client.get('/x')).rejects.toBeInstanceOf(TimeoutError);
   await connectionClosed;
 });
+
+test('a runtime with no fetch (a uni-app or Taro page that imported channel-sdk, not channel-sdk/miniprogram) gets a ConfigError naming the entry, at once and once', async () => {
+  const service = await startFakeService();
+  closers.push(service);
+  const realFetch = globalThis.fetch;
+  const client = createClient({ baseUrl: service.url, tokenProvider: () => service.issue() });
+  // @ts-expect-error -- a mini-program's global scope has no fetch
+  delete globalThis.fetch;
+  try {
+    for (const call of [() => client.get('/a'), () => client.fetch('/a')]) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(
+        /this runtime has no fetch \(a mini-program\?\): import createClient from 'channel-sdk\/miniprogram', or pass the fetch option/,
+      );
+    }
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  // The token was asked for, no attempt went out, none was retried; with fetch back the client works.
+  expect(service.hits).toHaveLength(0);
+  await expect(client.get('/a')).resolves.toBeTruthy();
+});

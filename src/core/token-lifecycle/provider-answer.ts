@@ -6,8 +6,22 @@ import { isJwt } from './jwt-claims.js';
 export function tokenFromAnswer(value: unknown): string {
   if (typeof value !== 'string') {
     if (value !== null && typeof value === 'object') {
-      const hint = 'access_token' in value ? 'access_token' : 'data' in value ? 'data.access_token' : 'the access_token string';
-      throw new TokenProviderError('tokenProvider returned an object; return ' + hint + ', the string itself');
+      // What a first try returns: a fetch Response, a host's request task (no Promise around
+      // wx.request), getToken's { accessToken }, the route's answer or the whole envelope.
+      const hint =
+        'bodyUsed' in value
+          ? 'a Response; return (await response.json()).access_token'
+          : 'abort' in value
+            ? 'a request task; return a Promise, resolve(res.data.access_token) in success'
+            : 'an object; return ' +
+              ('access_token' in value
+                ? 'access_token'
+                : 'accessToken' in value
+                  ? 'accessToken'
+                  : 'data' in value
+                    ? 'data.access_token'
+                    : 'the access_token string');
+      throw new TokenProviderError('tokenProvider returned ' + hint + ', the string itself');
     }
     throw new TokenProviderError(
       'tokenProvider returned ' +

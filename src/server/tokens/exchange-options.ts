@@ -143,8 +143,22 @@ const optionKeys = [
 
 /** A value in an option's message: numbers as they are. */
 export const shown = (value: unknown) => (typeof value === 'number' ? String(value) : describeValue(value));
+/**
+ * True in a web page: a document and no Node (jsdom and happy-dom tests run in Node; Deno, Bun and
+ * edge workers have no document). channel-sdk/server resolves there too, to its Web Crypto build.
+ */
+export function inWebPage(g: { document?: unknown; process?: { versions?: { node?: unknown } } } = globalThis): boolean {
+  return typeof g.document === 'object' && g.document !== null && !g.process?.versions?.node;
+}
+
 /** Throws ConfigError for the first option that is wrong. */
 export function checkOptions(o: TokenExchangeOptions): void {
+  // The spec: the page and the SDK's client never hold the access key or the secret key.
+  if (inWebPage()) {
+    fail(
+      "createTokenExchange runs on your backend only: it needs your secret key, and anyone can read a page's code. In the page use createClient from 'channel-sdk', with a tokenProvider that asks your backend's token route (createTokenRoute)",
+    );
+  }
   if (typeof o !== 'object' || o === null) fail('createTokenExchange needs an options object: { baseUrl, accessKey, secretKey }');
   checkKeys(o, optionKeys, 'createTokenExchange option');
   if (typeof o.accessKey !== 'string' || !o.accessKey) fail('accessKey must be the non-empty access key from the integration configuration');

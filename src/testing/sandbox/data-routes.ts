@@ -116,8 +116,32 @@ export function createDataRoute({ stats, events, orders, files, failing, checkBe
     if (photo) return isGet ? files.photo(decodeURIComponent(photo[1])) : wrongMethod('GET');
     const invoice = INVOICE_PATH.exec(path);
     if (invoice) return isGet ? files.invoice(decodeURIComponent(invoice[1])) : wrongMethod('GET');
-    return json(404, { code: SANDBOX_CODES.notFound, message: 'the sandbox serves ' + Object.values(SANDBOX_PATHS).join(', ') });
+    return json(404, { code: SANDBOX_CODES.notFound, message: unknownPath(path) });
   }
 
   return { answer, admit, record };
 }
+
+/**
+ * The 404 of a path the sandbox has no route for: the path as it arrived (a first mistake shows
+ * there: a baseUrl with a path of its own, and that path again in the call) and the paths it serves.
+ */
+function unknownPath(path: string): string {
+  const shown = path.length > 200 ? path.slice(0, 200) + '…' : path;
+  const at = path.indexOf(API_PREFIX, 1);
+  return (
+    'no route ' +
+    JSON.stringify(shown) +
+    (at > 0
+      ? ': ' +
+        JSON.stringify(path.slice(0, at)) +
+        ' comes before ' +
+        API_PREFIX +
+        "; is it in baseUrl too? baseUrl is the service's origin (e.g. http://127.0.0.1:8787) and each call passes the whole path"
+      : '') +
+    '; the sandbox serves ' +
+    Object.values(SANDBOX_PATHS).join(', ')
+  );
+}
+
+const API_PREFIX = '/open/api/v1/sdk/';

@@ -240,6 +240,17 @@ describe("the sandbox's own data routes (every path and id the README uses)", ()
     expect(await call('DELETE', '/open/api/v1/sdk/orders/SO20240601001')).toMatchObject({ status: 405, body: { code: SANDBOX_CODES.methodNotAllowed } });
   });
 
+  test('an unknown path gets a 404 that quotes it, and names a baseUrl path given twice (a first mistake)', async () => {
+    const { call } = await signedIn();
+    const doubled = await call('GET', '/open/api/v1/sdk/open/api/v1/sdk/orders');
+    expect(doubled.status).toBe(404);
+    expect(doubled.body.message).toMatch(
+      /^no route "\/open\/api\/v1\/sdk\/open\/api\/v1\/sdk\/orders": "\/open\/api\/v1\/sdk" comes before \/open\/api\/v1\/sdk\/; is it in baseUrl too\? .*; the sandbox serves \/open\/api\/v1\/sdk\/orders, /,
+    );
+    const other = await call('GET', '/orders');
+    expect(other.body.message).toMatch(/^no route "\/orders"; the sandbox serves \/open\/api\/v1\/sdk\/orders, /);
+  });
+
   test('POST orders creates an order in memory; a bad body gets a 400 envelope that says what to send', async () => {
     const { call } = await signedIn();
     // The README's example body, and one with the optional fields.
