@@ -12,7 +12,7 @@ const KB = 1024;
 // #44 (the telemetry plug-in, rooms for the core, one options object) with #42, #45 and #47 in;
 // what each change added, and what the plug-in is, are in docs/maintainers/size.md.
 const BROWSER_ALL_IN = 27.39 * KB;
-const MINIPROGRAM_ALL_IN = 20.1 * KB;
+const MINIPROGRAM_ALL_IN = 20.18 * KB;
 const TELEMETRY_PLUGIN = 2.1 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
