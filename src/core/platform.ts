@@ -54,8 +54,10 @@ export interface AppSignal {
    * Starts listening, once per client, at its first use: `report(true)` when the app is shown or
    * the network is up, `report(false)` when hidden or down; also reports the current state when
    * the platform can tell (at once, or later: a host's getNetworkType answers asynchronously).
+   * Returns, when the current state comes later, a promise settled once it came (or never will):
+   * until then the client sends nothing and asks no provider (an app launched offline).
    */
-  watch(report: (on: boolean) => void): void;
+  watch(report: (on: boolean) => void): void | Promise<unknown>;
 }
 
 /** What a native call's arguments say, read by the entry (the core checks each value as for request()). */

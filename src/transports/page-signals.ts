@@ -18,9 +18,15 @@ export function pageSignals(): Pick<Platform, 'visibility' | 'network'> {
   if (typeof navigator !== 'undefined' && typeof navigator.onLine === 'boolean' && typeof addEventListener === 'function') {
     signals.network = {
       watch(report) {
-        const read = () => report(navigator.onLine);
+        let was: boolean;
+        const read = () => report((was = navigator.onLine));
         addEventListener('online', read);
         addEventListener('offline', read);
+        // A page restored from the back/forward cache or resumed from a freeze is shown before the
+        // browser delivers the offline event queued meanwhile: its network is read on the
+        // visibilitychange too, before the show's report (app-state.ts watches the network first),
+        // so the pre-warm does not ask tokenProvider offline.
+        if (signals.visibility) document.addEventListener('visibilitychange', () => navigator.onLine !== was && read());
         read();
       },
     };

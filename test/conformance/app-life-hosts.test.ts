@@ -116,6 +116,43 @@ describe('hosts without the app-life functions behave as today', () => {
   });
 });
 
+describe("an app launched offline: the first calls wait for getNetworkType's answer", () => {
+  const start = fakeServices();
+
+  for (const kind of kinds) {
+    test(`${kind}: the provider is not asked and nothing is sent; the first GET waits and resolves once online, the first POST fails offline`, async () => {
+      const service = await start();
+      const host = createHost(kind);
+      (globalThis as Record<string, unknown>)[kind] = host;
+      host.setNetwork({ isConnected: false });
+      const provider = heldProvider(service);
+      // A real provider's own request fails offline, sooner than getNetworkType answers.
+      provider.state.fail = true;
+      const client = createClient({ baseUrl: service.url, tokenProvider: provider, request: host.request });
+      const waits: unknown[] = [];
+      client.on('wait', (w) => void waits.push(w));
+      const get = client.get('/first');
+      const post = client.post('/write', { json: { a: 1 } });
+      await expect(post).rejects.toMatchObject({ code: 'NETWORK_ERROR', offline: true });
+      await eventually(() => waits.length === 1, 'the wait');
+      expect({ provider: provider.calls.length, sent: host.calls.length }).toEqual({ provider: 0, sent: 0 });
+      provider.state.fail = false;
+      host.setNetwork({ isConnected: true });
+      await expect(get).resolves.toMatchObject({ path: '/first' });
+      expect({ provider: provider.calls.length, sent: host.calls.map((c) => c.url.replace(service.url, '')) }).toEqual({ provider: 1, sent: ['/first'] });
+    });
+  }
+
+  test('a getNetworkType that never answers holds the first call a moment only (a second at most), then it goes', async () => {
+    const service = await start();
+    const host = createHost('wx');
+    Object.assign(host, { getNetworkType: () => undefined });
+    (globalThis as Record<string, unknown>).wx = host;
+    const client = createClient({ baseUrl: service.url, tokenProvider: heldProvider(service), request: host.request });
+    await expect(client.get('/first')).resolves.toMatchObject({ path: '/first' });
+  });
+});
+
 describe("a request() that belongs to no host global follows the runtime's host (uni-app's uni, Taro's module)", () => {
   const start = fakeServices();
   const globals = globalThis as Record<string, unknown>;

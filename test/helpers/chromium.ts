@@ -67,6 +67,15 @@ export async function servePackagePage(names: string[]): Promise<{ server: Serve
  * devDependency), bundled as a user's bundler would (esbuild, browser conditions), served at `url`.
  */
 export async function serveBundledPage(source: string): Promise<{ server: Server; url: string }> {
+  const bundle = await bundleSource(source);
+  return listen((req, res) => {
+    if (req.url === '/bundle.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script><body>channel-sdk</body>');
+  });
+}
+
+/** `source` (an ES module importing the package by its name) bundled as a user's bundler would: esbuild, browser conditions. */
+export async function bundleSource(source: string): Promise<string> {
   const bundle = await build({
     stdin: { contents: source, resolveDir: process.cwd(), loader: 'js' },
     bundle: true,
@@ -75,10 +84,7 @@ export async function serveBundledPage(source: string): Promise<{ server: Server
     write: false,
     logLevel: 'silent',
   });
-  return listen((req, res) => {
-    if (req.url === '/bundle.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script><body>channel-sdk</body>');
-  });
+  return bundle.outputFiles[0].text;
 }
 
 /** Chromium on a page of `names` (servePackagePage), loaded; close() ends both. */

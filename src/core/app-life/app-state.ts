@@ -15,6 +15,8 @@ export interface AppState {
   hides: number;
   /** The host fails the requests of a hidden app (mini-programs). */
   readonly interrupts: boolean;
+  /** Until the network's state at the start is known (a host's getNetworkType answers later): settled then. */
+  first?: Promise<void>;
   /** Called at every report of either signal (the calls waiting re-check then). */
   readonly waiters: Set<() => void>;
 }
@@ -40,7 +42,8 @@ export function createAppState({ visibility, network, events, warm }: AppStateOp
       started = true;
       // The network first: a page reports both at once, and the visibility's report (the pre-warm)
       // must already know a page that starts offline (a token shared by another tab asked for offline).
-      if (network) network.watch((on) => report('online', on));
+      const first = network && network.watch((on) => report('online', on));
+      if (first) app.first = first.then(() => void (app.first = undefined));
       if (visibility) visibility.watch((on) => report('visible', on));
     },
     visible: true,

@@ -144,6 +144,8 @@ export function createPacing({ app, budget, events, now }: PacingOptions): Pacin
 
   function gate(call: Call, again: boolean): Promise<void> | undefined {
     if (!app) return undefined;
+    // A host's first network answer not in yet: nothing goes (an app launched offline) until it is.
+    if (app.first) return app.first;
     const until = blocked(call, again);
     if (!until) return undefined;
     if (!call.offlineWait) throw offline(call, false);

@@ -37,12 +37,17 @@ export function hostSignals(host: Record<string, unknown> | undefined): Pick<Pla
         );
         if (!getType) return;
         const asked = changes;
-        // The state at the start; an answer overtaken by a change event is stale.
-        const answer = (result: unknown) => void (changes === asked && read(result, report));
-        quietly(() => {
-          const task = getType({ success: answer, fail() {} }) as { then?: unknown; catch?: (f: () => void) => unknown } | undefined;
-          // Taro's promisified getNetworkType rejects too when it fails.
-          if (task && typeof task.then === 'function' && typeof task.catch === 'function') task.catch(() => {});
+        // The state at the start, which the first calls wait for (at most a second: a host that
+        // never answers); an answer overtaken by a change event is stale.
+        return new Promise((settle) => {
+          const known = () => (clearTimeout(timer), settle(0));
+          const answer = (result: unknown) => void (changes === asked && read(result, report), known());
+          const timer = setTimeout(known, 1000);
+          quietly(() => {
+            const task = getType({ success: answer, fail: known }) as { then?: unknown; catch?: (f: () => void) => unknown } | undefined;
+            // Taro's promisified getNetworkType rejects too when it fails.
+            if (task && typeof task.then === 'function' && typeof task.catch === 'function') task.catch(() => {});
+          });
         });
       },
     };
