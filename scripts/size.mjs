@@ -13,7 +13,7 @@ const KB = 1024;
 // what each change added, and what the plug-in is, are in docs/maintainers/size.md.
 const BROWSER_ALL_IN = 27.55 * KB;
 const MINIPROGRAM_ALL_IN = 20.25 * KB;
-const TELEMETRY_PLUGIN = 2.1 * KB;
+const TELEMETRY_PLUGIN = 2.11 * KB;
 const cases = [
   // What the browser entry's ky would cost on its own (bundled from the devDependency).
   { name: 'ky alone (reference)', code: "export { default } from 'ky';" },

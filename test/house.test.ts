@@ -170,3 +170,14 @@ test('nothing in src imports upward or sideways, at any depth: each room a layer
     'src/server/tokens/probe.ts -> src/core/client.ts',
   ]);
 });
+
+test("CONTRIBUTING's map of src/core names every file of the front and of its three rooms (audit 8: five had gone unnamed)", () => {
+  const text = readFileSync('CONTRIBUTING.md', 'utf8');
+  const start = text.indexOf('**src/core, in three rooms');
+  expect(start, 'CONTRIBUTING.md has the paragraph "src/core, in three rooms"').toBeGreaterThan(-1);
+  const map = text.slice(start, text.indexOf('The rooms import', start));
+  const named = new Set([...map.matchAll(/`([\w.-]+\.ts)`/g)].map(([, name]) => name));
+  const core = sources.filter((file) => /^src\/core\/([\w-]+\/)?[\w.-]+\.ts$/.test(file));
+  expect(core.length).toBeGreaterThan(30);
+  expect(core.filter((file) => !named.has(basename(file)))).toEqual([]);
+});

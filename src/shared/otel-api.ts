@@ -110,8 +110,12 @@ export function traceparent(span: TelemetrySpan): string | undefined {
 
 /** Ends `span`, failed with `type` (an error code or an HTTP status) when there is one: `error.type` and the ERROR status. */
 export function endSpan(span: TelemetrySpan, type?: string): void {
-  if (type) failSpan(span, type);
-  span.end();
+  // Ended even when marking it failed throws (a user's span): a span left open is a leak.
+  try {
+    if (type) failSpan(span, type);
+  } finally {
+    span.end();
+  }
 }
 
 /** Marks `span` failed with `type` (an error code or an HTTP status): `error.type` and the ERROR status. */

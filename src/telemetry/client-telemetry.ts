@@ -62,11 +62,15 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
         attributes['channel.resend_reason'] = resend as string;
       }
       const span = tracer.startSpan(method, { kind: SPAN_CLIENT, attributes }, parent);
-      const header = propagate !== false && traceparent(span);
+      // Each call on the span on its own: one of its methods that throws leaves no span open.
+      const header = propagate !== false && quietly(traceparent)(span);
       if (header && !headers.traceparent) headers.traceparent = header;
       return quietly((status?: number, error?: string) => {
-        if (status) span.setAttribute('http.response.status_code', status);
-        endSpan(span, error || (status! >= 400 ? '' + status : ''));
+        try {
+          if (status) span.setAttribute('http.response.status_code', status);
+        } finally {
+          endSpan(span, error || (status! >= 400 ? '' + status : ''));
+        }
       });
     }, noop),
     provider({ forced, reason, run }) {
@@ -80,8 +84,9 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
         // The span and the instruments copy the attributes they are given: error.type is added after.
         const done = quietly((error?: string) => {
           if (error) attributes['error.type'] = error;
-          if (durations) durations.record((Date.now() - startedAt) / 1000, attributes);
+          // The span first: an instrument that throws leaves no span open.
           if (span) endSpan(span, error);
+          if (durations) durations.record((Date.now() - startedAt) / 1000, attributes);
         });
         // Only the SDK's own timeout is told apart: a provider's own error code could say anything.
         answer.then(
@@ -89,10 +94,9 @@ function createClientTelemetry(options: TelemetryOptions, { redact, scope }: Tel
           (error) => done(isChannelError(error) && error.code === 'TOKEN_PROVIDER_ERROR' ? 'timeout' : 'TOKEN_PROVIDER_ERROR'),
         );
       };
-      quietly(() => {
-        if (refreshes) refreshes.add(1, attributes);
-        if (tracer) dropRejection(tracer.startActiveSpan('channel.token_provider', { attributes }, asking, measure));
-      })();
+      // A counter that throws costs the span nothing.
+      quietly(() => refreshes && refreshes.add(1, attributes))();
+      quietly(() => tracer && dropRejection(tracer.startActiveSpan('channel.token_provider', { attributes }, asking, measure)))();
       // The provider is called once, under the span when the tracer ran `measure`, else without one.
       return answer || (measure(), answer as never);
     },

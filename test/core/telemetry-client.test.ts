@@ -367,3 +367,39 @@ describe('the telemetry option is checked', () => {
     },
   );
 });
+
+describe('a span or an instrument that throws in one of its methods: every span started still ends (audit 8)', () => {
+  const down = () => {
+    throw new Error('exporter down');
+  };
+  /** `span` (the real SDK's) with its method `name` throwing; the others bound to the span itself. */
+  const breaking = (name: string) => (span: Span) =>
+    new Proxy(span, {
+      get: (t, key) => {
+        const value = (t as never as Record<PropertyKey, unknown>)[key];
+        return key === name ? down : typeof value === 'function' ? value.bind(t) : value;
+      },
+    }) as Span;
+  test.each([
+    ['setAttribute throws', breaking('setAttribute'), undefined],
+    ['setStatus throws (a 404 fails its span)', breaking('setStatus'), undefined],
+    ['spanContext throws (no traceparent)', breaking('spanContext'), undefined],
+    ["the meter's histogram and counter throw (a metric view that fails)", (span: Span) => span, 'meter'],
+  ])('%s', async (_what, wrap, brokenMeter) => {
+    let started = 0;
+    const real = tracer;
+    const wrapped = {
+      startSpan: (name: string, options: never, parent: never) => (started++, wrap(real.startSpan(name, options, parent))),
+      startActiveSpan: (name: string, options: never, parent: never, fn: (span: Span) => unknown) =>
+        real.startActiveSpan(name, options, parent, (span: Span) => (started++, fn(wrap(span)))),
+    };
+    const instruments = { createCounter: () => ({ add: down }), createHistogram: () => ({ record: down }) };
+    const { client } = setup({ telemetry: clientTelemetry({ tracer: wrapped as never, meter: brokenMeter ? (instruments as never) : meter }) });
+    await client.get(ORDER);
+    await expect(client.get('/open/api/v1/sdk/orders/NOPE')).rejects.toMatchObject({ status: 404 });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(started).toBe(3);
+    expect(spans().map((s) => s.name)).toEqual(['channel.token_provider', 'GET', 'GET']);
+    expect([...open]).toEqual([]);
+  });
+});
