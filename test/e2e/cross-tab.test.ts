@@ -340,4 +340,35 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     const oldToken = service.issued[0];
     expect(service.hits.slice(before).filter((h) => h.token === oldToken)).toEqual([]);
   });
+
+  /** clearToken() in `page`, then one GET of the next session: how long that GET took, in ms. */
+  const logoutThenGet = (page: Page, path: string) =>
+    page.evaluate(async (p) => {
+      const client = (window as unknown as TabWindow).client;
+      client.clearToken();
+      const started = performance.now();
+      await client.get(p);
+      return performance.now() - started;
+    }, path);
+
+  test('a logout while a refresh of the old session hangs (in another tab, or in this one): the next session does not wait for it', async () => {
+    const a = await openTab('A', 'user-1', 4000);
+    const b = await openTab('B', 'user-1', 4000);
+    expect(await burst(a, 1)).toEqual({ ok: 1, failed: [] });
+    // B holds the lock in a refresh whose provider never answers (bounded by tokenTimeout: 4 s).
+    hang.add('B');
+    const bRefresh = b.evaluate(() => (window as unknown as TabWindow).client.getToken({ forceRefresh: true }).then(String, (e) => String(e.code)));
+    await routeCalled(2);
+    const afterOther = await logoutThenGet(a, '/next/a');
+    // Now A itself holds the lock in a hung refresh when it logs out.
+    hang.add('A');
+    const aRefresh = a.evaluate(() => (window as unknown as TabWindow).client.getToken({ forceRefresh: true }).then(String, (e) => String(e.code)));
+    await routeCalled(4);
+    hang.delete('A');
+    const afterOwn = await logoutThenGet(a, '/next/a2');
+    expect({ afterOther: afterOther < 2000, afterOwn: afterOwn < 2000 }).toEqual({ afterOther: true, afterOwn: true });
+    expect([await bRefresh, await aRefresh]).toEqual(['ABORTED', 'ABORTED']);
+    // The hung calls asked for the old sessions; nothing of them was sent.
+    expect(routeCalls.map((c) => c.tab)).toEqual(['A', 'B', 'A', 'A', 'A']);
+  });
 });
