@@ -140,8 +140,12 @@ export function createCrossTab(baseUrl: string, key: string, wait: number, isTok
       let work: Promise<Obtained> | undefined;
       const session = clears;
       const over = ended;
+      // Not AbortSignal.timeout(): Chrome 93-102, Firefox 96-99 and Safari 15.4-15.6 have Web Locks without it.
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), wait);
       return locks
-        .request(name, { signal: AbortSignal.timeout(wait) }, async () => {
+        .request(name, { signal: stop.signal }, async () => {
+          clearTimeout(timer);
           granted = true;
           await settle();
           // A logout since this call began: its token would be dropped, and the next session's
@@ -157,7 +161,8 @@ export function createCrossTab(baseUrl: string, key: string, wait: number, isTok
           return Promise.race([work, over]);
         })
         .then(
-          (got) => work || got || Promise.reject(new Error('cleared')),
+          // Nothing after a logout bail-out: its caller's session ended, so the token manager drops the answer unread.
+          (got) => work || got,
           (error: unknown) => {
             // The lock was not granted within `wait` ms (a tab hangs mid-refresh): go alone.
             if (!granted) return fetchAndAnnounce(fetch);
