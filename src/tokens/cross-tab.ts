@@ -56,6 +56,18 @@ export function createCrossTab(baseUrl: string, key: string, wait: number, isTok
   const busy = new Set<string>();
   let clears = 0;
   let g = 0;
+  // A logout, here or in another tab: nothing of the session before is waited for or taken.
+  // `ended` settles at the next one: the lock holder lets go then.
+  let ended!: Promise<void>;
+  let end = () => {};
+  const renew = () => {
+    clears++;
+    latest = undefined;
+    busy.clear();
+    end();
+    ended = new Promise((resolve) => (end = resolve));
+  };
+  renew();
   let adopt: (token: string, receivedAt: number) => void = () => {};
   let cleared = () => {};
   let wake = () => {};
@@ -66,10 +78,8 @@ export function createCrossTab(baseUrl: string, key: string, wait: number, isTok
     if (!valid(data, isToken)) return;
     if (data.t === 'clear') {
       // Every clear clears, also one of a generation seen already (two tabs logging out at once).
-      clears++;
+      renew();
       if (data.g > g) g = data.g;
-      latest = undefined;
-      busy.clear();
       cleared();
     } else if (data.t === 'hello') {
       post(latest ? { t: 'token', token: latest.token, at: latest.at, g, id: me } : { t: 'state', g, id: me });
@@ -127,28 +137,43 @@ export function createCrossTab(baseUrl: string, key: string, wait: number, isTok
   return {
     obtain(stale, fetch) {
       let granted = false;
+      let work: Promise<Obtained> | undefined;
+      const session = clears;
+      const over = ended;
+      // Not AbortSignal.timeout(): Chrome 93-102, Firefox 96-99 and Safari 15.4-15.6 have Web Locks without it.
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), wait);
       return locks
-        .request(name, { signal: AbortSignal.timeout(wait) }, async () => {
+        .request(name, { signal: stop.signal }, async () => {
+          clearTimeout(timer);
           granted = true;
           await settle();
+          // A logout since this call began: its token would be dropped, and the next session's
+          // calls (here and in the other tabs) must not wait for it to ask the provider.
+          if (session !== clears) return;
           // Another tab got a token after ours was: take it instead of asking again.
           const other = latest;
           if (other && (!stale || (other.token !== stale.token && other.at > stale.receivedAt))) {
             return { token: other.token, receivedAt: other.at, shared: true };
           }
-          return fetchAndAnnounce(fetch);
+          work = fetchAndAnnounce(fetch);
+          // A logout frees the lock at once; this call still ends (bounded by tokenTimeout) for its callers.
+          return Promise.race([work, over]);
         })
-        .catch((error: unknown) => {
-          // The lock was not granted within `wait` ms (a tab hangs mid-refresh): go alone.
-          if (!granted) return fetchAndAnnounce(fetch);
-          throw error;
-        }) as Promise<Obtained>;
+        .then(
+          // Nothing after a logout bail-out: its caller's session ended, so the token manager drops the answer unread.
+          (got) => work || got,
+          (error: unknown) => {
+            // The lock was not granted within `wait` ms (a tab hangs mid-refresh): go alone.
+            if (!granted) return fetchAndAnnounce(fetch);
+            throw error;
+          },
+        ) as Promise<Obtained>;
     },
     clear() {
-      clears++;
+      renew();
       // Saturates instead of losing precision after a forged huge generation: a clear still clears.
       if (g < Number.MAX_SAFE_INTEGER) g++;
-      latest = undefined;
       post({ t: 'clear', g });
     },
     connect(onAdopt, onCleared) {

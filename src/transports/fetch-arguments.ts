@@ -48,8 +48,13 @@ export function readFetchArguments(input: unknown, init: unknown): NativeOptions
     headers: headerRecord(h !== undefined ? h : request && request.headers),
     body,
     signal: signal === null ? undefined : signal,
-    // The transport's fetch takes the Request itself, the other init keys, and a real AbortSignal.
-    passOn: { input: request, init: rest, signal: signal && typeof signal.throwIfAborted === 'function' ? signal : undefined },
+    // The transport's fetch takes the Request itself, the other init keys, and a real AbortSignal: one
+    // of this page (Chrome 93-99 and Firefox 92-96 have no throwIfAborted) or of another realm.
+    passOn: {
+      input: request,
+      init: rest,
+      signal: signal && (signal instanceof AbortSignal || typeof (signal as { throwIfAborted?: unknown }).throwIfAborted === 'function') ? signal : undefined,
+    },
   };
 }
 

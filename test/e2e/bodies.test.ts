@@ -4,7 +4,8 @@
  * download. clearToken() and a new tokenStore key() must stop them (no event of the signed-out
  * user after the fence, the connection dropped), and so must the caller's signal, also in a
  * browser that lacks AbortSignal.any (deleted before the bundle loads: Chrome < 116, Safari < 17.4,
- * Firefox < 124, which the README supports).
+ * Firefox < 124, which the README supports), and in one that lacks AbortSignal's throwIfAborted
+ * as well (Chrome 93-99, Firefox 92-96).
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -27,6 +28,7 @@ describe.runIf(hasChromium)('bodies still arriving, in Chromium', () => {
   let browser: Awaited<ReturnType<typeof launchChromium>>;
   let withAny: Page;
   let withoutAny: Page;
+  let withoutThrowIfAborted: Page;
 
   beforeAll(async () => {
     // An event every 20 ms for 20 s (server-sent events, or a large download).
@@ -50,7 +52,12 @@ describe.runIf(hasChromium)('bodies still arriving, in Chromium', () => {
     withoutAny = await browser.context.newPage();
     // Before any script of the page: the bundle loads into a browser without AbortSignal.any.
     await withoutAny.addInitScript(() => void Reflect.deleteProperty(AbortSignal, 'any'));
-    for (const page of [withAny, withoutAny]) {
+    // Older still, in the supported range: no throwIfAborted either (Chrome 93-99, Firefox 92-96).
+    withoutThrowIfAborted = await browser.context.newPage();
+    await withoutThrowIfAborted.addInitScript(
+      () => void (Reflect.deleteProperty(AbortSignal, 'any'), Reflect.deleteProperty(AbortSignal.prototype, 'throwIfAborted')),
+    );
+    for (const page of [withAny, withoutAny, withoutThrowIfAborted]) {
       await page.goto(site.url);
       await page.waitForFunction(() => typeof (window as unknown as { createClient?: unknown }).createClient === 'function');
     }
@@ -116,7 +123,11 @@ describe.runIf(hasChromium)('bodies still arriving, in Chromium', () => {
     );
   }
 
-  const pages = { 'Chromium with AbortSignal.any': () => withAny, 'AbortSignal.any deleted before the bundle loads': () => withoutAny };
+  const pages = {
+    'Chromium with AbortSignal.any': () => withAny,
+    'AbortSignal.any deleted before the bundle loads': () => withoutAny,
+    'AbortSignal.any and throwIfAborted deleted (Chrome 93-99)': () => withoutThrowIfAborted,
+  };
   for (const [name, page] of Object.entries(pages)) {
     describe(`${name}`, () => {
       for (const [call, stop] of [

@@ -102,13 +102,15 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
    * channel handled, in order: a listener added after the client's own runs after it, so a
    * message in `heard` has been handled by the client (see `heard` below).
    */
-  async function openTab(tab: string, key: string | undefined, tokenTimeout = 10_000): Promise<Page> {
+  async function openTab(tab: string, key: string | undefined, tokenTimeout = 10_000, without: string[] = []): Promise<Page> {
     const page = await browser.context.newPage();
     await page.goto(site.url);
     await page.waitForFunction(() => typeof (window as unknown as { createClient?: unknown }).createClient === 'function');
     await page.evaluate(
-      async ([serviceUrl, backendUrl, name, k, timeout]) => {
+      async ([serviceUrl, backendUrl, name, k, timeout, missing]) => {
         const w = window as unknown as { createClient(o: object): unknown; client: unknown; heard: unknown[] };
+        // An older browser of the supported range: these static methods of AbortSignal are missing.
+        for (const method of missing) Reflect.deleteProperty(AbortSignal, method);
         const channels: BroadcastChannel[] = [];
         const Native = BroadcastChannel;
         window.BroadcastChannel = class extends Native {
@@ -132,7 +134,7 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
         while (!channels.length) await new Promise((resolve) => setTimeout(resolve, 5));
         channels[0].addEventListener('message', (event) => w.heard.push(event.data));
       },
-      [service.url, backend.url, tab, key, tokenTimeout] as const,
+      [service.url, backend.url, tab, key, tokenTimeout, without] as const,
     );
     return page;
   }
@@ -339,5 +341,61 @@ describe.runIf(hasChromium)('crossTab: tabs share one token', () => {
     expect(await burst(b, 2)).toEqual({ ok: 2, failed: [] });
     const oldToken = service.issued[0];
     expect(service.hits.slice(before).filter((h) => h.token === oldToken)).toEqual([]);
+  });
+
+  /** clearToken() in `page`, then one GET of the next session: how long that GET took, in ms. */
+  const logoutThenGet = (page: Page, path: string) =>
+    page.evaluate(async (p) => {
+      const client = (window as unknown as TabWindow).client;
+      client.clearToken();
+      const started = performance.now();
+      await client.get(p);
+      return performance.now() - started;
+    }, path);
+
+  test('a logout while a refresh of the old session hangs (in another tab, or in this one): the next session does not wait for it', async () => {
+    const a = await openTab('A', 'user-1', 4000);
+    const b = await openTab('B', 'user-1', 4000);
+    expect(await burst(a, 1)).toEqual({ ok: 1, failed: [] });
+    // B holds the lock in a refresh whose provider never answers (bounded by tokenTimeout: 4 s).
+    hang.add('B');
+    const bRefresh = b.evaluate(() => (window as unknown as TabWindow).client.getToken({ forceRefresh: true }).then(String, (e) => String(e.code)));
+    await routeCalled(2);
+    const afterOther = await logoutThenGet(a, '/next/a');
+    // Now A itself holds the lock in a hung refresh when it logs out.
+    hang.add('A');
+    const aRefresh = a.evaluate(() => (window as unknown as TabWindow).client.getToken({ forceRefresh: true }).then(String, (e) => String(e.code)));
+    await routeCalled(4);
+    hang.delete('A');
+    const afterOwn = await logoutThenGet(a, '/next/a2');
+    expect({ afterOther: afterOther < 2000, afterOwn: afterOwn < 2000 }).toEqual({ afterOther: true, afterOwn: true });
+    expect([await bRefresh, await aRefresh]).toEqual(['ABORTED', 'ABORTED']);
+    // The hung calls asked for the old sessions; nothing of them was sent.
+    expect(routeCalls.map((c) => c.tab)).toEqual(['A', 'B', 'A', 'A', 'A']);
+  });
+
+  test('on a supported browser without AbortSignal.timeout (Chrome 93-102, Firefox 96-99, Safari 15.4-15.6) tabs share as elsewhere, and a hung holder is still waited for at most tokenTimeout', async () => {
+    const a = await openTab('A', 'user-1', 1500, ['timeout']);
+    const b = await openTab('B', 'user-1', 1500, ['timeout']);
+    const outcomes = [await burst(a, 3), await burst(b, 3)];
+    expect({ outcomes, calls: routeCalls.length }).toEqual({
+      outcomes: [
+        { ok: 3, failed: [] },
+        { ok: 3, failed: [] },
+      ],
+      calls: 1,
+    });
+    hang.add('A');
+    void a.evaluate(() => (window as unknown as TabWindow).client.getToken({ forceRefresh: true }).catch(() => 'failed')).catch(() => 'closed');
+    await routeCalled(2);
+    expect(
+      await b.evaluate(() =>
+        (window as unknown as TabWindow).client.getToken({ forceRefresh: true }).then(
+          () => 'ok',
+          (e) => String(e.code),
+        ),
+      ),
+    ).toBe('ok');
+    expect(routeCalls.map((c) => c.tab)).toEqual(['A', 'A', 'B']);
   });
 });
