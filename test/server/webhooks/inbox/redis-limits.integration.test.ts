@@ -2,8 +2,9 @@
  * The inbox at Redis's own limits (issue #43, eighth round).
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import { createRedisInbox, createWebhookHandler, type InboxErrorInfo } from '../../../../src/server-node.js';
+import { createRedisDedupStore, createRedisInbox, createWebhookHandler, type InboxErrorInfo } from '../../../../src/server-node.js';
 import { hasRedis, startRedis, type RedisServer } from '../../../helpers/redis.js';
+import { Redis } from 'ioredis';
 import { clientKinds, type ConnectedClient } from '../../redis/clients.js';
 import { bodyOf, post, sleep, snapshot, until, webhookSecret } from './inbox-helpers.js';
 
@@ -82,5 +83,54 @@ describe.runIf(hasRedis)('the inbox at Redis limits', () => {
       expect(runs).toBe(1);
       expect(reports).not.toContain('lease');
     });
+  });
+
+  // ioredis with enableOfflineQueue: false refuses every command until it is connected: before, the
+  // first push a process took was answered 503 and each worker's first read failed with a warning.
+  test.each([
+    ['lazyConnect', { lazyConnect: true }],
+    ['still connecting', {}],
+  ])('ioredis with enableOfflineQueue: false, %s: the first push is stored (202) and runs, with no Redis warning', async (_name, options) => {
+    const redis = await startRedis();
+    cleanup.push(() => redis.stop());
+    const client = new Redis(redis.url, { ...options, enableOfflineQueue: false });
+    client.on('error', () => {});
+    cleanup.push(() => client.disconnect());
+    const inbox = createRedisInbox(client, { pollMs: 10, prefix: 'cold:' });
+    const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+    expect((await post(handler, bodyOf(snapshot('SO-cold', '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+    const coldClient = new Redis(redis.url, { ...options, enableOfflineQueue: false });
+    coldClient.on('error', () => {});
+    cleanup.push(() => coldClient.disconnect());
+    const stages: string[] = [];
+    const runs: string[] = [];
+    const worker = createRedisInbox(coldClient, { pollMs: 10, prefix: 'cold:' }).process({
+      onError: (_error, info) => void stages.push(info.stage),
+      onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no),
+    });
+    cleanup.push(() => worker.close());
+    await until(() => runs.length === 1, 'the run');
+    expect(stages).toEqual([]);
+  });
+
+  test('ioredis with enableOfflineQueue: false and lazyConnect under the dedup store: the first push is claimed and completed, with no dedup warning, and its repeat does not run again (before: it ran twice)', async () => {
+    const redis = await startRedis();
+    cleanup.push(() => redis.stop());
+    const client = new Redis(redis.url, { lazyConnect: true, enableOfflineQueue: false });
+    client.on('error', () => {});
+    cleanup.push(() => client.disconnect());
+    const stages: string[] = [];
+    let runs = 0;
+    const handler = createWebhookHandler({
+      secret: webhookSecret,
+      dedup: createRedisDedupStore(client),
+      onError: (_error, info) => void stages.push(info.stage),
+      onLogisticsUpdated: () => void runs++,
+    });
+    const body = bodyOf(snapshot('SO-cold-dedup', '2024-06-01T12:00:00+08:00'));
+    expect((await post(handler, body)).status).toBe(200);
+    expect((await post(handler, body)).status).toBe(200);
+    expect(runs).toBe(1);
+    expect(stages).not.toContain('dedup');
   });
 });
