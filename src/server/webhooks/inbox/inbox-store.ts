@@ -86,17 +86,19 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
 
     /**
      * `cursor`: where the previous read's scan for lapsed leases stopped ('0-0' to start over);
-     * `beat`: mark this worker seen. Nothing is taken while the inbox is paused.
+     * `beat`: mark this worker seen; `running`: the ids it runs (what else it holds is freed). Nothing
+     * is taken while the inbox is paused.
      */
-    async read(consumer: string, count: number, cursor: string, beat: boolean) {
-      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor, beat ? '1' : '', LOST_BODY];
+    async read(consumer: string, count: number, cursor: string, beat: boolean, running: string[] = []) {
+      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor, beat ? '1' : '', LOST_BODY, ...running];
       const reply = (await call(READ, [keys.stream, keys.retry, keys.parked, keys.age, keys.workers, keys.dead], args, 'read')) as unknown[];
-      const entries: Entry[] = reply.slice(3).map((row) => {
+      const entries: Entry[] = reply.slice(4).map((row) => {
         const [id, status, key, orderNo, snapshotAt, receivedAt, attempt, body] = (row as unknown[]).map(str);
         return { id, status: status as Entry['status'], key, orderNo, snapshotAt, receivedAt: num(receivedAt), attempt: num(attempt), body };
       });
       // grouped: the consumer group exists now (a paused read could not make it in a full Redis).
-      return { created: num(reply[0]) === 1, grouped: num(reply[0]) !== 2, cursor: str(reply[1]) || '0-0', paused: num(reply[2]) === 1, entries };
+      const [created, , paused, freed] = reply.map(num);
+      return { created: created === 1, grouped: created !== 2, cursor: str(reply[1]) || '0-0', paused: paused === 1, freed: freed || 0, entries };
     },
 
     /** A paused worker is still seen. */

@@ -22,6 +22,30 @@ describe.runIf(hasRedis)('the inbox at Redis limits', () => {
   }
 
   describe.each([clientKinds[0], clientKinds[2]])('$name', (kind) => {
+    // One read's answer (up to `concurrency` bodies) past Redis's client-output-buffer-limit cuts the
+    // connection. Before: ioredis sent the read again, which took nothing (what the first took was
+    // held, unseen, for a lease), and each lease later the same, an attempt counted each time, until
+    // the pushes became dead letters that never ran ("worker died"), with not one report.
+    test('an answer past client-output-buffer-limit (normal 1mb) cuts the connection: the worker frees what that read took, reads fewer at a time, and every push runs at attempt 1', async () => {
+      const { client } = await setUp(kind, ['--client-output-buffer-limit', 'normal 1mb 0 0']);
+      const inbox = createRedisInbox(client.client, { pollMs: 10, prefix: 'cut:' });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const orders = ['SO-cut-1', 'SO-cut-2', 'SO-cut-3', 'SO-cut-4'];
+      for (const order of orders) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00', 'x'.repeat(400_000))))).status).toBe(202);
+      const runs: string[] = [];
+      const stages: string[] = [];
+      const worker = inbox.process({
+        concurrency: 4,
+        onError: (_error, info) => void stages.push(info.stage),
+        onLogisticsUpdated: ({ logistics }, { attempt }) => void runs.push(logistics.order_no + '#' + attempt),
+      });
+      cleanup.push(() => worker.close());
+      await until(() => runs.length === 4, 'the four pushes to run', 10_000);
+      expect(runs.toSorted()).toEqual(orders.map((order) => order + '#1'));
+      expect(stages).toContain('redis');
+      expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, deadLetters: 0 });
+    });
+
     // A write sent again after a late answer queued behind the first, ran after it and answered "no
     // longer yours": before, the dead letter and the callback's error went unreported (nothing at all),
     // and a processed push was reported as finished by another worker.
