@@ -157,6 +157,14 @@ export function commandsFor(redis: unknown, what: string): Commands {
     const ready = () => {
       if (io.status === 'reconnecting' || io.status === 'close') throw new Error('Redis is not connected (ioredis status "' + io.status + '")');
     };
+    // A script (the dedup store's, the inbox's) waits for the client's first connection: with
+    // enableOfflineQueue: false ioredis refuses every command until then (lazyConnect, or a process
+    // that serves at once), so the first pushes were answered 503 or run without their dedup.
+    const connecting = firstConnection(io);
+    const connected = <T>(send: () => Promise<T>): Promise<T> => {
+      const waiting = connecting();
+      return waiting ? waiting.then(() => (ready(), send())) : (ready(), send());
+    };
     return {
       get: async (key) => (ready(), text(await io.get(key))),
       setPx: async (key, value, ms, onlyIfAbsent) => (
@@ -164,11 +172,11 @@ export function commandsFor(redis: unknown, what: string): Commands {
         (await (onlyIfAbsent ? io.set(key, value, 'PX', ms, 'NX') : io.set(key, value, 'PX', ms))) !== null
       ),
       setEx: async (key, value, seconds) => void (ready(), await io.set(key, value, 'EX', seconds)),
-      script: async (script, key, ...args) => (ready(), text(await io.eval(script, 1, key, ...args))),
-      scriptKeys: async (script, keys, args) => (ready(), io.eval(script, keys.length, ...keys, ...args)),
+      script: async (script, key, ...args) => text(await connected(() => io.eval(script, 1, key, ...args))),
+      scriptKeys: async (script, keys, args) => connected(() => io.eval(script, keys.length, ...keys, ...args)),
       del: async (key) => void (ready(), await io.del(key)),
       deleteIfEquals: async (key, value) => void (ready(), await io.eval(DELETE_IF_EQUALS, 1, key, value)),
-      connecting: firstConnection(io),
+      connecting,
       keyPrefix: keyPrefixOf(io, what),
     };
   }

@@ -70,12 +70,17 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
     }
   }
 
-  /** Stores an outcome, retrying while Redis fails, for as long as the lease would hold it anyway. */
-  async function persist<T>(entry: Entry, write: () => Promise<T>, what: string): Promise<T | undefined> {
+  /**
+   * Stores an outcome, retrying while Redis fails, for as long as the lease would hold it anyway.
+   * `write(ms)` waits up to `ms` for Redis's answer: the rest of that time, not timeoutMs. A write
+   * sent again after a late answer queued behind the first on the same connection, ran after it,
+   * and answered "no longer yours": a dead letter went unreported (its id, the callback's error).
+   */
+  async function persist<T>(entry: Entry, write: (ms: number) => Promise<T>, what: string): Promise<T | undefined> {
     const until = Date.now() + leaseMs;
     for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
       try {
-        return await write();
+        return await write(Math.max(1, until - Date.now()));
       } catch (error) {
         if (Date.now() + wait >= until) {
           unstored.set(entry.id, Date.now());
@@ -114,7 +119,7 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
   async function settle(entry: Entry, outcome: Outcome): Promise<void> {
     const where = { id: entry.id, attempt: entry.attempt, ...orderOf(entry) };
     if (outcome.ok) {
-      const pending = await persist(entry, () => store.done(entry), 'was processed');
+      const pending = await persist(entry, (ms) => store.done(entry, ms), 'was processed');
       if (pending === false)
         report(new Error('another worker had finished this push already (its lease had lapsed here)'), { stage: 'lease', level: 'warn', ...where });
       return;
@@ -129,7 +134,7 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
       }
     }
     const message = messageOf(outcome.error).slice(0, 1000);
-    const stored = await persist(entry, () => store.fail(consumer, entry, delay, message), dead ? 'failed for good' : 'failed');
+    const stored = await persist(entry, (ms) => store.fail(consumer, entry, delay, message, ms), dead ? 'failed for good' : 'failed');
     if (stored === false) return; // another worker holds it now
     if (dead) {
       // The dead letter's id, not the entry's: what replay and discard take.

@@ -56,14 +56,15 @@ export const LOST_BODY = 'Redis lost this push while it waited for its next atte
 
 /**
  * KEYS stream, retry, parked, age, workers, dead; ARGV tag, group, consumer, count, leaseMs, busyMs,
- * ttl, cursor, beat ('1': mark this worker seen). Nothing while the inbox is paused (its group made if
- * missing: created 1, or 2 when Redis refused it). Else moves due
+ * ttl, cursor, beat ('1': mark this worker seen), lost body's error, then the ids the worker runs.
+ * Nothing while the inbox is paused (its group made if missing: created 1, or 2 when Redis refused
+ * it). Else frees what this consumer holds and does not run, moves due
  * retries into the stream (one whose fields Redis lost becomes a dead letter, answered `lost`),
  * takes pushes whose lease lapsed (XAUTOCLAIM from `cursor`, so that successive reads walk the
  * whole pending list however long), then new ones (XREADGROUP), up to count. Per push of an
  * order: older than the newest processed -> stale (acknowledged, not run); another push of the
  * order running -> parked for busyMs (not an attempt); else the order's lock is taken.
- * Answers { created, next cursor, paused, {id, 'go'|'stale'|'lost', k, o, t, at, attempt, body}... }.
+ * Answers { created, next cursor, paused, freed, {id, 'go'|'stale'|'lost', k, o, t, at, attempt, body}... }.
  */
 export const READ =
   PRELUDE +
@@ -78,7 +79,17 @@ export const READ =
   "  if type(made) == 'table' and made.err then return { string.find(made.err, 'BUSYGROUP') and 0 or 2, ARGV[8], 1 } end " +
   '  return { 1, ARGV[8], 1 } ' +
   'end ' +
-  'local out = { 0, ARGV[8], 0 } ' +
+  'local out = { 0, ARGV[8], 0, 0 } ' +
+  // What this consumer holds beyond what its worker runs (ARGV[11...]) was taken by a read whose
+  // answer never reached the worker (ioredis sends a read again after its connection was cut, by
+  // an answer past client-output-buffer-limit, say): freed without counting an attempt, and this
+  // read takes nothing (the one sent again would take them again, cut again): out[4] how many. Freed
+  // is idle for a lease: the next read's XAUTOCLAIM takes it.
+  'local keep = {} for i = 11, #ARGV do keep[ARGV[i]] = true end ' +
+  "local held = redis.pcall('xpending', S, g, '-', '+', 1000, c) " +
+  "if type(held) == 'table' and not held.err then for _, e in ipairs(held) do if not keep[e[1]] and e[3] < tonumber(lease) then out[4] = out[4] + 1 " +
+  "  redis.call('xclaim', S, g, c, 0, e[1], 'idle', lease, 'retrycount', math.max(0, e[4] - 1), 'justid') end end end " +
+  'if out[4] > 0 then return out end ' +
   "for _, k in ipairs(redis.call('zrangebyscore', R, '-inf', at, 'limit', 0, 100)) do " +
   "  local data = redis.call('hget', P, k) " +
   "  redis.call('zrem', R, k) redis.call('hdel', P, k) " +

@@ -51,16 +51,23 @@ export type InboxStore = ReturnType<typeof inboxStore>;
 export function inboxStore(commands: Commands, settings: InboxSettings) {
   const { tag, keys, ttlSeconds, leaseMs, timeoutMs } = settings;
   const ttl = String(ttlSeconds);
-  // `sent` learns of the command itself, which may outlive the timeout.
-  const call = (script: string, scriptKeys: string[], args: Array<string | Uint8Array>, what: string, sent?: (command: Promise<unknown>) => void) =>
+  // `sent` learns of the command itself, which may outlive the timeout; `ms`: how long to wait for it.
+  const call = (
+    script: string,
+    scriptKeys: string[],
+    args: Array<string | Uint8Array>,
+    what: string,
+    sent?: (command: Promise<unknown>) => void,
+    ms = timeoutMs,
+  ) =>
     bounded(
       () => {
         const command = commands.scriptKeys(script, scriptKeys, args);
         sent?.(command);
         return command;
       },
-      timeoutMs,
-      () => new Error('Redis did not answer the inbox ' + what + ' within ' + timeoutMs + ' ms'),
+      ms,
+      () => new Error('Redis did not answer the inbox ' + what + ' within ' + ms + ' ms'),
     ).catch((error: unknown) => {
       throw aclRefused(error, tag);
     });
@@ -79,17 +86,19 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
 
     /**
      * `cursor`: where the previous read's scan for lapsed leases stopped ('0-0' to start over);
-     * `beat`: mark this worker seen. Nothing is taken while the inbox is paused.
+     * `beat`: mark this worker seen; `running`: the ids it runs (what else it holds is freed). Nothing
+     * is taken while the inbox is paused.
      */
-    async read(consumer: string, count: number, cursor: string, beat: boolean) {
-      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor, beat ? '1' : '', LOST_BODY];
+    async read(consumer: string, count: number, cursor: string, beat: boolean, running: string[] = []) {
+      const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor, beat ? '1' : '', LOST_BODY, ...running];
       const reply = (await call(READ, [keys.stream, keys.retry, keys.parked, keys.age, keys.workers, keys.dead], args, 'read')) as unknown[];
-      const entries: Entry[] = reply.slice(3).map((row) => {
+      const entries: Entry[] = reply.slice(4).map((row) => {
         const [id, status, key, orderNo, snapshotAt, receivedAt, attempt, body] = (row as unknown[]).map(str);
         return { id, status: status as Entry['status'], key, orderNo, snapshotAt, receivedAt: num(receivedAt), attempt: num(attempt), body };
       });
       // grouped: the consumer group exists now (a paused read could not make it in a full Redis).
-      return { created: num(reply[0]) === 1, grouped: num(reply[0]) !== 2, cursor: str(reply[1]) || '0-0', paused: num(reply[2]) === 1, entries };
+      const [created, , paused, freed] = reply.map(num);
+      return { created: created === 1, grouped: created !== 2, cursor: str(reply[1]) || '0-0', paused: paused === 1, freed: freed || 0, entries };
     },
 
     /** A paused worker is still seen. */
@@ -103,19 +112,23 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
       return ((await call(RENEW, [keys.stream], args, 'lease renewal')) as unknown[]).map(str);
     },
 
-    /** False when the entry was no longer pending (another worker finished it, or Redis lost it). */
-    async done(entry: Entry): Promise<boolean> {
+    /**
+     * False when the entry was no longer pending (another worker finished it, or Redis lost it).
+     * `waitMs`: how long to wait for Redis's answer (an outcome, see inbox-runs.ts's persist).
+     */
+    async done(entry: Entry, waitMs = timeoutMs): Promise<boolean> {
       const args = [tag, GROUP, entry.id, entry.key, entry.orderNo, entry.snapshotAt, ttl];
-      return num(await call(DONE, [keys.stream, keys.age], args, 'completion')) === 1;
+      return num(await call(DONE, [keys.stream, keys.age], args, 'completion', undefined, waitMs)) === 1;
     },
 
     /**
      * `delayMs` -1 puts it aside as a dead letter. False when the entry is no longer this
      * consumer's; else true, or the dead letter's id.
      */
-    async fail(consumer: string, entry: Entry, delayMs: number, error: string): Promise<boolean | string> {
+    async fail(consumer: string, entry: Entry, delayMs: number, error: string, waitMs = timeoutMs): Promise<boolean | string> {
       const args = [tag, GROUP, consumer, entry.id, String(Math.max(-1, Math.round(delayMs))), error, String(entry.attempt)];
-      const [stored, dead] = ((await call(FAIL, [keys.stream, keys.retry, keys.parked, keys.dead, keys.age], args, 'failure')) as unknown[]).map(str);
+      const failKeys = [keys.stream, keys.retry, keys.parked, keys.dead, keys.age];
+      const [stored, dead] = ((await call(FAIL, failKeys, args, 'failure', undefined, waitMs)) as unknown[]).map(str);
       return stored === '1' && (dead || true);
     },
 

@@ -79,6 +79,10 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
     // lost): they are freed before the next read, so they neither wait out a lease nor count an attempt.
     let release = false;
     const backoff = (failures: number) => sleep(Math.min(5000, pollMs * 2 ** failures), woken);
+    // How many pushes one read may take: halved after a read that failed (an answer of `concurrency`
+    // bodies past Redis's client-output-buffer-limit cuts the connection, read after read), doubled
+    // back after each that did not.
+    let most = concurrency;
     for (let failures = 0; open();) {
       const now = Date.now();
       if (now - lastCheck >= MEMORY_CHECK_MS) {
@@ -96,7 +100,7 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
           continue;
         }
       }
-      const free = concurrency - running.size;
+      const free = Math.min(most, concurrency - running.size);
       if (paused || free <= 0) {
         if (now - lastBeat >= BEAT_MS)
           await store.heartbeat(consumer).then(
@@ -109,13 +113,24 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
       const beat = now - lastBeat >= BEAT_MS;
       let batch: Awaited<ReturnType<InboxStore['read']>>;
       try {
-        batch = await store.read(consumer, free, cursor, beat);
+        batch = await store.read(consumer, free, cursor, beat, runs.kept());
         cursor = batch.cursor;
         failures = 0;
+        most = batch.freed ? Math.max(1, Math.floor(free / 2)) : Math.min(concurrency, most * 2);
+        if (batch.freed)
+          report(
+            new Error(
+              'the answer of a read that took ' +
+                batch.freed +
+                " pushes never arrived (the connection was cut: Redis's client-output-buffer-limit for normal clients below the bodies of one read?); freed, reading fewer at a time",
+            ),
+            { stage: 'redis', level: 'warn' },
+          );
         if (beat) lastBeat = now;
       } catch (error) {
         report(error, { stage: 'redis', level: 'warn' });
         release = true;
+        most = Math.max(1, Math.floor(free / 2));
         await backoff(++failures);
         continue;
       }
