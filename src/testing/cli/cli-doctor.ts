@@ -25,7 +25,9 @@ export async function doctor(values: Values): Promise<number> {
     try {
       service.value = normalizeBaseUrl(service.value);
     } catch (error) {
-      throw new CliError(`doctor: ${service.from ?? '--service'}: ${(error as Error).message.replace(/^\[channel-sdk\] baseUrl /, '')}`, 2);
+      // The URL it quotes, its query values masked: a key pasted into one (?api_key=…) is not printed.
+      const message = (error as Error).message.replace(/^\[channel-sdk\] baseUrl /, '').replace(/([?&][^=&#"]*=)[^&#"]*/g, '$1***');
+      throw new CliError(`doctor: ${service.from ?? '--service'}: ${message}`, 2);
     }
   }
   const accessKey = given(values, 'access-key', 'CHANNEL_ACCESS_KEY').value;

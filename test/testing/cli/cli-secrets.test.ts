@@ -1,0 +1,46 @@
+/**
+ * What the CLI prints when it refuses its arguments (issue #47: nothing secret is printed): a
+ * secret typed in the wrong place, an unquoted `--header cookie: session=…` (the shell splits it),
+ * a key after the wrong option, a header without its colon, a service URL with a key in its query,
+ * is quoted no further than its first word or six characters. `main()` in this process; it throws
+ * before anything is sent.
+ */
+import { describe, expect, test } from 'vitest';
+import { main } from '../../../src/testing/cli/cli.js';
+import { CliError } from '../../../src/testing/cli/cli-client.js';
+
+const SECRET = 'SECRETSESSION9d8c7b6a';
+
+async function refusal(args: string[]): Promise<CliError> {
+  const error = await main(args).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CliError);
+  return error as CliError;
+}
+
+describe('channel-sandbox: a mistyped argument is not printed whole', () => {
+  test.each([
+    [
+      'an unquoted --header (the shell splits it)',
+      ['doctor', '--token-route', 'http://127.0.0.1:1/t', '--header', 'cookie:', `session=${SECRET}`],
+      '"session=…"',
+    ],
+    ['a secret key after the wrong option', ['doctor', '--access-key', 'ak_live_1', `sk_live_${SECRET}`], '"sk_liv…"'],
+    ['check: an extra word after the URL', ['check', 'token-route', 'http://127.0.0.1:1/t', `Bearer ${SECRET}`], '"Bearer…"'],
+    ['a header without its colon', ['doctor', '--token-route', 'http://127.0.0.1:1/t', '--header', `cookie session=${SECRET}`], '"cookie…"'],
+    ['a header with = for :', ['check', 'token-route', 'http://127.0.0.1:1/t', '--header', `Cookie=session=${SECRET}`], '"Cookie=…"'],
+    ['a bare token as a header', ['doctor', '--token-route', 'http://127.0.0.1:1/t', '--header', SECRET], '"SECRET…"'],
+    ['a service URL with a key in its query', ['doctor', '--service', `http://127.0.0.1:1/api?api_key=${SECRET}`], 'api_key=***'],
+  ])('%s', async (_case, args, quoted) => {
+    const error = await refusal(args);
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toContain(quoted);
+    expect(error.message).not.toContain(SECRET.slice(0, 10));
+  });
+
+  test('a short extra word is still quoted whole', async () => {
+    expect((await refusal(['expire', 'now'])).message).toContain('unexpected argument "now"');
+  });
+});
