@@ -44,3 +44,31 @@ describe('channel-sandbox: a mistyped argument is not printed whole', () => {
     expect((await refusal(['expire', 'now'])).message).toContain('unexpected argument "now"');
   });
 });
+
+describe('channel-sandbox doctor and inbox: a Redis password with / or # pasted as it is', () => {
+  // Generated passwords are often base64: a / or a # ends the URL's host early, and the URL does not parse.
+  test.each([
+    ['doctor, / in the password', ['doctor', '--redis', `redis://:Ab/${SECRET}==@127.0.0.1:6379`], '--redis'],
+    ['doctor, # in the password', ['doctor', '--redis', `redis://default:Ab#${SECRET}@127.0.0.1:6379`], '--redis'],
+    ['inbox stats, ? in the password', ['inbox', 'stats', '--redis', `redis://:Ab?${SECRET}@127.0.0.1:6379`], '--redis'],
+  ])('%s: exit 2 naming the encoding, the password not printed', async (_case, args, name) => {
+    const error = await refusal(args);
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toContain(`${name} is not a valid URL: percent-encode a password`);
+    expect(error.message).toContain('redis://***@127.0.0.1:6379');
+    expect(error.message).not.toContain(SECRET.slice(0, 10));
+  });
+
+  test('from REDIS_URL: the variable is named, not an option the user did not pass', async () => {
+    const before = process.env.REDIS_URL;
+    process.env.REDIS_URL = 'localhost:6379';
+    try {
+      expect((await refusal(['doctor', '--token-route', 'http://127.0.0.1:1/t'])).message).toContain(
+        'doctor: REDIS_URL must be a redis:// URL; got "localhost:6379"',
+      );
+    } finally {
+      if (before === undefined) delete process.env.REDIS_URL;
+      else process.env.REDIS_URL = before;
+    }
+  });
+});
