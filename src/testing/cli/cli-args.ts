@@ -97,6 +97,12 @@ export function headersFrom(lines: string[] | undefined, command: string): Recor
     if (colon < 1 || !HEADER_NAME.test(name))
       throw new CliError(`${command}: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${glimpse(line)}"`, 2);
     const value = line.slice(colon + 1).trim();
+    // fetch refuses such a value before anything is sent: said here, not as 'connection failed: start your app'.
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value))
+      throw new CliError(
+        `${command}: --header "${name}: …" has a character an HTTP header cannot carry (a line break, or beyond Latin-1): percent-encode it (encodeURIComponent), as your app's cookie would be`,
+        2,
+      );
     headers[name] = headers[name] === undefined ? value : headers[name] + (name === 'cookie' ? '; ' : ', ') + value;
   }
   return headers;

@@ -72,3 +72,20 @@ describe('channel-sandbox doctor and inbox: a Redis password with / or # pasted 
     }
   });
 });
+
+describe('channel-sandbox doctor and check: a --header value fetch cannot send', () => {
+  test.each([
+    ['beyond Latin-1', `cookie: session=秘密${SECRET}`],
+    ['a line break', `cookie: session=${SECRET}\nx-admin: 1`],
+  ])('%s: exit 2 naming the header, not "connection failed: start your app"', async (_case, header) => {
+    for (const args of [
+      ['doctor', '--token-route', 'http://127.0.0.1:1/t', '--header', header],
+      ['check', 'token-route', 'http://127.0.0.1:1/t', '--header', header],
+    ]) {
+      const error = await refusal(args);
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toContain('--header "cookie: …" has a character an HTTP header cannot carry');
+      expect(error.message).not.toContain(SECRET.slice(0, 10));
+    }
+  });
+});
