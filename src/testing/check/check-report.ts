@@ -2,7 +2,7 @@
 // way they call the partner's app: a bounded fetch that never throws and times the answer.
 import { isHttpUrl, readAnswer, trimAnswer } from '../http-io.js';
 import { fail } from '../../shared/check.js';
-import { credentialsIn, maskReach, redactSecrets } from './secret-forms.js';
+import { credentialsIn, maskReach, redactReport, redactSecrets, urlSecrets } from './secret-forms.js';
 
 /** `pass` ✓, `fail` ✗ (the exit code is 1), `warn` ⚠ (worth a look, not a failure), `skip` – (not run, and why). */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -77,7 +77,8 @@ export function createReport<Target extends string>(target: Target, url: string)
     skip: add('skip'),
     done(): CheckReport<Target> {
       const counts = countsOf(checks);
-      return { target, url, ok: counts.fail === 0, counts, checks };
+      // The URL's query may hold a credential: masked in its heading and wherever a line quotes it.
+      return redactReport({ target, url, ok: counts.fail === 0, counts, checks }, urlSecrets(url));
     },
   };
 }
@@ -121,7 +122,7 @@ export async function call(
         error: `no answer within ${timeoutMs} ms: HTTP ${response.status} and ${text.length ? 'the start of a body' : 'its headers'} came, then nothing`,
         ms: ms(),
       };
-    const secrets = [...credentialsIn(init.headers), ...(init.secrets ?? [])];
+    const secrets = [...credentialsIn(init.headers), ...urlSecrets(url), ...(init.secrets ?? [])];
     return { status: response.status, headers: response.headers, text, ms: ms(), ...(secrets.length ? { secrets } : {}) };
   } catch (error) {
     return { error: failure(error, timeoutMs), ms: ms() };

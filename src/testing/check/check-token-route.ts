@@ -21,6 +21,7 @@ import {
   checkCrossSite,
   checkHeaders,
   describeShape,
+  noTokenFix,
   tokenIn,
   verifier,
   type Got,
@@ -136,7 +137,7 @@ export async function runTokenRouteChecks(url: string, credentials: Record<strin
     if (!found)
       return {
         problem: `${describeAnswer(answer)}: no token in it (not { access_token } nor { code: 0, data: { access_token } })`,
-        fix: 'answer { access_token: token } (createTokenRoute does): your tokenProvider returns that string',
+        fix: noTokenFix(answer),
         answer,
       };
     if (/^bearer\s/i.test(found.token)) return { problem: 'access_token starts with "Bearer "', fix: 'answer the token alone: the SDK adds "Bearer "', answer };
@@ -283,7 +284,6 @@ export async function runTokenRouteChecks(url: string, credentials: Record<strin
   // 7. Other sites: no CORS for them, and no token to their requests.
   await checkCors(r, url, credentials);
   await checkCrossSite(r, withForce.href, credentials);
-
   // 8. Time per call.
   const slowest = times.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as [number, string]);
   const timing = `median ${duration(median(times.map((t) => t[0])))}, slowest ${duration(slowest[0])} (${slowest[1]}) over ${times.length} calls`;

@@ -24,6 +24,18 @@ export function secretPieces(values: Iterable<string>): string[] {
   ]);
 }
 
+/**
+ * The values of a URL's query, of {@link MIN_PIECE} characters or more: a receiver or a preview
+ * deployment guarded by one (`?key=…`, `?x-vercel-protection-bypass=…`) has its credential there.
+ */
+export function urlSecrets(url: string): string[] {
+  try {
+    return [...new URL(url).searchParams.values()].filter((value) => value.length >= MIN_PIECE);
+  } catch {
+    return [];
+  }
+}
+
 /** Headers the checks set themselves, whose values are not secret (everything else sent is a credential). */
 const PUBLIC_HEADERS = /^(accept|content-type|origin|sec-fetch-[\w-]+|access-control-request-[\w-]+|x-channel-[\w-]+)$/i;
 

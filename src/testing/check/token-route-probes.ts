@@ -134,6 +134,17 @@ function findJwt(value: unknown, path: string[], depth: number): { token: string
   return undefined;
 }
 
+/**
+ * The fix for a 2xx answer without a token: an HTML page is not the route (a proxy's or an SSO's
+ * sign-in page, the front end's index.html served for every path), an empty body no answer at all.
+ */
+export function noTokenFix(answer: Answer): string {
+  if (/html/i.test(answer.headers?.get('content-type') ?? '') || /^\s*</.test(answer.text ?? ''))
+    return 'an HTML page answered, not your route: a sign-in page (pass a signed-in user\'s cookie, and the one a proxy or SSO in front of the route wants: --header "cookie: session=…") or your front end\'s index.html (pass the URL of the backend route itself)';
+  if (!answer.text) return 'answer HTTP 200 with the JSON body { access_token: token } (createTokenRoute does): this answer had no body';
+  return 'answer { access_token: token } (createTokenRoute does): your tokenProvider returns that string';
+}
+
 /** `{ access_token }`, `{ code: 0, data: { access_token } }`, `{ data: { token } }`, `the bare token as text`. */
 export function describeShape(found: { shape: Shape; path?: string }): string {
   if (found.shape === 'text') return 'the bare token as text';

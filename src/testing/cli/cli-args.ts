@@ -95,9 +95,25 @@ export function headersFrom(lines: string[] | undefined, command: string): Recor
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim().toLowerCase();
     if (colon < 1 || !HEADER_NAME.test(name))
-      throw new CliError(`${command}: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${line}"`, 2);
+      throw new CliError(`${command}: --header must be "name: value", e.g. --header "cookie: session=abc"; got "${glimpse(line)}"`, 2);
     const value = line.slice(colon + 1).trim();
+    // fetch refuses such a value before anything is sent: said here, not as 'connection failed: start your app'.
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value))
+      throw new CliError(
+        `${command}: --header "${name}: …" has a character an HTTP header cannot carry (a line break, or beyond Latin-1): percent-encode it (encodeURIComponent), as your app's cookie would be`,
+        2,
+      );
     headers[name] = headers[name] === undefined ? value : headers[name] + (name === 'cookie' ? '; ' : ', ') + value;
   }
   return headers;
+}
+
+/**
+ * A mistyped argument as an error message quotes it: whole when short (`now`), else its first word
+ * to a `=` or `:` (`session=…`), else its first six characters (`sk_liv…`). A secret typed in the
+ * wrong place (`--header cookie: session=…` unquoted, a key after the wrong option) is not printed.
+ */
+export function glimpse(text: string): string {
+  if (text.length < 8) return text;
+  return (/^[^\s=:]{1,20}[=:]/.exec(text)?.[0] ?? /^[^\s=:]{1,20}(?=\s)/.exec(text)?.[0] ?? text.slice(0, 6)) + '…';
 }

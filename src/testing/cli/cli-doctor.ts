@@ -6,7 +6,7 @@ import { FAILED_MASTER, type RedisTarget } from '../check/doctor-redis.js';
 import { formatDoctorReport, runDoctor } from '../check/checks.js';
 import { headersFrom, httpUrl, type Values } from './cli-args.js';
 import { CliError } from './cli-client.js';
-import { connect, shown, type Connected } from './cli-redis.js';
+import { connect, redisUrls, shown, type Connected } from './cli-redis.js';
 
 /** An option, else its environment variable; with where it came from. */
 function given(values: Values, option: string, variable?: string): { value?: string; from?: string } {
@@ -25,7 +25,9 @@ export async function doctor(values: Values): Promise<number> {
     try {
       service.value = normalizeBaseUrl(service.value);
     } catch (error) {
-      throw new CliError(`doctor: ${service.from ?? '--service'}: ${(error as Error).message.replace(/^\[channel-sdk\] baseUrl /, '')}`, 2);
+      // The URL it quotes, its query values masked: a key pasted into one (?api_key=…) is not printed.
+      const message = (error as Error).message.replace(/^\[channel-sdk\] baseUrl /, '').replace(/([?&][^=&#"]*=)[^&#"]*/g, '$1***');
+      throw new CliError(`doctor: ${service.from ?? '--service'}: ${message}`, 2);
     }
   }
   const accessKey = given(values, 'access-key', 'CHANNEL_ACCESS_KEY').value;
@@ -51,9 +53,7 @@ export async function doctor(values: Values): Promise<number> {
   const keyPrefix = values['key-prefix'] as string | undefined;
   if (keyPrefix !== undefined && prefix === undefined)
     throw new CliError("doctor: --key-prefix is your ioredis client's keyPrefix for the inbox: pass --prefix too", 2);
-  const urls = (redis.value ?? '').split(',').map((u) => u.trim());
-  if (redis.value !== undefined)
-    for (const url of urls) if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`doctor: --redis must be a redis:// URL; got "${shown(url)}"`, 2);
+  const urls = redis.value === undefined ? [''] : redisUrls(redis.value, 'doctor', redis.from ?? '--redis');
   if (service.value === undefined && tokenRoute === undefined && webhookUrl === undefined && redis.value === undefined)
     throw new CliError(
       'doctor: nothing to check: pass --service URL (with --access-key and --secret-key), --token-route URL, --webhook-url URL, --redis URL, or set CHANNEL_BASE_URL… (channel-sandbox doctor --help)',

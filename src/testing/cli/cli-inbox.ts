@@ -6,7 +6,7 @@ import type { DeadLetter, InboxStats } from '../../server/webhooks/inbox/inbox-t
 import { memoryProblem, mib } from '../../server/webhooks/inbox/inbox-memory.js';
 import { wholeNumber, type Values } from './cli-args.js';
 import { CliError } from './cli-client.js';
-import { connect, shown } from './cli-redis.js';
+import { connect, redisUrls } from './cli-redis.js';
 
 const when = (ms: number) => (ms ? new Date(ms).toISOString() : '-');
 
@@ -62,8 +62,7 @@ export async function inbox(args: string[], values: Values): Promise<number> {
   const given = (values.redis as string | undefined) || process.env.REDIS_URL;
   if (!given)
     throw new CliError('inbox: where is Redis? --redis redis://host:6379 (or $REDIS_URL); a Cluster: --cluster --redis redis://a:7000,redis://b:7001', 2);
-  const urls = given.split(',').map((u) => u.trim());
-  for (const url of urls) if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`inbox: --redis must be a redis:// URL; got "${shown(url)}"`, 2);
+  const urls = redisUrls(given, 'inbox', values.redis ? '--redis' : 'REDIS_URL');
   const limit = values.limit === undefined ? 100 : wholeNumber(values.limit as string, 'inbox dead: --limit', 1, 10_000);
   // Loaded here, not with the CLI: the other commands do without the server build.
   const { createRedisInbox } = await import('../../server-node.js');

@@ -130,10 +130,32 @@ export async function connect(urls: string[], cluster: boolean, command = 'inbox
  * `?password=`), in a mistyped URL too (`redis:/…`, `http://…`): the one a user pastes by mistake.
  */
 export function shown(urls: string): string {
-  return urls
-    .split(',')
-    .map((url) => url.replace(/^([^:/?#]*:\/*[^/?#@:]*:)[^/?#]*@/, '$1***@').replace(/([?&][^=&#]*(?:pass|auth|secret|token)[^=&#]*=)[^&#]*/gi, '$1***'))
-    .join(',');
+  return (
+    urls
+      .split(',')
+      // One that does not parse (a password with / or # pasted as it is): everything up to its last @.
+      .map((url) => (URL.canParse(url) ? url : url.replace(/^([a-z][\w+.-]*:\/*).*@/i, '$1***@')))
+      .map((url) => url.replace(/^([^:/?#]*:\/*[^/?#@:]*:)[^/?#]*@/, '$1***@').replace(/([?&][^=&#]*(?:pass|auth|secret|token)[^=&#]*=)[^&#]*/gi, '$1***'))
+      .join(',')
+  );
+}
+
+/**
+ * The comma-separated Redis URLs `given` as `name` (`--redis`, `REDIS_URL`), each a redis:// URL
+ * that parses, else exit 2: a password with `/`, `#` or `?` in it, pasted as it is, ends the URL's
+ * host early, and both clients (and doctor) would stop on a bare "Invalid URL".
+ */
+export function redisUrls(given: string, command: string, name: string): string[] {
+  const urls = given.split(',').map((u) => u.trim());
+  for (const url of urls) {
+    if (!/^rediss?:\/\/[^/]/.test(url)) throw new CliError(`${command}: ${name} must be a redis:// URL; got "${shown(url)}"`, 2);
+    if (!URL.canParse(url))
+      throw new CliError(
+        `${command}: ${name} is not a valid URL: percent-encode a password with / # ? @ or : in it (encodeURIComponent), redis://:<encoded password>@host:6379; got "${shown(url)}"`,
+        2,
+      );
+  }
+  return urls;
 }
 
 /** Whether `url`'s host and port answer a plain-text PING as Redis does (`+PONG`, `-NOAUTH…`), within 1 s. */

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { externalUserIdProblem } from '../../server/tokens/exchange-options.js';
-import { common, httpUrl, optionsOf, positionals, sandboxUrl, wholeNumber, type Values } from './cli-args.js';
+import { common, glimpse, httpUrl, optionsOf, positionals, sandboxUrl, wholeNumber, type Values } from './cli-args.js';
 import { check } from './cli-check.js';
 import { doctor } from './cli-doctor.js';
 import { inbox } from './cli-inbox.js';
@@ -37,7 +37,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (values.help) return (console.log(!named && command === 'start' ? usage + '\n\n' + commandHelp.start : commandHelp[command]), 0);
   if (args.length > (positionals[command] ?? 0))
-    throw new CliError(`${command}: unexpected argument "${args[positionals[command] ?? 0]}" (channel-sandbox ${command} --help)`, 2);
+    throw new CliError(
+      `${command}: unexpected argument "${glimpse(args[positionals[command] ?? 0])}" (quote a value with spaces; channel-sandbox ${command} --help)`,
+      2,
+    );
   if (command === 'start') return start(values).then(() => 0);
   if (command === 'check') return check(args, values);
   if (command === 'inbox') return inbox(args, values);

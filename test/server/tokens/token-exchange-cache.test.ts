@@ -17,6 +17,7 @@ import { accessKey, endpoint, secretKey } from './token-endpoint.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
+  vi.useRealTimers();
 });
 
 const tokenFor =
@@ -270,7 +271,9 @@ test('forceRefresh never answers from the cache, and non-forced callers join a f
   expect(service.calls).toHaveLength(2);
 });
 
-test('createMemoryTokenCache: LRU order, expiry per entry, a bad size refused', async () => {
+test('createMemoryTokenCache: LRU order, expiry per entry, a bad size refused', () => {
+  // The clock is faked: on a busy machine more than b's 30 ms passed between its set and its first get.
+  vi.useFakeTimers();
   const cache = createMemoryTokenCache(2);
   const value = { accessToken: 'x', expiresIn: 900, tokenType: 'Bearer' as const, expiresAt: Date.now() + 900_000 };
   cache.set('a', value, 1000);
@@ -278,8 +281,9 @@ test('createMemoryTokenCache: LRU order, expiry per entry, a bad size refused', 
   cache.set('c', value, 1000); // evicts a, the least recently used
   expect(cache.get('a')).toBeUndefined();
   expect(cache.get('b')).toBe(value);
-  await new Promise((r) => setTimeout(r, 40));
+  vi.advanceTimersByTime(40);
   expect(cache.get('b')).toBeUndefined(); // its own TTL ran out
+  vi.useRealTimers();
   expect(cache.get('c')).toBe(value);
   cache.set('c', value, 0); // a TTL of 0 stores nothing (and drops what was there)
   expect(cache.get('c')).toBeUndefined();
