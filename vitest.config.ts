@@ -31,6 +31,8 @@ const clientFiles = ['test/core/**/*.test.ts', 'test/transports/*.test.ts', 'tes
 // Inline projects do not inherit the root's test options, so each states its timeout: the
 // machines are shared and real servers, browsers and child processes take their time.
 const testTimeout = 20_000;
+// vi.waitFor bounded by the test's timeout, not 1 s (test/helpers/busy-machine.ts).
+const setupFiles = ['./test/helpers/busy-machine.ts'];
 // Fast tests run the source, never dist/ (a fresh clone has none): the recipes under examples/
 // import the package by its name, which the fast projects resolve to src/.
 const source = (entry: string) => new URL(`./src/${entry}`, import.meta.url).pathname;
@@ -45,10 +47,17 @@ const fromSource = {
 export default defineConfig({
   test: {
     projects: [
-      { resolve: fromSource, test: { name: 'client', testTimeout, environment: dom, include: clientFiles, exclude: integration } },
+      { resolve: fromSource, test: { name: 'client', testTimeout, setupFiles, environment: dom, include: clientFiles, exclude: integration } },
       {
         resolve: fromSource,
-        test: { name: 'node', testTimeout, environment: 'node', include: ['test/**/*.test.ts'], exclude: [...clientFiles, ...integration, ...elsewhere] },
+        test: {
+          name: 'node',
+          testTimeout,
+          setupFiles,
+          environment: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: [...clientFiles, ...integration, ...elsewhere],
+        },
       },
       {
         test: {
