@@ -31,8 +31,10 @@ const KB = 1024;
 // fifth and sixth audit rounds of #42-#47 (Redis keyPrefix, doctor's Cluster discovery and secret
 // forms, the queued call's pacing) took it to 2.82 MB unpacked, 2,944 KiB on disk; 3,000 KiB until the
 // seventh round (doctor and the inbox on a Redis that refuses INFO or CONFIG, offline: false, the
-// Buffer copy in beforeSend) took it to 2.84 MB unpacked, 2,984 KiB on disk: about 2% above that.
-const INSTALL_BUDGET = 3040 * KB;
+// Buffer copy in beforeSend) took it to 2.84 MB unpacked, 2,984 KiB on disk; 3,040 KiB until the eighth
+// round (doctor's secret forms, the inbox at Redis's output limits, crossTab's logout) took it to 2.86 MB
+// unpacked, 3,012 KiB on disk: about 2% above that.
+const INSTALL_BUDGET = 3080 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram', 'channel-sdk/telemetry'];
 
 // Children get a user's environment: none of the npm_* variables `npm run` sets for this script.
