@@ -267,6 +267,14 @@ export function conformanceSuite(name: string, createClient: ClientFactory): voi
       });
     }
 
+    test("provider returns the JWT with a line break after it (a first try's res.text()): sent without it", async () => {
+      const service = await start();
+      const client = createClient({ baseUrl: service.url, tokenProvider: async () => '  ' + service.issue() + '\r\n' });
+      await expect(client.get('/x')).resolves.toMatchObject({ method: 'GET' });
+      expect(service.hits.map((h) => h.token)).toEqual([service.issued[0]]);
+      expect(await client.getToken()).toBe(service.issued[0]);
+    });
+
     test('provider hangs past tokenTimeout -> TokenProviderError with its signal aborted, then recovers', async () => {
       const service = await start();
       let hang = true;

@@ -2,8 +2,13 @@ import { TokenProviderError } from '../../errors/TokenProviderError.js';
 import { describeValue } from '../../shared/check.js';
 import { isJwt } from './jwt-claims.js';
 
-/** What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. */
+/**
+ * What tokenProvider resolved to, as the token string, or a TokenProviderError naming the fix. White
+ * space around it is dropped (a first try's `res.text()` of a file or of a plain answer ends in a
+ * line break, which no header may carry).
+ */
 export function tokenFromAnswer(value: unknown): string {
+  if (typeof value === 'string') value = value.trim();
   if (typeof value !== 'string') {
     if (value !== null && typeof value === 'object') {
       // What a first try returns: a fetch Response, a host's request task (no Promise around
