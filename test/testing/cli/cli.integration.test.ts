@@ -362,6 +362,24 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     });
   });
 
+  test('with --json, a refusal is also one JSON object on stdout (a CI step that parses the report finds one)', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['doctor', '--access-key', 'ak_test', '--json'], /pass both|both .*or neither/],
+      [['check', 'token-route', 'localhost:3000/t', '--json'], /the URL must be an http\(s\) URL/],
+      [['doctor', '--secretkey', 'sk_live_abcdef123456', '--json'], /unknown or incomplete option --secretkey/],
+      [['check', 'webhook', 'http://127.0.0.1:9/h', '--json=yes'], /--json/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => run(args)));
+    results.forEach((result, i) => {
+      expect(result.code, cases[i][0].join(' ')).toBe(2);
+      const answer = JSON.parse(result.stdout) as { ok: boolean; exit: number; error: string };
+      expect(answer).toMatchObject({ ok: false, exit: 2 });
+      expect(answer.error).toMatch(cases[i][1]);
+      expect(result.stderr).toBe('channel-sandbox: ' + answer.error + '\n');
+      expect(result.stdout).not.toContain('abcdef123456');
+    });
+  });
+
   test('a refusal from the sandbox is one line too; so is a busy port', async () => {
     const first = background(['--port', '0']);
     const [line] = await first.waitFor(/listening on/);
