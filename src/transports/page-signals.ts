@@ -26,7 +26,11 @@ export function pageSignals(): Pick<Platform, 'visibility' | 'network'> {
         // browser delivers the offline event queued meanwhile: its network is read on the
         // visibilitychange too, before the show's report (app-state.ts watches the network first),
         // so the pre-warm does not ask tokenProvider offline.
-        if (signals.visibility) document.addEventListener('visibilitychange', () => navigator.onLine !== was && read());
+        const check = () => navigator.onLine !== was && read();
+        if (signals.visibility) document.addEventListener('visibilitychange', check);
+        // A worker (no document): Chromium changes its navigator.onLine but fires no online or
+        // offline event there, so the network is read on a short poll from the first use on.
+        else setInterval(check, 250);
         read();
       },
     };
