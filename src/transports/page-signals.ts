@@ -3,6 +3,9 @@
 // there is neither, and the client behaves as it always did.
 import type { Platform } from '../core/platform.js';
 
+/** A worker's (WebWorker lib): here only to tell a worker from a server runtime, which has none. */
+declare const importScripts: unknown;
+
 /** The page's visibility and network signals, each absent where the runtime lacks it. Adds no listener until a client watches. */
 export function pageSignals(): Pick<Platform, 'visibility' | 'network'> {
   const signals: Pick<Platform, 'visibility' | 'network'> = {};
@@ -26,7 +29,12 @@ export function pageSignals(): Pick<Platform, 'visibility' | 'network'> {
         // browser delivers the offline event queued meanwhile: its network is read on the
         // visibilitychange too, before the show's report (app-state.ts watches the network first),
         // so the pre-warm does not ask tokenProvider offline.
-        if (signals.visibility) document.addEventListener('visibilitychange', () => navigator.onLine !== was && read());
+        const check = () => navigator.onLine !== was && read();
+        if (signals.visibility) document.addEventListener('visibilitychange', check);
+        // A worker: Chromium changes its navigator.onLine but fires no online or offline event
+        // there, so the network is read on a short poll from the first use on. Not in a server
+        // runtime (Deno, Bun) that has navigator.onLine: a timer there would keep the process up.
+        else if (typeof importScripts === 'function') setInterval(check, 250);
         read();
       },
     };

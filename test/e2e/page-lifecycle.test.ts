@@ -7,7 +7,7 @@
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bundleSource, chromiumFlags, executablePath, hasChromium, listen } from '../helpers/chromium.js';
-import { makeJwt } from '../helpers/fake-service.js';
+import { answerToken } from '../helpers/fake-service.js';
 
 const pageSource = `
 import { createClient } from 'channel-sdk';
@@ -35,11 +35,7 @@ describe.runIf(hasChromium)('the Page Lifecycle in Chromium: the back/forward ca
       if (path === '/bundle.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
       if (path === '/a') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/bundle.js"></script>');
       if (path === '/b') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><body>another page</body>');
-      if (path === '/token') {
-        const iat = Math.floor(Date.now() / 1000);
-        tokens.push(makeJwt({ sub: 'u1', iat, exp: iat + 600 }));
-        return void res.writeHead(200, { 'content-type': 'text/plain' }).end(tokens.at(-1));
-      }
+      if (path === '/token') return answerToken(res, tokens);
       if (path === '/favicon.ico') return void res.writeHead(404).end();
       hits.push(path);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0,"data":1}');

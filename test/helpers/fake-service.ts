@@ -38,6 +38,13 @@ export function makeJwt(claims: Record<string, unknown>): string {
   return `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}.${base64url(Math.random().toString(36))}`;
 }
 
+/** A token route's answer for `sub`, issued now for 10 minutes, kept in `tokens` (the Chromium pages' `/token`). */
+export function answerToken(res: ServerResponse, tokens: string[], sub = 'u1'): void {
+  const iat = Math.floor(Date.now() / 1000);
+  tokens.push(makeJwt({ sub, iat, exp: iat + 600 }));
+  res.writeHead(200, { 'content-type': 'text/plain' }).end(tokens[tokens.length - 1]);
+}
+
 export interface Hit {
   method: string;
   path: string;
