@@ -63,8 +63,8 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
       const { memory } = await store.stats();
       // No policy to read is said too (warn): an evicting Redis would otherwise lose pushes unannounced.
       const problem = memory ? memoryProblem(memory) : MEMORY_UNREAD;
-      if (!problem || (problem.message === said.message && Date.now() - said.at < MEMORY_REPEAT_MS)) return;
-      said = { message: problem.message, at: Date.now() };
+      if (!problem || (problem.message === said.message && performance.now() - said.at < MEMORY_REPEAT_MS)) return;
+      said = { message: problem.message, at: performance.now() };
       report(new Error(problem.message), { stage: 'memory', level: problem.level });
     } catch {
       // The loop's own reads report Redis failing.
@@ -99,7 +99,7 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
   const loop = (async () => {
     let cursor = '0-0';
     let seenGroup = false;
-    let lastBeat = 0;
+    let lastBeat = -Infinity;
     let lastCheck = -Infinity;
     // A read that failed may have taken pushes all the same (Redis ran it, its answer was late or
     // lost): they are freed before the next read, so they neither wait out a lease nor count an attempt.
@@ -112,7 +112,8 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
     // back after each that did not.
     let most = concurrency;
     for (let failures = 0; open();) {
-      const now = Date.now();
+      // performance.now(), not the wall clock: set back an hour, the worker was not marked seen for an hour.
+      const now = performance.now();
       if (now - lastCheck >= MEMORY_CHECK_MS) {
         lastCheck = now;
         void checkMemory();
