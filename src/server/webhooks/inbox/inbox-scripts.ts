@@ -45,11 +45,15 @@ export const PRELUDE =
   "  redis.call('zadd', R, due, k) redis.call('zadd', A, 'nx', first, k) " +
   "  if o ~= '' then redis.call('set', T .. ':push:' .. k, 'q:' .. o, 'xx', 'keepttl') end end ";
 
-/** KEYS stream, push:<k>; ARGV k, body, order, t, at, ttl. 1 stored, 0 already there. */
+/**
+ * KEYS stream, push:<k>; ARGV k, body, order, t, at. 1 stored, 0 already there. Its mark `q` lasts
+ * until its outcome (`d` EX ttl, `x`): with an expiry, a push queued past ttlSeconds (workers paused
+ * or down) was stored again by its repeat and ran twice.
+ */
 export const APPEND =
   "if redis.call('exists', KEYS[2]) == 1 then return 0 end " +
   "redis.call('xadd', KEYS[1], '*', 'k', ARGV[1], 'b', ARGV[2], 'o', ARGV[3], 't', ARGV[4], 'at', ARGV[5], 'n', '0') " +
-  "redis.call('set', KEYS[2], 'q', 'ex', ARGV[6]) return 1";
+  "redis.call('set', KEYS[2], 'q') return 1";
 
 /** The error of a dead letter whose body Redis lost (an evicting maxmemory-policy). */
 export const LOST_BODY = 'Redis lost this push while it waited for its next attempt (evicted: maxmemory-policy is not noeviction); it cannot run again';

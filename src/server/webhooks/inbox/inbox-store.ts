@@ -74,7 +74,7 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
 
   return {
     async append(push: InboxPush): Promise<'stored' | 'duplicate'> {
-      const args = [push.key, bodyBytes(push), push.orderNo ?? '', push.snapshotAt === undefined ? '' : String(push.snapshotAt), String(push.receivedAt), ttl];
+      const args = [push.key, bodyBytes(push), push.orderNo ?? '', push.snapshotAt === undefined ? '' : String(push.snapshotAt), String(push.receivedAt)];
       try {
         // The client holds the body until Redis answers, past the timeout too: the handler counts it until then.
         const stored = await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append', (command) => holdBody(push, command));

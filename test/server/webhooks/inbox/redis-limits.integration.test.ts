@@ -78,6 +78,23 @@ describe.runIf(hasRedis)('the inbox at Redis limits', () => {
       expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0 });
     }, 30_000);
 
+    // ttlSeconds is how long a processed push is remembered; a queued one is a repeat for as long as it waits.
+    test('a push queued longer than ttlSeconds (every worker paused, or none running): its repeat is still a duplicate, stored and run once', async () => {
+      const { client } = await setUp(kind);
+      const inbox = createRedisInbox(client.client, { pollMs: 10, prefix: 'ttl:', ttlSeconds: 1 });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const body = bodyOf(snapshot('SO-ttl', '2024-06-01T12:00:00+08:00'));
+      expect((await post(handler, body)).status).toBe(202);
+      await sleep(2200);
+      expect(await post(handler, body)).toMatchObject({ status: 200 });
+      const runs: string[] = [];
+      const worker = inbox.process({ onError: () => {}, onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+      cleanup.push(() => worker.close());
+      await until(() => runs.length === 1, 'the push to run');
+      await sleep(300);
+      expect(runs).toEqual(['SO-ttl']);
+    });
+
     // A write sent again after a late answer queued behind the first, ran after it and answered "no
     // longer yours": before, the dead letter and the callback's error went unreported (nothing at all),
     // and a processed push was reported as finished by another worker.
