@@ -36,7 +36,7 @@ export const DEAD_LETTERS =
   'return out';
 
 /**
- * KEYS stream, dead, age; ARGV tag, start, end ('': the newest dead letter now), count, ttl. Dead
+ * KEYS stream, dead, age; ARGV tag, start, end ('': the newest dead letter now), count, ttl (unused: a queued push's mark lasts until its outcome). Dead
  * letters from start to end (ids, '(' for exclusive) back into the stream, attempts from 0; one
  * whose body Redis lost stays. { how many went back, the last id looked at ('' for none), end }.
  */
@@ -52,7 +52,7 @@ export const REPLAY =
   "  if f.b and f.b ~= '' then " +
   "    redis.call('xdel', D, e[1]) " +
   "    redis.call('xadd', S, '*', 'k', f.k, 'b', f.b, 'o', f.o, 't', f.t, 'at', f.at, 'n', '0') " +
-  "    redis.call('set', T .. ':push:' .. f.k, 'q', 'ex', ARGV[5]) redis.call('zadd', A, 'nx', tonumber(f.s) or now(), f.k) " +
+  "    redis.call('set', T .. ':push:' .. f.k, 'q') redis.call('zadd', A, 'nx', tonumber(f.s) or now(), f.k) " +
   '    n = n + 1 ' +
   '  end ' +
   'end ' +

@@ -75,15 +75,17 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
    * `write(ms)` waits up to `ms` for Redis's answer: the rest of that time, not timeoutMs. A write
    * sent again after a late answer queued behind the first on the same connection, ran after it,
    * and answered "no longer yours": a dead letter went unreported (its id, the callback's error).
+   * Measured on performance.now(): a wall clock set back an hour kept a write trying for an hour and
+   * its slot taken; set forward, the write was given up at its first failure and the push ran again.
    */
   async function persist<T>(entry: Entry, write: (ms: number) => Promise<T>, what: string): Promise<T | undefined> {
-    const until = Date.now() + leaseMs;
+    const until = performance.now() + leaseMs;
     for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
       try {
-        return await write(Math.max(1, until - Date.now()));
+        return await write(Math.max(1, until - performance.now()));
       } catch (error) {
-        if (Date.now() + wait >= until) {
-          unstored.set(entry.id, Date.now());
+        if (performance.now() + wait >= until) {
+          unstored.set(entry.id, performance.now());
           report(new Error('could not store that the push ' + what + ' (' + messageOf(error) + '); it runs again once its lease lapses'), {
             stage: 'redis',
             level: 'error',
@@ -198,7 +200,7 @@ export function createRuns({ store, settings, consumer, callbacks, report, telem
     start,
     /** The entries this worker must keep holding: those running, and recent runs whose outcome could not be stored. */
     kept(): string[] {
-      for (const [id, at] of unstored) if (Date.now() - at > 2 * leaseMs) unstored.delete(id);
+      for (const [id, at] of unstored) if (performance.now() - at > 2 * leaseMs) unstored.delete(id);
       return [...running.keys(), ...unstored.keys()];
     },
     /** Every run settled (their outcomes stored or given up on), then renewals stop. */

@@ -45,11 +45,15 @@ export const PRELUDE =
   "  redis.call('zadd', R, due, k) redis.call('zadd', A, 'nx', first, k) " +
   "  if o ~= '' then redis.call('set', T .. ':push:' .. k, 'q:' .. o, 'xx', 'keepttl') end end ";
 
-/** KEYS stream, push:<k>; ARGV k, body, order, t, at, ttl. 1 stored, 0 already there. */
+/**
+ * KEYS stream, push:<k>; ARGV k, body, order, t, at. 1 stored, 0 already there. Its mark `q` lasts
+ * until its outcome (`d` EX ttl, `x`): with an expiry, a push queued past ttlSeconds (workers paused
+ * or down) was stored again by its repeat and ran twice.
+ */
 export const APPEND =
   "if redis.call('exists', KEYS[2]) == 1 then return 0 end " +
   "redis.call('xadd', KEYS[1], '*', 'k', ARGV[1], 'b', ARGV[2], 'o', ARGV[3], 't', ARGV[4], 'at', ARGV[5], 'n', '0') " +
-  "redis.call('set', KEYS[2], 'q', 'ex', ARGV[6]) return 1";
+  "redis.call('set', KEYS[2], 'q') return 1";
 
 /** The error of a dead letter whose body Redis lost (an evicting maxmemory-policy). */
 export const LOST_BODY = 'Redis lost this push while it waited for its next attempt (evicted: maxmemory-policy is not noeviction); it cannot run again';
@@ -64,7 +68,8 @@ export const LOST_BODY = 'Redis lost this push while it waited for its next atte
  * whole pending list however long), then new ones (XREADGROUP), up to count. Per push of an
  * order: older than the newest processed -> stale (acknowledged, not run); another push of the
  * order running -> parked for busyMs (not an attempt); else the order's lock is taken.
- * Answers { created, next cursor, paused, freed, {id, 'go'|'stale'|'lost', k, o, t, at, attempt, body}... }.
+ * Answers { created, next cursor, paused, freed, {id, 'go'|'stale'|'lost', k, o, t, at, attempt, body}... },
+ * or { created, cursor, paused, freed, {the freed ids} } when it freed what an earlier read took.
  */
 export const READ =
   PRELUDE +
@@ -79,17 +84,17 @@ export const READ =
   "  if type(made) == 'table' and made.err then return { string.find(made.err, 'BUSYGROUP') and 0 or 2, ARGV[8], 1 } end " +
   '  return { 1, ARGV[8], 1 } ' +
   'end ' +
-  'local out = { 0, ARGV[8], 0, 0 } ' +
+  'local out, freed = { 0, ARGV[8], 0, 0 }, {} ' +
   // What this consumer holds beyond what its worker runs (ARGV[11...]) was taken by a read whose
   // answer never reached the worker (ioredis sends a read again after its connection was cut, by
   // an answer past client-output-buffer-limit, say): freed without counting an attempt, and this
-  // read takes nothing (the one sent again would take them again, cut again): out[4] how many. Freed
+  // read takes nothing (the one sent again would take them again, cut again): out[4] how many, out[5] their ids. Freed
   // is idle for a lease: the next read's XAUTOCLAIM takes it.
   'local keep = {} for i = 11, #ARGV do keep[ARGV[i]] = true end ' +
   "local held = redis.pcall('xpending', S, g, '-', '+', 1000, c) " +
-  "if type(held) == 'table' and not held.err then for _, e in ipairs(held) do if not keep[e[1]] and e[3] < tonumber(lease) then out[4] = out[4] + 1 " +
+  "if type(held) == 'table' and not held.err then for _, e in ipairs(held) do if not keep[e[1]] and e[3] < tonumber(lease) then out[4] = out[4] + 1 freed[out[4]] = e[1] " +
   "  redis.call('xclaim', S, g, c, 0, e[1], 'idle', lease, 'retrycount', math.max(0, e[4] - 1), 'justid') end end end " +
-  'if out[4] > 0 then return out end ' +
+  'if out[4] > 0 then out[5] = freed return out end ' +
   "for _, k in ipairs(redis.call('zrangebyscore', R, '-inf', at, 'limit', 0, 100)) do " +
   "  local data = redis.call('hget', P, k) " +
   "  redis.call('zrem', R, k) redis.call('hdel', P, k) " +
@@ -220,16 +225,17 @@ export const FAIL =
  * came: Redis stalled past timeoutMs, the connection dropped) free for any worker's next read,
  * without counting an attempt. Kept: those running, and those whose run ended but whose outcome
  * could not be stored (they ran: they wait for their lease, and count). A worker that closes is no
- * longer counted in stats().workers, and leaves the group when it holds nothing. How many were freed.
+ * longer counted in stats().workers, and leaves the group when it holds nothing. The ids freed.
  */
 export const RELEASE =
   'local S, g, c, lease = KEYS[1], ARGV[1], ARGV[2], ARGV[3] ' +
   'local keep = {} for i = 5, #ARGV do keep[ARGV[i]] = true end ' +
   "if ARGV[4] == '1' then redis.call('zrem', KEYS[2], c) end " +
   "local p = redis.pcall('xpending', S, g, '-', '+', 1000, c) " +
-  "if type(p) ~= 'table' or p.err then return 0 end " +
-  'local freed = 0 ' +
-  'for _, e in ipairs(p) do if not keep[e[1]] then ' +
-  "  redis.call('xclaim', S, g, c, 0, e[1], 'idle', lease, 'retrycount', math.max(0, e[4] - 1), 'justid') freed = freed + 1 end end " +
+  "if type(p) ~= 'table' or p.err then return {} end " +
+  'local freed = {} ' +
+  // Only what a read took lately (idle below a lease): one already free for XAUTOCLAIM would lose a delivery from its count.
+  'for _, e in ipairs(p) do if not keep[e[1]] and e[3] < tonumber(lease) then ' +
+  "  redis.call('xclaim', S, g, c, 0, e[1], 'idle', lease, 'retrycount', math.max(0, e[4] - 1), 'justid') freed[#freed + 1] = e[1] end end " +
   "if ARGV[4] == '1' and #p == 0 then redis.call('xgroup', 'delconsumer', S, g, c) end " +
   'return freed';

@@ -74,7 +74,7 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
 
   return {
     async append(push: InboxPush): Promise<'stored' | 'duplicate'> {
-      const args = [push.key, bodyBytes(push), push.orderNo ?? '', push.snapshotAt === undefined ? '' : String(push.snapshotAt), String(push.receivedAt), ttl];
+      const args = [push.key, bodyBytes(push), push.orderNo ?? '', push.snapshotAt === undefined ? '' : String(push.snapshotAt), String(push.receivedAt)];
       try {
         // The client holds the body until Redis answers, past the timeout too: the handler counts it until then.
         const stored = await call(APPEND, [keys.stream, keys.push(push.key)], args, 'append', (command) => holdBody(push, command));
@@ -92,13 +92,15 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
     async read(consumer: string, count: number, cursor: string, beat: boolean, running: string[] = []) {
       const args = [tag, GROUP, consumer, String(count), String(leaseMs), String(BUSY_MS), ttl, cursor, beat ? '1' : '', LOST_BODY, ...running];
       const reply = (await call(READ, [keys.stream, keys.retry, keys.parked, keys.age, keys.workers, keys.dead], args, 'read')) as unknown[];
-      const entries: Entry[] = reply.slice(4).map((row) => {
+      // freed: the ids of what an earlier read took (its answer never arrived), then no entries.
+      const freedIds = num(reply[3]) > 0 ? ((reply[4] as unknown[]) || []).map(str) : [];
+      const entries: Entry[] = (freedIds.length ? [] : reply.slice(4)).map((row) => {
         const [id, status, key, orderNo, snapshotAt, receivedAt, attempt, body] = (row as unknown[]).map(str);
         return { id, status: status as Entry['status'], key, orderNo, snapshotAt, receivedAt: num(receivedAt), attempt: num(attempt), body };
       });
       // grouped: the consumer group exists now (a paused read could not make it in a full Redis).
       const [created, , paused, freed] = reply.map(num);
-      return { created: created === 1, grouped: created !== 2, cursor: str(reply[1]) || '0-0', paused: paused === 1, freed: freed || 0, entries };
+      return { created: created === 1, grouped: created !== 2, cursor: str(reply[1]) || '0-0', paused: paused === 1, freed: freed || 0, freedIds, entries };
     },
 
     /** A paused worker is still seen. */
@@ -125,7 +127,7 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
      * `delayMs` -1 puts it aside as a dead letter. False when the entry is no longer this
      * consumer's; else true, or the dead letter's id.
      */
-    async fail(consumer: string, entry: Entry, delayMs: number, error: string, waitMs = timeoutMs): Promise<boolean | string> {
+    async fail(consumer: string, entry: Pick<Entry, 'id' | 'attempt'>, delayMs: number, error: string, waitMs = timeoutMs): Promise<boolean | string> {
       const args = [tag, GROUP, consumer, entry.id, String(Math.max(-1, Math.round(delayMs))), error, String(entry.attempt)];
       const failKeys = [keys.stream, keys.retry, keys.parked, keys.dead, keys.age];
       const [stored, dead] = ((await call(FAIL, failKeys, args, 'failure', undefined, waitMs)) as unknown[]).map(str);
@@ -134,11 +136,12 @@ export function inboxStore(commands: Commands, settings: InboxSettings) {
 
     /**
      * Frees what this consumer holds beyond `keep` (a read whose answer was lost took it) for the
-     * next read, without counting an attempt; `leaving`: the worker closes. How many were freed.
+     * next read, without counting an attempt; `leaving`: the worker closes. The ids freed.
      */
-    async release(consumer: string, keep: string[], leaving = false): Promise<number> {
+    async release(consumer: string, keep: string[], leaving = false): Promise<string[]> {
       const args = [GROUP, consumer, String(leaseMs), leaving ? '1' : '0', ...keep];
-      return num(await call(RELEASE, [keys.stream, keys.workers], args, leaving ? 'consumer removal' : 'release'));
+      const freed = await call(RELEASE, [keys.stream, keys.workers], args, leaving ? 'consumer removal' : 'release');
+      return Array.isArray(freed) ? freed.map(str) : [];
     },
 
     async stats(): Promise<InboxStats> {

@@ -16,6 +16,8 @@ const BEAT_MS = 5000;
 // Redis's memory settings are checked at start and this often; a problem is said again this often while it lasts.
 const MEMORY_CHECK_MS = 60_000;
 const MEMORY_REPEAT_MS = 10 * 60_000;
+// A push whose every read alone lost its answer this many times is put aside as a dead letter.
+const CUTS_ALONE = 3;
 
 function defaultReport(error: unknown, info: InboxErrorInfo): void {
   if (info.level === 'info') return;
@@ -61,11 +63,35 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
       const { memory } = await store.stats();
       // No policy to read is said too (warn): an evicting Redis would otherwise lose pushes unannounced.
       const problem = memory ? memoryProblem(memory) : MEMORY_UNREAD;
-      if (!problem || (problem.message === said.message && Date.now() - said.at < MEMORY_REPEAT_MS)) return;
-      said = { message: problem.message, at: Date.now() };
+      if (!problem || (problem.message === said.message && performance.now() - said.at < MEMORY_REPEAT_MS)) return;
+      said = { message: problem.message, at: performance.now() };
       report(new Error(problem.message), { stage: 'memory', level: problem.level });
     } catch {
       // The loop's own reads report Redis failing.
+    }
+  }
+
+  // One body past Redis's client-output-buffer-limit cuts every read that takes it, however few the
+  // read takes; freed without an attempt, it was taken again, read after read, for good, and the
+  // pushes behind it never ran. Counted here by id when a read of that one alone lost its answer.
+  const cuts = new Map<string, number>();
+  async function cutAlone(freed: string[]) {
+    const [id] = freed;
+    const count = freed.length === 1 ? (cuts.get(id) || 0) + 1 : 0;
+    if (count === 0) return;
+    if (cuts.size > 100) cuts.clear();
+    cuts.set(id, count);
+    if (count < CUTS_ALONE) return;
+    const message =
+      'every read that took this push alone lost its answer (' +
+      count +
+      " times: the connection was cut, most likely by an answer past Redis's client-output-buffer-limit for normal clients, its body being larger); put aside without a run: raise that limit (client-output-buffer-limit normal 0 0 0), then replay it";
+    try {
+      const stored = await store.fail(consumer, { id, attempt: 0 }, -1, message);
+      cuts.delete(id);
+      if (stored) report(new Error(message), { stage: 'dead-letter', level: 'error', ...(typeof stored === 'string' ? { id: stored } : {}) });
+    } catch (error) {
+      report(error, { stage: 'redis', level: 'warn' });
     }
   }
 
@@ -73,26 +99,30 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
   const loop = (async () => {
     let cursor = '0-0';
     let seenGroup = false;
-    let lastBeat = 0;
+    let lastBeat = -Infinity;
     let lastCheck = -Infinity;
     // A read that failed may have taken pushes all the same (Redis ran it, its answer was late or
     // lost): they are freed before the next read, so they neither wait out a lease nor count an attempt.
     let release = false;
+    // The read that failed asked for one push only.
+    let alone = false;
     const backoff = (failures: number) => sleep(Math.min(5000, pollMs * 2 ** failures), woken);
     // How many pushes one read may take: halved after a read that failed (an answer of `concurrency`
     // bodies past Redis's client-output-buffer-limit cuts the connection, read after read), doubled
     // back after each that did not.
     let most = concurrency;
     for (let failures = 0; open();) {
-      const now = Date.now();
+      // performance.now(), not the wall clock: set back an hour, the worker was not marked seen for an hour.
+      const now = performance.now();
       if (now - lastCheck >= MEMORY_CHECK_MS) {
         lastCheck = now;
         void checkMemory();
       }
       if (release) {
         try {
-          await store.release(consumer, runs.kept());
+          const freed = await store.release(consumer, runs.kept());
           release = false;
+          if (alone) await cutAlone(freed);
           cursor = '0-0';
         } catch (error) {
           report(error, { stage: 'redis', level: 'warn' });
@@ -127,9 +157,11 @@ export function startWorker({ store, settings, options, telemetry, consumer }: W
             { stage: 'redis', level: 'warn' },
           );
         if (beat) lastBeat = now;
+        if (free === 1) await cutAlone(batch.freedIds);
       } catch (error) {
         report(error, { stage: 'redis', level: 'warn' });
         release = true;
+        alone = free === 1;
         most = Math.max(1, Math.floor(free / 2));
         await backoff(++failures);
         continue;

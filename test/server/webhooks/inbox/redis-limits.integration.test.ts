@@ -46,6 +46,55 @@ describe.runIf(hasRedis)('the inbox at Redis limits', () => {
       expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, deadLetters: 0 });
     });
 
+    // One body alone past client-output-buffer-limit: every read that takes it is cut, however few it
+    // reads at a time. Before: it was freed without an attempt and taken again, read after read, for
+    // good; the pushes behind it never ran and it never became a dead letter.
+    test('one body alone past client-output-buffer-limit (normal 1mb): the pushes beside it run, and it becomes a dead letter that says why', async () => {
+      const { client } = await setUp(kind, ['--client-output-buffer-limit', 'normal 1mb 0 0']);
+      const inbox = createRedisInbox(client.client, { pollMs: 10, prefix: 'huge:', maxAttempts: 3, retryDelayMs: () => 0 });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, maxBodyBytes: 4 * 1024 * 1024, onError: () => {} });
+      expect((await post(handler, bodyOf(snapshot('SO-huge', '2024-06-01T12:00:00+08:00', 'x'.repeat(1_500_000))))).status).toBe(202);
+      for (const order of ['SO-small-1', 'SO-small-2']) expect((await post(handler, bodyOf(snapshot(order, '2024-06-01T12:00:00+08:00')))).status).toBe(202);
+      const runs: string[] = [];
+      const reports: string[] = [];
+      const worker = inbox.process({
+        concurrency: 4,
+        onError: (error, info) => void reports.push(info.stage + ': ' + String(error)),
+        onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no),
+      });
+      cleanup.push(() => worker.close());
+      // The worker's own client is cut too: a stats() call may fail meanwhile.
+      const deadLetters = () =>
+        inbox.stats().then(
+          (stats) => stats.deadLetters,
+          () => 0,
+        );
+      await until(async () => (await deadLetters()) === 1, 'the huge push to become a dead letter', 20_000);
+      await until(() => runs.length === 2, 'the small pushes to run', 10_000);
+      expect(runs.toSorted()).toEqual(['SO-small-1', 'SO-small-2']);
+      const [dead] = await inbox.deadLetters();
+      expect(dead.error).toMatch(/client-output-buffer-limit/);
+      expect(reports.some((line) => line.startsWith('dead-letter'))).toBe(true);
+      expect(await inbox.stats()).toMatchObject({ pending: 0, processing: 0, retrying: 0 });
+    }, 30_000);
+
+    // ttlSeconds is how long a processed push is remembered; a queued one is a repeat for as long as it waits.
+    test('a push queued longer than ttlSeconds (every worker paused, or none running): its repeat is still a duplicate, stored and run once', async () => {
+      const { client } = await setUp(kind);
+      const inbox = createRedisInbox(client.client, { pollMs: 10, prefix: 'ttl:', ttlSeconds: 1 });
+      const handler = createWebhookHandler({ secret: webhookSecret, inbox, onError: () => {} });
+      const body = bodyOf(snapshot('SO-ttl', '2024-06-01T12:00:00+08:00'));
+      expect((await post(handler, body)).status).toBe(202);
+      await sleep(2200);
+      expect(await post(handler, body)).toMatchObject({ status: 200 });
+      const runs: string[] = [];
+      const worker = inbox.process({ onError: () => {}, onLogisticsUpdated: ({ logistics }) => void runs.push(logistics.order_no) });
+      cleanup.push(() => worker.close());
+      await until(() => runs.length === 1, 'the push to run');
+      await sleep(300);
+      expect(runs).toEqual(['SO-ttl']);
+    });
+
     // A write sent again after a late answer queued behind the first, ran after it and answered "no
     // longer yours": before, the dead letter and the callback's error went unreported (nothing at all),
     // and a processed push was reported as finished by another worker.
