@@ -371,7 +371,7 @@ describe('channel-sandbox: one-line errors', { timeout: 60_000 }, () => {
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));
     results.forEach((result, i) => {
-      expect(result.code, cases[i][0].join(' ')).toBe(2);
+      expect({ args: cases[i][0].join(' '), code: result.code }).toEqual({ args: cases[i][0].join(' '), code: 2 });
       const answer = JSON.parse(result.stdout) as { ok: boolean; exit: number; error: string };
       expect(answer).toMatchObject({ ok: false, exit: 2 });
       expect(answer.error).toMatch(cases[i][1]);
