@@ -199,7 +199,7 @@ export async function runTokenRouteChecks(url: string, credentials: Record<strin
       'shape',
       shapeTitle,
       first.shape === 'text'
-        ? `the bare token as text (Content-Type: ${first.answer.headers?.get('content-type') ?? 'none'}), not JSON: ${reads}`
+        ? `the bare token ${/^\s*"/.test(first.answer.text ?? '') ? 'as a JSON string, not an object' : 'as text, not JSON'} (Content-Type: ${first.answer.headers?.get('content-type') ?? 'none'}): ${reads}`
         : `${shape}: the JWT is in "${first.path}", not in "access_token": ${reads}`,
       'answer JSON { access_token: token } (createTokenRoute does: it answers { access_token, token_type, expires_in })',
     );
