@@ -162,7 +162,7 @@ export function describeAnswer(answer: Answer): string {
 /**
  * Where a 3xx answer to `from` sends the caller: its origin and path, masked (never its query, where
  * a login page's `next=` or an echoed session goes); `moved` when it is the same path elsewhere
- * (http to https, another host): the route moved, the user is not signed out.
+ * (http to https, another host) or with(out) a trailing slash: the route moved, the user is not signed out.
  */
 export function redirectOf(answer: Answer, from: string): { to: string; moved: boolean } | undefined {
   if (answer.status === undefined || answer.status < 300 || answer.status >= 400) return undefined;
@@ -175,7 +175,10 @@ export function redirectOf(answer: Answer, from: string): { to: string; moved: b
   const source = new URL(from);
   if (target.href === source.href) return undefined; // no Location
   const to = redactSecrets(target.origin + target.pathname, answer.secrets ?? []);
-  return { to: to.length > 120 ? to.slice(0, 119) + '…' : to, moved: target.pathname === source.pathname && target.origin !== source.origin };
+  // The same path with or without a trailing slash (Next.js, Fastify, a proxy's 308 to the canonical form) moved too.
+  const bare = (path: string) => path.replace(/\/+$/, '');
+  const moved = bare(target.pathname) === bare(source.pathname) && (target.origin !== source.origin || target.pathname !== source.pathname);
+  return { to: to.length > 120 ? to.slice(0, 119) + '…' : to, moved };
 }
 
 export const is2xx = (answer: Answer): boolean => answer.status !== undefined && answer.status >= 200 && answer.status < 300;

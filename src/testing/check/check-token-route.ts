@@ -22,6 +22,7 @@ import {
   checkHeaders,
   describeShape,
   noTokenFix,
+  routeFailedFix,
   tokenIn,
   verifier,
   type Got,
@@ -120,16 +121,10 @@ export async function runTokenRouteChecks(url: string, credentials: Record<strin
     if (answer.error !== undefined) return { problem: answer.error, fix: unansweredFix(answer.error), answer };
     times.push([answer.ms, label]);
     if (!is2xx(answer)) {
-      // A redirect (to a login page) is how many apps say "not signed in" too.
-      const signedOut = answer.status === 401 || answer.status === 403 || (answer.status >= 300 && answer.status < 400);
       const redirect = redirectOf(answer, url);
       return {
         problem: `${redirect ? `HTTP ${answer.status} to ${redirect.to}` : describeAnswer(answer)} ${given}`,
-        fix: redirect?.moved
-          ? `your route moved: pass the URL it redirects to as --token-route (${redirect.to}); doctor follows no redirect, and your front end should not need one either`
-          : signedOut
-            ? 'pass the credentials your front end sends for a signed-in user: --header "cookie: session=…" (headers: { cookie } from Node)'
-            : "look at your app's log: the route failed (is its token exchange pointed at the service, with its access and secret keys?)",
+        fix: routeFailedFix(answer.status, redirect),
         answer,
       };
     }
@@ -204,7 +199,7 @@ export async function runTokenRouteChecks(url: string, credentials: Record<strin
       'shape',
       shapeTitle,
       first.shape === 'text'
-        ? `the bare token as text (Content-Type: ${first.answer.headers?.get('content-type') ?? 'none'}), not JSON: ${reads}`
+        ? `the bare token ${/^\s*"/.test(first.answer.text ?? '') ? 'as a JSON string, not an object' : 'as text, not JSON'} (Content-Type: ${first.answer.headers?.get('content-type') ?? 'none'}): ${reads}`
         : `${shape}: the JWT is in "${first.path}", not in "access_token": ${reads}`,
       'answer JSON { access_token: token } (createTokenRoute does: it answers { access_token, token_type, expires_in })',
     );

@@ -1,6 +1,18 @@
 import { checkKeys, fail } from '../../shared/check.js';
-import { CERTIFICATE, certificateFix, createReport, describeAnswer, duration, httpUrl, is2xx, median, type Answer, type CheckReport } from './check-report.js';
-import { createProbe, SIGNATURE_HEADER, WINDOW_MS } from './webhook-probe.js';
+import {
+  CERTIFICATE,
+  certificateFix,
+  createReport,
+  describeAnswer,
+  duration,
+  httpUrl,
+  is2xx,
+  median,
+  redirectOf,
+  type Answer,
+  type CheckReport,
+} from './check-report.js';
+import { createProbe, receiverErrorFix, SIGNATURE_HEADER, WINDOW_MS } from './webhook-probe.js';
 import { checkRepeat } from './webhook-repeat.js';
 
 export { SIGNATURE_HEADER } from './webhook-probe.js';
@@ -63,7 +75,14 @@ export async function checkWebhook(options: WebhookCheckOptions): Promise<CheckR
     if (answer.status === 413) return "accept bodies up to 1 MiB (express.raw({ limit: '1mb' }), Fastify bodyLimit…): pushes can be that large";
     if (answer.status === 400 || answer.status === 422)
       return "accept the documented body { event: 'logistics.updated', logistics: { order_no, shipments } } (createWebhookHandler does)";
-    return "look at your app's log: the receiver failed on a valid push";
+    const redirect = redirectOf(answer, url);
+    if (redirect)
+      return redirect.moved
+        ? `your receiver moved: the service follows no redirect; give it the URL this one redirects to (${redirect.to}), in your integration configuration and as --webhook-url`
+        : `your receiver redirects to ${redirect.to} (a sign-in page?): the service follows no redirect and sends no session; keep the webhook route out of your sign-in`;
+    if (answer.status === 404 || answer.status === 405)
+      return 'nothing takes POST at this path: pass the URL where your app mounts its webhook route (the recipes: /webhooks/channel)';
+    return receiverErrorFix(answer.text) ?? "look at your app's log: the receiver failed on a valid push";
   };
 
   // 1. A signed push, as the service sends it (lower-case hex).

@@ -201,3 +201,15 @@ export function checkHeaders(headers: unknown): Record<string, string> {
   }
   return out;
 }
+
+/** The fix for a token route's answer that is not 2xx (`redirect`: where a 3xx sends it). */
+export function routeFailedFix(status: number, redirect: { to: string; moved: boolean } | undefined): string {
+  if (redirect?.moved)
+    return `your route moved: pass the URL it redirects to as --token-route (${redirect.to}); doctor follows no redirect, and your front end should not need one either`;
+  // A redirect (to a login page) is how many apps say "not signed in" too.
+  if (status === 401 || status === 403 || (status >= 300 && status < 400))
+    return 'pass the credentials your front end sends for a signed-in user: --header "cookie: session=…" (headers: { cookie } from Node)';
+  if (status === 404 || status === 405)
+    return 'nothing answers GET at this path: pass the URL where your app mounts its token route (the recipes: /channel-token; the Next.js Pages Router: /api/channel-token)';
+  return "look at your app's log: the route failed (is its token exchange pointed at the service, with its access and secret keys?)";
+}

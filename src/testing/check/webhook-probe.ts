@@ -2,10 +2,11 @@
 // the answer times of those that should be accepted.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logistics } from '../../schemas/logistics.js';
-import { call, type Answer } from './check-report.js';
+import { call, safeJson, type Answer } from './check-report.js';
 import { demoLogistics } from '../sandbox/demo-data.js';
 
 import { SIGNATURE_HEADER } from '../../server/webhooks/signature-header.js';
+import { CONSUMED_ADVICE } from '../../server/http/route.js';
 
 export { SIGNATURE_HEADER };
 /** The service waits this long for an answer (8 s). */
@@ -63,4 +64,16 @@ function filler(bytes: number) {
   const event = { time: '2024-06-01T12:00:00+08:00', status: 'in_transit', desc: '快件已到达【深圳转运中心】，正在发往下一站' };
   const size = Buffer.byteLength(JSON.stringify(event)) + 1;
   return Array.from({ length: Math.max(0, Math.floor(bytes / size)) }, () => event);
+}
+
+/**
+ * The fix for a createWebhookHandler 500 that names its cause: no secret configured, or a body
+ * parser that read the push first (the SDK's own advice for that framework, matched, never echoed).
+ */
+export function receiverErrorFix(text: string): string | undefined {
+  const error = (safeJson(text) as { error?: unknown } | undefined)?.error;
+  if (typeof error !== 'string') return undefined;
+  if (error === 'webhook secret not configured')
+    return "your receiver has no webhook secret: set it in your app's environment (CHANNEL_WEBHOOK_SECRET in the recipes, createWebhookHandler({ secret }))";
+  return Object.values(CONSUMED_ADVICE).find((advice) => error.startsWith('the push body was read by something else') && error.endsWith(advice));
 }

@@ -267,7 +267,8 @@ describe('checkTokenRoute', { timeout: 60_000 }, () => {
         /^\{ token \}: the JWT is in "token", not in "access_token": a tokenProvider that returns \(await response\.json\(\)\)\.access_token/,
       ],
       [{ answer: (token) => ({ result: { jwt: token } }) }, 'fail', /^\{ result: \{ jwt \} \}: the JWT is in "result\.jwt"/],
-      [{ answer: (token) => token }, 'fail', /^the bare token as text \(Content-Type: application\/json\), not JSON/],
+      // res.json(token): JSON, a string; named as such, not "as text, not JSON".
+      [{ answer: (token) => token }, 'fail', /^the bare token as a JSON string, not an object \(Content-Type: application\/json\)/],
       [
         { answer: (token) => ({ code: 0, data: { access_token: token, expires_in: 900 } }) },
         'warn',

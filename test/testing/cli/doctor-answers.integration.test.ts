@@ -64,6 +64,8 @@ beforeAll(async () => {
   const redirects = createServer((req, res) => {
     const session = /session=([\w-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
     if (req.url?.startsWith('/moved/')) return void res.writeHead(301, { location: 'https://127.0.0.1:1' + req.url }).end();
+    // Next.js (and other frameworks) answer a URL with a trailing slash with a 308 to the one without.
+    if (req.url?.startsWith('/slash/')) return void res.writeHead(308, { location: req.url.replace(/\/(?=\?|$)/, '') }).end(req.url.replace(/\/(?=\?|$)/, ''));
     res
       .writeHead(302, { location: `/login/${session}?next=${encodeURIComponent(req.url ?? '')}&sid=${session}`, 'content-type': 'text/html' })
       .end('<a>login</a>');
@@ -129,5 +131,35 @@ describe('channel-sandbox doctor: answers that never end, certificates not trust
     expect(token.detail).toBe(`HTTP 302 to ${redirecting}/login/[secret] with cookie`);
     expect(token.fix).toMatch(/^pass the credentials your front end sends/);
     expect(JSON.stringify(login.lines)).not.toContain('login-session-2');
+  });
+  test('a route or receiver at a URL with a trailing slash, which the app redirects (308) to the one without: the fix is that URL, not "pass the credentials" / "look at your app\'s log"; a receiver behind a sign-in redirect is named as such', async () => {
+    const [slash, login] = await Promise.all([
+      doctor(
+        ['--token-route', redirecting + '/slash/channel-token/', '--header', 'cookie: session=slash-session-1'].concat([
+          '--webhook-url',
+          redirecting + '/slash/webhooks/channel/',
+          '--webhook-secret',
+          'whsec_slash',
+        ]),
+      ),
+      doctor(['--webhook-url', redirecting + '/webhooks/channel', '--webhook-secret', 'whsec_login']),
+    ]);
+    expect(slash.lines['token-route'][0]).toMatchObject({
+      status: 'fail',
+      detail: `HTTP 308 to ${redirecting}/slash/channel-token with cookie`,
+      fix: expect.stringMatching(/^your route moved: pass the URL it redirects to as --token-route \(http:\/\/127\.0\.0\.1:\d+\/slash\/channel-token\)/),
+    });
+    expect(slash.lines.webhook[0]).toMatchObject({
+      id: 'signed',
+      status: 'fail',
+      fix: `your receiver moved: the service follows no redirect; give it the URL this one redirects to (${redirecting}/slash/webhooks/channel), in your integration configuration and as --webhook-url`,
+    });
+    expect(login.lines.webhook[0]).toMatchObject({
+      id: 'signed',
+      status: 'fail',
+      fix: expect.stringMatching(
+        /^your receiver redirects to http:\/\/127\.0\.0\.1:\d+\/login\/ \(a sign-in page\?\): the service follows no redirect and sends no session/,
+      ),
+    });
   });
 });

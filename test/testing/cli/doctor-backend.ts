@@ -12,7 +12,9 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTokenExchange, createTokenRoute, createWebhookHandler, toNodeHandler } from 'channel-sdk/server';
+import express from 'express';
 import { app } from '../../../examples/backend/express.js';
+import { webhook } from '../../../examples/backend/channel.js';
 import { echoes } from './doctor-echoes.js';
 import { startWorker, webhook as inboxWebhook } from '../../../examples/backend/webhook-inbox.js';
 
@@ -96,8 +98,15 @@ const tokenRoutes: Record<string, Fetch> = {
     ]),
   ),
 };
+// The README's Express receiver mounted below app.use(express.json()), which reads the body first.
+const parsedFirst = express();
+parsedFirst.use(express.json());
+parsedFirst.post('/fault/parsed-first/webhooks/channel', toNodeHandler(webhook));
 const receivers: Record<string, ReturnType<typeof toNodeHandler>> = {
   'other-secret': toNodeHandler(createWebhookHandler({ secret: 'whsec_another_secret', onLogisticsUpdated: () => {} })),
+  // The recipes' secret read from an environment that lacks it (CHANNEL_WEBHOOK_SECRET not set in production).
+  'no-secret': toNodeHandler(createWebhookHandler({ secret: () => undefined, onLogisticsUpdated: () => {} })),
+  'parsed-first': (req, res) => parsedFirst(req as IncomingMessage, res as ServerResponse),
   // Refuses every push naming the secret it verifies with (the one doctor was given), where doctor cuts the answer.
   'leaky-cut': async (req, res) => {
     (req as IncomingMessage).resume();

@@ -202,8 +202,9 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
     expect(linesOf(report).find((c) => c.id === 'duplicate')?.detail).toMatch(/\{"duplicate":true\}/);
   });
 
-  // Each fault alone: the options that seed it, and the lines that must name it (all others ✓ or –).
-  const faults: Array<[string, (base: string) => { args: string[]; env?: Record<string, string> }, Record<string, RegExp>]> = [
+  // Each fault alone: the options that seed it, and the lines that must name it (all others ✓ or –),
+  // and for some the fix a line must give.
+  const faults: Array<[string, (base: string) => { args: string[]; env?: Record<string, string> }, Record<string, RegExp>, Record<string, RegExp>?]> = [
     [
       'a wrong access key',
       (b) => ({ args: ['--token-route', b + '/fault/wrong-access-key/channel-token'], env: { CHANNEL_ACCESS_KEY: 'ak_not_this_one' } }),
@@ -266,6 +267,30 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       { 'webhook/signed: fail': /refused like an unsigned or tampered one: your receiver verifies with another secret/ },
     ],
     [
+      'a receiver whose environment lacks the webhook secret: the fix says to set it, not "look at your app\'s log"',
+      (b) => ({ args: ['--webhook-url', b + '/fault/no-secret/webhooks/channel'] }),
+      { 'webhook/signed: fail': /^HTTP 500 \{"error":"webhook secret not configured"\}/ },
+      { 'webhook/signed': /^your receiver has no webhook secret: set it in your app's environment \(CHANNEL_WEBHOOK_SECRET/ },
+    ],
+    [
+      "the README's Express receiver below app.use(express.json()): the fix is the SDK's advice for Express, not \"look at your app's log\"",
+      (b) => ({ args: ['--webhook-url', b + '/fault/parsed-first/webhooks/channel'] }),
+      { 'webhook/signed: fail': /^HTTP 500 \{"error":"the push body was read by something else/ },
+      { 'webhook/signed': /^Express: a body parser .*above app\.use\(express\.json\(\)\)$/ },
+    ],
+    [
+      'a webhook URL with a typo (404): the fix is the path, not "look at your app\'s log"',
+      (b) => ({ args: ['--webhook-url', b + '/webhooks/chanel'] }),
+      { 'webhook/signed: fail': /^HTTP 404 / },
+      { 'webhook/signed': /^nothing takes POST at this path: pass the URL where your app mounts its webhook route/ },
+    ],
+    [
+      "a token route URL with a wrong path (404): the fix is the path, not the exchange's keys",
+      (b) => ({ args: ['--token-route', b + '/api/channel-token'] }),
+      { 'token-route/token: fail': /^HTTP 404 .*Cannot GET/ },
+      { 'token-route/token': /^nothing answers GET at this path: pass the URL where your app mounts its token route/ },
+    ],
+    [
       'a receiver that runs a repeat twice (the README receiver, no dedup)',
       (b) => ({ args: ['--webhook-url', b + '/webhooks/channel'] }),
       { 'webhook/duplicate: warn': /the repeat got HTTP 200 like a new push/ },
@@ -285,7 +310,7 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
   ];
 
   describe('each fault seeded alone is named by its own line', () => {
-    test.concurrent.each(faults)('%s', async (_name, seed, named) => {
+    test.concurrent.each(faults)('%s', async (_name, seed, named, fixes = {}) => {
       const { args, env = {} } = seed(backend);
       const user = 'run-' + Math.random().toString(36).slice(2, 8);
       // Everything else healthy: the package's token route (a user of its own), the README's inbox, the healthy Redis.
@@ -303,6 +328,10 @@ describe.runIf(hasRedis)('channel-sandbox doctor', { timeout: 60_000 }, () => {
       for (const [line, pattern] of Object.entries(named)) {
         const [part, id] = line.split(/[/:]/);
         expect(linesOf(report).find((c) => c.part === part && c.id === id)?.detail).toMatch(pattern);
+      }
+      for (const [line, pattern] of Object.entries(fixes)) {
+        const [part, id] = line.split('/');
+        expect(linesOf(report).find((c) => c.part === part && c.id === id)?.fix).toMatch(pattern);
       }
       expect(result.code).toBe(Object.keys(named).some((line) => line.endsWith('fail')) ? 1 : 0);
       expect(report.ok).toBe(result.code === 0);
