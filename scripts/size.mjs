@@ -11,7 +11,7 @@ const KB = 1024;
 // a few bytes needs no budget commit, while a feature's growth still fails the suite. Reset after
 // #44 (the telemetry plug-in, rooms for the core, one options object) with #42, #45 and #47 in;
 // what each change added, and what the plug-in is, are in docs/maintainers/size.md.
-const BROWSER_ALL_IN = 27.65 * KB;
+const BROWSER_ALL_IN = 27.66 * KB;
 const MINIPROGRAM_ALL_IN = 20.26 * KB;
 const TELEMETRY_PLUGIN = 2.11 * KB;
 const cases = [

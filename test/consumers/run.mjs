@@ -32,8 +32,8 @@ const KB = 1024;
 // forms, the queued call's pacing) took it to 2.82 MB unpacked, 2,944 KiB on disk; 3,000 KiB until the
 // seventh round (doctor and the inbox on a Redis that refuses INFO or CONFIG, offline: false, the
 // Buffer copy in beforeSend) took it to 2.84 MB unpacked, 2,984 KiB on disk; 3,040 KiB until the eighth
-// round (doctor's secret forms, the inbox at Redis's output limits, crossTab's logout) took it to 2.86 MB
-// unpacked, 3,012 KiB on disk: about 2% above that.
+// round (doctor's secret forms, the inbox at Redis's output limits, crossTab's logout) took it to 2.87 MB
+// unpacked, 3,020 KiB on disk: about 2% above that.
 const INSTALL_BUDGET = 3080 * KB;
 const ENTRIES = ['channel-sdk', 'channel-sdk/server', 'channel-sdk/testing', 'channel-sdk/miniprogram', 'channel-sdk/telemetry'];
 
